@@ -1,0 +1,70 @@
+/* Counters: MPI_T performance variables (one per engine counter) and the
+ * rttcc-stats line printed at finalize when btl_rttcc_stats is set. */
+#include <stdio.h>
+
+#include "btl_rttcc.h"
+
+#include "opal/mca/base/mca_base_pvar.h"
+#include "opal/util/proc.h"
+
+enum {
+#define RTTCC_STAT_INDEX(name, help) STAT_##name,
+    RTTCC_STATS(RTTCC_STAT_INDEX)
+#undef RTTCC_STAT_INDEX
+    STAT_COUNT
+};
+
+static int stat_offsets[STAT_COUNT] = {
+#define RTTCC_STAT_OFFSET(name, help) (int) offsetof(rttcc_stats_t, name),
+    RTTCC_STATS(RTTCC_STAT_OFFSET)
+#undef RTTCC_STAT_OFFSET
+};
+
+static int read_counter(const struct mca_base_pvar_t *pvar, void *value, void *ctx)
+{
+    mca_btl_rttcc_module_t *m = mca_btl_rttcc_component.module;
+    rttcc_stats_t s = {0};
+    if (NULL != m) {
+        rttcc_engine_stats(m->engine, &s);
+    }
+    *(unsigned long *) value = (unsigned long) *(uint64_t *) ((char *) &s + *(int *) ctx);
+    return OPAL_SUCCESS;
+}
+
+int mca_btl_rttcc_register_pvars(void)
+{
+    const mca_base_component_t *c = &mca_btl_rttcc_component.super.btl_version;
+#define RTTCC_STAT_PVAR(name, help)                                                            \
+    (void) mca_base_component_pvar_register(c, #name, help, OPAL_INFO_LVL_4,                   \
+                                            MCA_BASE_PVAR_CLASS_COUNTER,                       \
+                                            MCA_BASE_VAR_TYPE_UNSIGNED_LONG, NULL,             \
+                                            MCA_BASE_VAR_BIND_NO_OBJECT,                       \
+                                            MCA_BASE_PVAR_FLAG_READONLY |                      \
+                                                MCA_BASE_PVAR_FLAG_CONTINUOUS,                 \
+                                            read_counter, NULL, NULL, &stat_offsets[STAT_##name]);
+    RTTCC_STATS(RTTCC_STAT_PVAR)
+#undef RTTCC_STAT_PVAR
+    return OPAL_SUCCESS;
+}
+
+void mca_btl_rttcc_print_stats(mca_btl_rttcc_module_t *m)
+{
+    rttcc_stats_t s;
+    char line[2048];
+    int n;
+
+    if (!mca_btl_rttcc_component.config.stats) {
+        return;
+    }
+    rttcc_engine_stats(m->engine, &s);
+    n = snprintf(line, sizeof line, "rttcc-stats rank=%u", OPAL_PROC_MY_NAME.vpid);
+#define RTTCC_STAT_PRINT(name, help)                                                  \
+    if (n < (int) sizeof line) {                                                      \
+        n += snprintf(line + n, sizeof line - n, " %s=%llu", #name,                   \
+                      (unsigned long long) s.name);                                   \
+    }
+    RTTCC_STATS(RTTCC_STAT_PRINT)
+#undef RTTCC_STAT_PRINT
+    fprintf(stderr, "%s\n", line);
+    fflush(stderr);
+}

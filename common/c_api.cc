@@ -1,0 +1,132 @@
+// The C interface (rttcc_engine.h) over the C++ engine.  No exception
+// crosses it: every failure becomes a return code and a message.
+#include <unistd.h>
+
+#include <cstdio>
+#include <new>
+
+#include "engine.h"
+#include "faulty_wire.h"
+#include "rttcc_engine.h"
+#include "udp_wire.h"
+
+struct rttcc_engine {
+    std::unique_ptr<rttcc::Engine> impl;  // the engine
+};
+
+namespace {
+
+void set_err(char *err, size_t errlen, const std::string &what) {
+    if (err && errlen) std::snprintf(err, errlen, "%s", what.c_str());
+}
+
+std::unique_ptr<rttcc::Wire> open_wire(const rttcc_config_t &cfg, std::string *err) {
+    std::unique_ptr<rttcc::Wire> wire;
+    switch (cfg.wire) {
+        case RTTCC_WIRE_AUTO:
+        case RTTCC_WIRE_UDP:
+            wire = rttcc::UdpWire::open(cfg, err);
+            break;
+        default:
+            *err = "this wire cannot be opened through the C interface";
+            return nullptr;
+    }
+    if (!wire) return nullptr;
+    const rttcc::FaultRates rates{cfg.fault_drop, cfg.fault_dup, cfg.fault_reorder, cfg.fault_truncate};
+    if (rates.any()) {
+        const uint64_t seed = cfg.fault_seed ? cfg.fault_seed : static_cast<uint64_t>(getpid());
+        wire = std::make_unique<rttcc::FaultyWire>(std::move(wire), rates, seed);
+    }
+    return wire;
+}
+
+template <typename F>
+int guarded(char *err, size_t errlen, F &&fn) {
+    try {
+        return fn();
+    } catch (const std::bad_alloc &) {
+        set_err(err, errlen, "out of memory");
+    } catch (const std::exception &e) {
+        set_err(err, errlen, e.what());
+    }
+    return RTTCC_ERR;
+}
+
+}  // namespace
+
+extern "C" {
+
+int rttcc_engine_create(const rttcc_config_t *config, const rttcc_callbacks_t *callbacks,
+                        rttcc_engine_t **out, char *err, size_t errlen) {
+    *out = nullptr;
+    if (!rttcc_config_check(config, err, errlen)) return RTTCC_ERR_ARG;
+    return guarded(err, errlen, [&] {
+        std::string why;
+        auto wire = open_wire(*config, &why);
+        if (!wire) {
+            set_err(err, errlen, why);
+            return RTTCC_ERR;
+        }
+        auto e = std::make_unique<rttcc_engine>();
+        e->impl = std::make_unique<rttcc::Engine>(*config, *callbacks, std::move(wire));
+        *out = e.release();
+        return RTTCC_OK;
+    });
+}
+
+void rttcc_engine_destroy(rttcc_engine_t *engine) { delete engine; }
+
+const char *rttcc_engine_wire_name(const rttcc_engine_t *engine) { return engine->impl->wire_name(); }
+
+int rttcc_engine_local_address(const rttcc_engine_t *engine, void *buf, size_t cap) {
+    const size_t n = engine->impl->local_address(buf, cap);
+    return n ? static_cast<int>(n) : RTTCC_ERR_ARG;
+}
+
+int rttcc_engine_add_peer(rttcc_engine_t *engine, uint32_t peer, const void *addr, size_t len,
+                          char *err, size_t errlen) {
+    return guarded(err, errlen, [&] {
+        std::string why;
+        if (engine->impl->add_peer(peer, addr, len, &why)) return RTTCC_OK;
+        set_err(err, errlen, why);
+        return RTTCC_ERR_ARG;
+    });
+}
+
+size_t rttcc_engine_peer_segment_size(const rttcc_engine_t *engine, uint32_t peer) {
+    const rttcc::Peer *p = engine->impl->peer(peer);
+    return p ? p->seg_payload : 0;
+}
+
+int rttcc_engine_send(rttcc_engine_t *engine, uint32_t peer, uint8_t tag, const struct iovec *iov,
+                      int iovcnt, void *cookie) {
+    return guarded(nullptr, 0, [&] { return engine->impl->send(peer, tag, iov, iovcnt, cookie); });
+}
+
+int rttcc_engine_send_now(rttcc_engine_t *engine, uint32_t peer, uint8_t tag, size_t len,
+                          rttcc_fill_fn fill, void *ctx) {
+    return guarded(nullptr, 0, [&] { return engine->impl->send_now(peer, tag, len, fill, ctx); });
+}
+
+int rttcc_engine_progress(rttcc_engine_t *engine) {
+    return guarded(nullptr, 0, [&] { return engine->impl->progress(); });
+}
+
+int rttcc_engine_busy(const rttcc_engine_t *engine) { return engine->impl->busy() ? 1 : 0; }
+
+void rttcc_engine_stats(const rttcc_engine_t *engine, rttcc_stats_t *out) {
+    *out = engine->impl->stats();
+}
+
+int rttcc_engine_peer_stats(const rttcc_engine_t *engine, uint32_t peer, rttcc_stats_t *out) {
+    const rttcc::Peer *p = engine->impl->peer(peer);
+    if (!p) return RTTCC_ERR_ARG;
+    *out = p->stats;
+    return RTTCC_OK;
+}
+
+size_t rttcc_engine_peer_memory(const rttcc_engine_t *engine, uint32_t peer) {
+    return engine->impl->peer_memory(peer);
+}
+
+}  // extern "C"

@@ -1,0 +1,118 @@
+// Defaults, help text and validation of every engine tunable.
+#include "rttcc_config.h"
+
+#include <cstdio>
+
+namespace {
+
+constexpr bool is_pow2(unsigned v) { return v != 0 && (v & (v - 1)) == 0; }
+
+#define RTTCC_FIELD(f) offsetof(rttcc_config_t, f)
+
+const rttcc_param_t kParams[] = {
+    {"wire", "Datagram wire: auto (the best available), udp (Linux UDP sockets)",
+     RTTCC_PARAM_ENUM, 1, "auto=0,udp=1", RTTCC_FIELD(wire)},
+    {"if_include",
+     "Comma-separated interface names or CIDR subnets to use (default: every up interface "
+     "but loopback, or loopback when nothing else is up); mutually exclusive with if_exclude",
+     RTTCC_PARAM_STRING, 1, nullptr, RTTCC_FIELD(if_include)},
+    {"if_exclude", "Comma-separated interface names or CIDR subnets never to use",
+     RTTCC_PARAM_STRING, 1, nullptr, RTTCC_FIELD(if_exclude)},
+    {"window", "Send window per peer, in segments (power of two, 64..65536)", RTTCC_PARAM_UINT, 4,
+     nullptr, RTTCC_FIELD(window)},
+    {"send_credits", "Data segments in flight per peer (bounded by window)", RTTCC_PARAM_UINT, 4,
+     nullptr, RTTCC_FIELD(send_credits)},
+    {"ack_delay_us", "Delay before a standalone ACK when no data carries it, microseconds",
+     RTTCC_PARAM_UINT, 5, nullptr, RTTCC_FIELD(ack_delay_us)},
+    {"ack_every", "Send an ACK at once after this many segments arrived unACKed",
+     RTTCC_PARAM_UINT, 5, nullptr, RTTCC_FIELD(ack_every)},
+    {"retrans_timeout_us", "First retransmission timeout, microseconds (doubles on each retry)",
+     RTTCC_PARAM_UINT, 5, nullptr, RTTCC_FIELD(retrans_timeout_us)},
+    {"max_rto_us", "Ceiling of the backed-off retransmission timeout, microseconds",
+     RTTCC_PARAM_UINT, 5, nullptr, RTTCC_FIELD(max_rto_us)},
+    {"peer_timeout_ms",
+     "A peer that acknowledges nothing for this long, despite retransmissions, is declared "
+     "dead and the job gets an error, milliseconds",
+     RTTCC_PARAM_UINT, 4, nullptr, RTTCC_FIELD(peer_timeout_ms)},
+    {"fast_retrans_dupacks", "Duplicate ACKs that trigger a fast retransmission (0 = never)",
+     RTTCC_PARAM_UINT, 5, nullptr, RTTCC_FIELD(fast_retrans_dupacks)},
+    {"data_mtu",
+     "Data-channel datagram size in bytes including the rttcc header (0 = from the path: "
+     "65000 between processes of one host, the interface MTU otherwise)",
+     RTTCC_PARAM_UINT, 4, nullptr, RTTCC_FIELD(data_mtu)},
+    {"cmd_mtu", "Command-channel datagram size in bytes (ACKs and tiny messages)",
+     RTTCC_PARAM_UINT, 5, nullptr, RTTCC_FIELD(cmd_mtu)},
+    {"inline_max", "Messages up to this many bytes are copied and complete at once",
+     RTTCC_PARAM_UINT, 5, nullptr, RTTCC_FIELD(inline_max)},
+    {"rx_batch", "Datagrams received per recvmmsg call", RTTCC_PARAM_UINT, 6, nullptr,
+     RTTCC_FIELD(rx_batch)},
+    {"tx_batch", "Datagrams sent per sendmmsg call", RTTCC_PARAM_UINT, 6, nullptr,
+     RTTCC_FIELD(tx_batch)},
+    {"sock_buf", "Socket send and receive buffer size, bytes (forced past rmem_max when root)",
+     RTTCC_PARAM_UINT, 5, nullptr, RTTCC_FIELD(sock_buf)},
+    {"stats", "Print this process's counters at finalize (one rttcc-stats line)",
+     RTTCC_PARAM_BOOL, 3, nullptr, RTTCC_FIELD(stats)},
+    {"fault_drop", "Testing only: drop this many sent datagrams per million", RTTCC_PARAM_UINT, 9,
+     nullptr, RTTCC_FIELD(fault_drop)},
+    {"fault_dup", "Testing only: send this many datagrams per million twice", RTTCC_PARAM_UINT, 9,
+     nullptr, RTTCC_FIELD(fault_dup)},
+    {"fault_reorder", "Testing only: hold back this many datagrams per million behind the next",
+     RTTCC_PARAM_UINT, 9, nullptr, RTTCC_FIELD(fault_reorder)},
+    {"fault_truncate", "Testing only: cut this many datagrams per million short",
+     RTTCC_PARAM_UINT, 9, nullptr, RTTCC_FIELD(fault_truncate)},
+    {"fault_seed", "Testing only: seed of the fault generator (0 = from the process id)",
+     RTTCC_PARAM_UINT, 9, nullptr, RTTCC_FIELD(fault_seed)},
+};
+
+}  // namespace
+
+extern "C" void rttcc_config_defaults(rttcc_config_t *c) {
+    *c = rttcc_config_t{};
+    c->wire = RTTCC_WIRE_AUTO;
+    c->window = 4096;
+    c->send_credits = 128;
+    c->ack_delay_us = 50;
+    c->ack_every = 32;
+    c->retrans_timeout_us = 10000;
+    c->max_rto_us = 1000000;
+    c->peer_timeout_ms = 15000;
+    c->fast_retrans_dupacks = 3;
+    c->data_mtu = 0;
+    c->cmd_mtu = 1024;
+    c->inline_max = 1024;
+    c->rx_batch = 32;
+    c->tx_batch = 32;
+    c->sock_buf = 32u << 20;
+    c->max_message = 4u << 20;
+}
+
+extern "C" const rttcc_param_t *rttcc_config_params(size_t *count) {
+    *count = sizeof kParams / sizeof kParams[0];
+    return kParams;
+}
+
+extern "C" bool rttcc_config_check(const rttcc_config_t *c, char *err, size_t errlen) {
+    auto fail = [&](const char *what) {
+        std::snprintf(err, errlen, "%s", what);
+        return false;
+    };
+    if (!is_pow2(c->window) || c->window < 64 || c->window > 65536)
+        return fail("btl_rttcc_window must be a power of two from 64 to 65536");
+    if (c->send_credits == 0 || c->send_credits > c->window)
+        return fail("btl_rttcc_send_credits must be between 1 and btl_rttcc_window");
+    if (c->data_mtu != 0 && (c->data_mtu < 512 || c->data_mtu > 65507))
+        return fail("btl_rttcc_data_mtu must be 0 (auto) or 512..65507");
+    if (c->cmd_mtu < 256 || c->cmd_mtu > 9000)
+        return fail("btl_rttcc_cmd_mtu must be 256..9000");
+    if (c->inline_max > 65536) return fail("btl_rttcc_inline_max must be at most 65536");
+    if (c->rx_batch == 0 || c->rx_batch > 1024 || c->tx_batch == 0 || c->tx_batch > 1024)
+        return fail("btl_rttcc_rx_batch and btl_rttcc_tx_batch must be 1..1024");
+    if (c->retrans_timeout_us == 0 || c->max_rto_us < c->retrans_timeout_us)
+        return fail("btl_rttcc_retrans_timeout_us must be > 0 and <= btl_rttcc_max_rto_us");
+    if (c->max_message == 0 || c->max_message > (1u << 30))
+        return fail("the largest message must be 1 byte to 1 GiB");
+    if (c->peer_timeout_ms == 0) return fail("btl_rttcc_peer_timeout_ms must be > 0");
+    if (c->if_include && *c->if_include && c->if_exclude && *c->if_exclude)
+        return fail("btl_rttcc_if_include and btl_rttcc_if_exclude are mutually exclusive");
+    return true;
+}

@@ -1,0 +1,202 @@
+// Engine lifetime, peers, the public calls and the progress loop.
+#include "engine.h"
+
+#include <algorithm>
+#include <cstring>
+#include <utility>
+
+namespace rttcc {
+
+namespace {
+
+// Published address: [data MTU hint][cmd address][data address].
+struct AddressHeader {
+    uint32_t version;      // kVersion
+    uint16_t cmd_len;      // bytes of the command-channel address
+    uint16_t data_len;     // bytes of the data-channel address
+};
+
+}  // namespace
+
+Engine::Engine(const rttcc_config_t &config, const rttcc_callbacks_t &callbacks,
+               std::unique_ptr<Wire> wire)
+    : cfg_(config),
+      cb_(callbacks),
+      wire_(std::move(wire)),
+      cmd_payload_(config.cmd_mtu - kHeaderSize),
+      inline_buffers_(std::max<size_t>(config.inline_max, 1)),
+      reassembly_buffers_(config.max_message),
+      state_mu_(config.thread_safe),
+      rx_mu_(config.thread_safe) {
+    cfg_.if_include = cfg_.if_exclude = nullptr;  // owned by the caller; not needed past create
+    for (auto &b : batch_) {
+        b.dgrams.resize(cfg_.tx_batch);
+        b.headers.resize(cfg_.tx_batch);
+        b.segs.resize(cfg_.tx_batch);
+        b.peers.resize(cfg_.tx_batch);
+    }
+    rx_.resize(cfg_.rx_batch);
+    completions_.reserve(256);
+    spare_completions_.reserve(256);
+    hotel_.start(monotonic_now());
+}
+
+Engine::~Engine() {
+    // Return every message still held, without callbacks: the caller is gone.
+    for (auto &p : peers_) {
+        if (!p) continue;
+        p->tx.clear([&](TxSegment *seg) {
+            if (seg->link.linked()) seg->link.unlink();
+            segments_.put(seg);
+        });
+        p->reassembly.clear(reassembly_buffers_);
+    }
+}
+
+size_t Engine::local_address(void *buf, size_t cap) const {
+    uint8_t cmd[64], data[64];
+    const size_t cl = wire_->local_address(kCmd, cmd, sizeof cmd);
+    const size_t dl = wire_->local_address(kData, data, sizeof data);
+    const size_t need = sizeof(AddressHeader) + cl + dl;
+    if (cap < need) return 0;
+    AddressHeader h{kVersion, static_cast<uint16_t>(cl), static_cast<uint16_t>(dl)};
+    auto *out = static_cast<uint8_t *>(buf);
+    std::memcpy(out, &h, sizeof h);
+    std::memcpy(out + sizeof h, cmd, cl);
+    std::memcpy(out + sizeof h + cl, data, dl);
+    return need;
+}
+
+bool Engine::add_peer(uint32_t index, const void *addr, size_t len, std::string *err) {
+    AddressHeader h;
+    if (len < sizeof h) {
+        *err = "peer address too short";
+        return false;
+    }
+    std::memcpy(&h, addr, sizeof h);
+    if (h.version != kVersion || len != sizeof h + h.cmd_len + h.data_len) {
+        *err = "peer address of another rttcc version or corrupt";
+        return false;
+    }
+    const auto *cmd = static_cast<const uint8_t *>(addr) + sizeof h;
+    const auto *data = cmd + h.cmd_len;
+    auto p = std::make_unique<Peer>(index, cfg_.window);
+    if (!wire_->resolve(kCmd, cmd, h.cmd_len, &p->addr[kCmd], err) ||
+        !wire_->resolve(kData, data, h.data_len, &p->addr[kData], err))
+        return false;
+    size_t dgram = wire_->path_datagram(data, h.data_len);
+    if (cfg_.data_mtu) dgram = std::min<size_t>(dgram, cfg_.data_mtu);
+    if (dgram <= kHeaderSize + 64) {
+        *err = "path datagram size too small";
+        return false;
+    }
+    p->seg_payload = static_cast<uint32_t>(dgram - kHeaderSize);
+
+    std::lock_guard<MaybeMutex> g(state_mu_);
+    if (index >= peers_.size()) peers_.resize(index + 1);
+    if (peers_[index]) {
+        *err = "peer added twice";
+        return false;
+    }
+    peers_[index] = std::move(p);
+    return true;
+}
+
+namespace {
+void copy_iovecs(void *ctx, void *dst, size_t) {
+    const auto *v = static_cast<const std::pair<const iovec *, int> *>(ctx);
+    auto *out = static_cast<uint8_t *>(dst);
+    for (int i = 0; i < v->second; ++i) {
+        if (v->first[i].iov_len) std::memcpy(out, v->first[i].iov_base, v->first[i].iov_len);
+        out += v->first[i].iov_len;
+    }
+}
+}  // namespace
+
+int Engine::send(uint32_t index, uint8_t tag, const iovec *iov, int iovcnt, void *cookie) {
+    if (iovcnt < 0 || iovcnt > 2) return RTTCC_ERR_ARG;
+    size_t len = 0;
+    for (int i = 0; i < iovcnt; ++i) len += iov[i].iov_len;
+    if (len > cfg_.max_message) return RTTCC_ERR_ARG;
+    TxMessage m;
+    m.tag = tag;
+    m.len = static_cast<uint32_t>(len);
+    if (len <= cfg_.inline_max) {
+        std::pair<const iovec *, int> pieces{iov, iovcnt};
+        return submit(index, m, false, copy_iovecs, &pieces);
+    }
+    m.cookie = cookie;
+    for (int i = 0; i < iovcnt; ++i)
+        if (iov[i].iov_len) m.iov[m.iovcnt++] = iov[i];
+    return submit(index, m, false, nullptr, nullptr);
+}
+
+int Engine::send_now(uint32_t index, uint8_t tag, size_t len, rttcc_fill_fn fill, void *ctx) {
+    if (len > cfg_.inline_max || !fill) return RTTCC_ERR_ARG;
+    TxMessage m;
+    m.tag = tag;
+    m.len = static_cast<uint32_t>(len);
+    return submit(index, m, true, fill, ctx);
+}
+
+int Engine::progress() {
+    if (!rx_mu_.try_lock()) return 0;  // another thread is receiving
+    const nanos now = monotonic_now();
+    const uint64_t before = stats_.msgs_rx;
+    receive(kCmd, now);
+    receive(kData, now);
+    {
+        std::lock_guard<MaybeMutex> g(state_mu_);
+        wire_full_ = false;
+        expire_timers(now);
+        serve_resends(now);
+        serve_sends(now);
+        send_due_acks(now);
+        flush_all();
+    }
+    const int delivered = static_cast<int>(stats_.msgs_rx - before);
+    const int completed = run_callbacks();
+    rx_mu_.unlock();
+    return delivered + completed;
+}
+
+bool Engine::busy() const {
+    std::lock_guard<MaybeMutex> g(state_mu_);
+    return segments_.in_use() != 0 || messages_.in_use() != 0;
+}
+
+int Engine::run_callbacks() {
+    // Swap the pending calls out under the lock and make them without it; the
+    // emptied vectors are recycled so the steady state allocates nothing.
+    std::vector<Completion> done;
+    std::vector<DeadPeer> dead;
+    {
+        std::lock_guard<MaybeMutex> g(state_mu_);
+        if (completions_.empty() && dead_.empty()) return 0;
+        done.swap(completions_);
+        completions_.swap(spare_completions_);
+        dead.swap(dead_);
+    }
+    for (const auto &d : dead)
+        if (cb_.on_peer_dead) cb_.on_peer_dead(cb_.user, d.peer, d.why.c_str());
+    for (const auto &c : done)
+        if (cb_.on_send_done) cb_.on_send_done(cb_.user, c.cookie, c.status);
+    const int n = static_cast<int>(done.size());
+    done.clear();
+    std::lock_guard<MaybeMutex> g(state_mu_);
+    if (spare_completions_.capacity() < done.capacity()) spare_completions_.swap(done);
+    return n;
+}
+
+rttcc_stats_t Engine::stats() const {
+    std::lock_guard<MaybeMutex> g(state_mu_);
+    return stats_;
+}
+
+size_t Engine::peer_memory(uint32_t index) const {
+    const Peer *p = peer(index);
+    if (!p) return 0;
+    return sizeof(Peer) + p->tx.memory() + p->rx.memory() + p->reassembly.memory();
+}
+
+}  // namespace rttcc

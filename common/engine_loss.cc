@@ -1,0 +1,62 @@
+// Loss: retransmission timeouts with backoff, resends, dead peers.
+#include <algorithm>
+#include <cstdio>
+
+#include "engine.h"
+
+namespace rttcc {
+
+// First timeout doubled per retry (shift clamped so it cannot overflow),
+// capped at max_rto.
+nanos Engine::rto(const TxSegment &seg) const {
+    const unsigned shift = std::min<unsigned>(seg.retries, 20);
+    const uint64_t us = std::min<uint64_t>(uint64_t{cfg_.retrans_timeout_us} << shift, cfg_.max_rto_us);
+    return usec(us);
+}
+
+void Engine::expire_timers(nanos now) {
+    hotel_.expire(now, [&](TxSegment &seg) { resends_.push_back(seg); });
+}
+
+// Resends come before new data: they hold back the cumulative ACK.
+void Engine::serve_resends(nanos now) {
+    const nanos give_up = msec(cfg_.peer_timeout_ms);
+    while (!wire_full_) {
+        TxSegment *seg = resends_.front();
+        if (!seg) break;
+        Peer &p = *seg->peer;
+        if (!seg->refused && seg->retries >= 2 && now - seg->first_tx >= give_up) {
+            declare_dead(p, now, *seg);
+            continue;
+        }
+        resends_.remove(*seg);
+        if (seg->refused) {
+            seg->refused = false;
+        } else {
+            ++seg->retries;
+            ++p.stats.retx;
+            ++stats_.retx;
+            ++p.stats.retx_timeout;
+            ++stats_.retx_timeout;
+        }
+        transmit(*seg, now);
+    }
+}
+
+// The peer has not ACKed `oldest` for peer_timeout: fail everything sent to it.
+void Engine::declare_dead(Peer &p, nanos now, const TxSegment &oldest) {
+    char why[160];
+    std::snprintf(why, sizeof why,
+                  "no acknowledgement for %.1f s despite %u retransmissions of the oldest segment",
+                  static_cast<double>(now - oldest.first_tx) / 1e9, unsigned{oldest.retries});
+    p.dead = true;
+    dead_.push_back({p.id, why});
+    p.tx.clear([&](TxSegment *seg) { release_segment(*seg, RTTCC_ERR_UNREACH); });
+    while (TxMessage *m = p.pending.pop_front()) finish_message(*m, RTTCC_ERR_UNREACH);
+    if (p.sends_link.linked()) sends_.remove(p);
+    if (p.ack_link.linked()) acks_.remove(p);
+    p.ack_owed = false;
+    p.reassembly.clear(reassembly_buffers_);
+}
+
+}  // namespace rttcc

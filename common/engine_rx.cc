@@ -1,0 +1,98 @@
+// Receiving: validation, the sequence check, delivery and reassembly.
+#include <mutex>
+
+#include "engine.h"
+
+namespace rttcc {
+
+void Engine::receive(Channel ch, nanos now) {
+    const int n = wire_->rx_burst(ch, rx_.data(), static_cast<int>(rx_.size()));
+    for (int i = 0; i < n; ++i) handle_datagram(ch, rx_[i], now);
+}
+
+// The validated header and known sender of a datagram, or nullptr (counted as a drop).
+Peer *Engine::sender_of(Channel ch, const RxDatagram &d, const PacketHeader **h) {
+    switch (check_header(d.buf, d.len, cfg_.job_key, h)) {
+        case Verdict::kOk:
+            break;
+        case Verdict::kMalformed:
+            ++stats_.drops;
+            ++stats_.drop_malformed;
+            return nullptr;
+        case Verdict::kForeign:
+            ++stats_.drops;
+            ++stats_.drop_foreign;
+            return nullptr;
+    }
+    const uint32_t src = (*h)->src;
+    Peer *p = src < peers_.size() ? peers_[src].get() : nullptr;
+    if (!p || p->dead || p->addr[ch] != d.src) {
+        ++stats_.drops;
+        ++stats_.drop_unknown_peer;
+        return nullptr;
+    }
+    return p;
+}
+
+void Engine::handle_datagram(Channel ch, const RxDatagram &d, nanos now) {
+    std::unique_lock<MaybeMutex> lock(state_mu_);
+    const PacketHeader *h;
+    Peer *p = sender_of(ch, d, &h);
+    if (!p) return;
+    if (h->flags & kFlagAckValid) process_ack(*p, *h, now);
+    const bool fresh = h->type != static_cast<uint8_t>(PacketType::ACK) && accept_segment(*p, *h, now);
+    flush_all();  // nothing staged may outlive the lock (an ACK could free its segment)
+    if (!fresh) return;
+
+    const uint8_t *payload = d.buf + kHeaderSize;
+    const uint32_t peer = p->id;
+    if (h->type == static_cast<uint8_t>(PacketType::DATA)) {
+        ++p->stats.msgs_rx;
+        ++stats_.msgs_rx;
+        lock.unlock();
+        cb_.on_recv(cb_.user, peer, h->tag, payload, h->payload_len);
+        return;
+    }
+    bool bad;
+    Reassembly::Message *m = p->reassembly.add(reassembly_buffers_, h->msg_id, h->msg_len, h->tag,
+                                               h->chunk_offset, payload, h->payload_len, &bad);
+    if (bad) {
+        ++stats_.drops;
+        ++stats_.drop_malformed;
+    }
+    if (!m) return;
+    ++p->stats.msgs_rx;
+    ++stats_.msgs_rx;
+    const uint32_t msg_id = m->msg_id;
+    lock.unlock();
+    cb_.on_recv(cb_.user, peer, m->tag, m->buf, m->len);  // m stays put: only this thread adds chunks
+    lock.lock();
+    p->reassembly.release(reassembly_buffers_, p->reassembly.find(msg_id));
+}
+
+// Records a data segment's arrival; true if it is new and must be delivered.
+bool Engine::accept_segment(Peer &p, const PacketHeader &h, nanos now) {
+    const bool gap_before = p.rx.has_gap();
+    switch (p.rx.arrive(h.seq)) {
+        case RecvWindow::Arrival::kBeyond:
+            ++stats_.drops;
+            ++stats_.drop_beyond_window;
+            return false;
+        case RecvWindow::Arrival::kDuplicate:
+            ++p.stats.dup_segs;
+            ++stats_.dup_segs;
+            owe_ack(p, h, now, /*at_once=*/true);  // our earlier ACK was probably lost
+            return false;
+        case RecvWindow::Arrival::kNew:
+            break;
+    }
+    ++p.stats.segs_rx;
+    ++stats_.segs_rx;
+    p.stats.bytes_rx += h.payload_len;
+    stats_.bytes_rx += h.payload_len;
+    // A gap opening or closing is news for the sender's fast retransmit.
+    owe_ack(p, h, now, gap_before || p.rx.has_gap());
+    return true;
+}
+
+}  // namespace rttcc

@@ -1,0 +1,209 @@
+// Sending: cutting messages into segments, transmission, batching.
+#include <algorithm>
+#include <cstring>
+
+#include "engine.h"
+
+namespace rttcc {
+
+// Queues a message (a stack template: `proto`) to a peer and sends what
+// may go now.  With `fill` the bytes are copied into engine memory and the
+// send completes at once (RTTCC_DONE); without, they are sent zero-copy.
+int Engine::submit(uint32_t index, TxMessage &proto, bool only_if_open, rttcc_fill_fn fill,
+                   void *ctx) {
+    const nanos now = monotonic_now();
+    {
+        std::lock_guard<MaybeMutex> g(state_mu_);
+        Peer *p = index < peers_.size() ? peers_[index].get() : nullptr;
+        if (!p || p->dead) return RTTCC_ERR_UNREACH;
+        if (only_if_open && (!p->pending.empty() || !has_room(*p, proto))) {
+            ++p->stats.window_stalls;
+            ++stats_.window_stalls;
+            return RTTCC_ERR_BUSY;
+        }
+        TxMessage &m = *messages_.get();
+        m = proto;
+        if (fill) {
+            m.inline_buf = inline_buffers_.get();
+            fill(ctx, m.inline_buf, m.len);
+            m.iov[0] = {m.inline_buf, m.len};
+            m.iovcnt = 1;
+        }
+        ++stats_.msgs_tx;
+        ++p->stats.msgs_tx;
+        p->pending.push_back(m);
+        pump(*p, now, UINT32_MAX);
+        flush_all();
+    }
+    run_callbacks();
+    return fill ? RTTCC_DONE : RTTCC_OK;
+}
+
+Channel Engine::channel_for(const TxMessage &m) const {
+    return m.len <= cmd_payload_ ? kCmd : kData;
+}
+
+bool Engine::has_room(const Peer &p, const TxMessage &m) const {
+    if (p.tx.full()) return false;
+    return channel_for(m) == kCmd || p.data_in_flight < cfg_.send_credits;
+}
+
+// Cuts and sends the peer's queued messages while its window, its credits
+// and the wire allow; keeps the peer in the sends queue while it could go on.
+void Engine::pump(Peer &p, nanos now, uint32_t budget) {
+    TxMessage *m;
+    while ((m = p.pending.front()) && budget && !wire_full_) {
+        if (!has_room(p, *m)) {
+            ++p.stats.window_stalls;
+            ++stats_.window_stalls;
+            return;  // an ACK re-queues the peer
+        }
+        cut_segment(p, *m, now);
+        if (m->all_cut) decltype(p.pending)::remove(*m);
+        --budget;
+    }
+    if (m && !p.sends_link.linked()) sends_.push_back(p);
+}
+
+// Round robin over peers with sends, a burst each, so no peer starves the others.
+void Engine::serve_sends(nanos now) {
+    constexpr uint32_t kBurst = 16;
+    const size_t rounds = sends_.empty() ? 0 : peers_.size() * 4;  // bounded work per progress
+    for (size_t i = 0; i < rounds && !wire_full_; ++i) {
+        Peer *p = sends_.pop_front();
+        if (!p) break;
+        pump(*p, now, kBurst);
+    }
+}
+
+void Engine::cut_segment(Peer &p, TxMessage &m, nanos now) {
+    const Channel ch = channel_for(m);
+    TxSegment &seg = *segments_.get();
+    seg.peer = &p;
+    seg.msg = &m;
+    seg.cmd_channel = ch == kCmd;
+    seg.offset = m.cut;
+    seg.len = std::min(m.len - m.cut, ch == kCmd ? cmd_payload_ : p.seg_payload);
+    m.cut += seg.len;
+    m.all_cut = m.cut == m.len;
+    if (seg.offset == 0 && !m.all_cut) m.msg_id = p.next_msg_id++;
+    if (!seg.cmd_channel) ++p.data_in_flight;
+    ++m.in_flight;
+    p.tx.push(&seg);
+    seg.first_tx = now;
+    ++p.stats.segs_tx;
+    ++stats_.segs_tx;
+    p.stats.bytes_tx += seg.len;
+    stats_.bytes_tx += seg.len;
+    transmit(seg, now);
+}
+
+void Engine::transmit(TxSegment &seg, nanos now) {
+    const Channel ch = seg.cmd_channel ? kCmd : kData;
+    const TxMessage &m = *seg.msg;
+    PacketHeader &h = stage(ch, *seg.peer, &seg);
+    const bool whole = seg.offset == 0 && seg.len == m.len;
+    h.type = static_cast<uint8_t>(whole ? PacketType::DATA : PacketType::CHUNK);
+    h.tag = m.tag;
+    h.seq = seg.seq;
+    seg.tx_id = next_tx_id_++;
+    if (seg.tx_id == 0) seg.tx_id = next_tx_id_++;  // 0 means "no transmission"
+    h.tx_id = seg.tx_id;
+    h.payload_len = static_cast<uint16_t>(seg.len);
+    if (!whole) {
+        h.msg_id = m.msg_id;
+        h.msg_len = m.len;
+        h.chunk_offset = seg.offset;
+    }
+    h.tx_stamp_ns = now;
+    put_ack(*seg.peer, h, now);
+    fill_payload(batch_[ch].dgrams[batch_[ch].count - 1], m, seg.offset, seg.len);
+    seg.last_tx = now;
+    hotel_.check_in(seg, now + rto(seg));
+}
+
+// Adds a datagram to a channel's batch (flushing a full batch first) and
+// returns its zeroed header.
+PacketHeader &Engine::stage(Channel ch, Peer &p, TxSegment *seg) {
+    TxBatch &b = batch_[ch];
+    if (b.count == b.dgrams.size()) flush(ch);
+    const size_t i = b.count++;
+    PacketHeader &h = b.headers[i];
+    h = PacketHeader{};
+    h.magic = kMagic;
+    h.job_key = cfg_.job_key;
+    h.version = kVersion;
+    h.src = cfg_.self;
+    TxDatagram &d = b.dgrams[i];
+    d.dest = p.addr[ch];
+    d.iov[0] = {&h, kHeaderSize};
+    d.iovcnt = 1;
+    b.segs[i] = seg;
+    b.peers[i] = &p;
+    return h;
+}
+
+// Points the datagram's payload iovecs at [offset, offset + len) of the message.
+void Engine::fill_payload(TxDatagram &d, const TxMessage &m, uint32_t offset, uint32_t len) const {
+    for (int i = 0; i < m.iovcnt && len; ++i) {
+        const size_t piece = m.iov[i].iov_len;
+        if (offset >= piece) {
+            offset -= static_cast<uint32_t>(piece);
+            continue;
+        }
+        const size_t n = std::min<size_t>(piece - offset, len);
+        d.iov[d.iovcnt++] = {static_cast<char *>(m.iov[i].iov_base) + offset, n};
+        len -= static_cast<uint32_t>(n);
+        offset = 0;
+    }
+}
+
+// Hands the batch to the wire.  What the wire refuses (socket buffer full)
+// is not lost: segments go to the front of the resend list, ACKs are owed again.
+void Engine::flush(Channel ch) {
+    TxBatch &b = batch_[ch];
+    if (!b.count) return;
+    const int sent = wire_->tx_burst(ch, b.dgrams.data(), static_cast<int>(b.count));
+    for (size_t i = std::max(sent, 0); i < b.count; ++i) {
+        wire_full_ = true;
+        ++stats_.wire_stalls;
+        if (TxSegment *seg = b.segs[i]) {
+            if (seg->in_hotel) hotel_.check_out(*seg);
+            seg->refused = true;
+            resends_.push_back(*seg);
+        } else {
+            Peer &p = *b.peers[i];
+            if (!p.ack_owed) {
+                p.ack_owed = true;
+                p.ack_owed_since = 0;  // due at once
+                acks_.push_front(p);
+            }
+        }
+    }
+    b.count = 0;
+}
+
+void Engine::flush_all() {
+    flush(kCmd);
+    flush(kData);
+}
+
+void Engine::finish_message(TxMessage &m, int status) {
+    if (m.cookie) completions_.push_back({m.cookie, status});
+    if (m.inline_buf) inline_buffers_.put(m.inline_buf);
+    messages_.put(&m);
+}
+
+void Engine::release_segment(TxSegment &seg, int status) {
+    if (seg.in_hotel)
+        hotel_.check_out(seg);
+    else if (seg.link.linked())
+        resends_.remove(seg);
+    if (!seg.cmd_channel) --seg.peer->data_in_flight;
+    TxMessage &m = *seg.msg;
+    --m.in_flight;
+    if (m.complete()) finish_message(m, status);
+    segments_.put(&seg);
+}
+
+}  // namespace rttcc

@@ -1,0 +1,47 @@
+// A wire decorator that injects faults on transmit (testing only): drop,
+// duplicate, reorder (hold one datagram back behind the next) and truncate.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "wire.h"
+
+namespace rttcc {
+
+struct FaultRates {
+    uint32_t drop = 0, dup = 0, reorder = 0, truncate = 0;  // per million datagrams
+    bool any() const { return drop || dup || reorder || truncate; }
+};
+
+class FaultyWire final : public Wire {
+public:
+    FaultyWire(std::unique_ptr<Wire> inner, FaultRates rates, uint64_t seed)
+        : inner_(std::move(inner)), rates_(rates), rng_(seed ? seed : 0x9e3779b97f4a7c15ull) {}
+
+    const char *name() const override { return inner_->name(); }
+    size_t local_address(Channel ch, void *buf, size_t cap) const override {
+        return inner_->local_address(ch, buf, cap);
+    }
+    bool resolve(Channel ch, const void *a, size_t l, WireHandle *o, std::string *e) override {
+        return inner_->resolve(ch, a, l, o, e);
+    }
+    size_t path_datagram(const void *a, size_t l) const override { return inner_->path_datagram(a, l); }
+    int rx_burst(Channel ch, RxDatagram *d, int n) override { return inner_->rx_burst(ch, d, n); }
+    int tx_burst(Channel ch, TxDatagram *d, int n) override;
+
+    uint64_t injected = 0;  // faults injected so far
+
+private:
+    bool roll(uint32_t per_million);
+    bool send_one(Channel ch, TxDatagram &d);
+    bool release_held(Channel ch);
+
+    std::unique_ptr<Wire> inner_;  // the real wire
+    FaultRates rates_;             // how often each fault happens
+    uint64_t rng_;                 // xorshift state
+    std::vector<uint8_t> held_[kChannels];  // a datagram held back for reordering
+    WireHandle held_dest_[kChannels] = {};  // its destination
+};
+
+}  // namespace rttcc

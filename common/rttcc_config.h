@@ -1,0 +1,75 @@
+/*
+ * Every engine tunable, in one place: the C struct the engine reads and the
+ * table (name, help, type, info level) the MCA glue registers it from, so
+ * `ompi_info --param btl rttcc --level 9` lists exactly what the engine uses.
+ */
+#ifndef RTTCC_CONFIG_H
+#define RTTCC_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum rttcc_wire_kind { RTTCC_WIRE_AUTO = 0, RTTCC_WIRE_UDP = 1, RTTCC_WIRE_MEM = 2 };
+
+typedef struct rttcc_config {
+    int wire;                       /* rttcc_wire_kind */
+    char *if_include;               /* interfaces or CIDRs to use (comma list) */
+    char *if_exclude;               /* interfaces or CIDRs to avoid (comma list) */
+    unsigned window;                /* send/receive window, segments, power of two */
+    unsigned send_credits;          /* data segments in flight per peer */
+    unsigned ack_delay_us;          /* delayed standalone ACK */
+    unsigned ack_every;             /* ACK at once after this many unACKed segments */
+    unsigned retrans_timeout_us;    /* first retransmission timeout */
+    unsigned max_rto_us;            /* ceiling of the backed-off timeout */
+    unsigned peer_timeout_ms;       /* unanswered this long: the peer is dead */
+    unsigned fast_retrans_dupacks;  /* duplicate ACKs that trigger a resend */
+    unsigned data_mtu;              /* data datagram size, 0 = from the path */
+    unsigned cmd_mtu;               /* command-channel datagram size */
+    unsigned inline_max;            /* messages up to this size are copied */
+    unsigned rx_batch;              /* datagrams per recvmmsg */
+    unsigned tx_batch;              /* datagrams per sendmmsg */
+    unsigned sock_buf;              /* socket send and receive buffer bytes */
+    bool stats;                     /* print counters at finalize */
+    unsigned fault_drop;            /* test only: drop per million datagrams sent */
+    unsigned fault_dup;             /* test only: duplicate per million */
+    unsigned fault_reorder;         /* test only: reorder per million */
+    unsigned fault_truncate;        /* test only: truncate per million */
+    unsigned fault_seed;            /* test only: seed of the fault generator */
+    /* Set by the caller, not by users: */
+    bool thread_safe;               /* lock engine state (MPI_THREAD_MULTIPLE) */
+    uint32_t job_key;               /* per-job random key carried in every header */
+    uint32_t self;                  /* this process's index among its peers */
+    uint32_t max_message;           /* largest message the caller sends, bytes */
+} rttcc_config_t;
+
+typedef enum rttcc_param_type {
+    RTTCC_PARAM_UINT,
+    RTTCC_PARAM_BOOL,
+    RTTCC_PARAM_STRING,
+    RTTCC_PARAM_ENUM
+} rttcc_param_type_t;
+
+typedef struct rttcc_param {
+    const char *name;        /* MCA name without the btl_rttcc_ prefix */
+    const char *help;
+    rttcc_param_type_t type;
+    int info_level;          /* 1..9, as OPAL_INFO_LVL_* */
+    const char *enum_values; /* "name=value,..." for RTTCC_PARAM_ENUM */
+    size_t offset;           /* of the field in rttcc_config_t */
+} rttcc_param_t;
+
+void rttcc_config_defaults(rttcc_config_t *config);
+const rttcc_param_t *rttcc_config_params(size_t *count);
+
+/* Checks a config; on error writes the reason and returns false. */
+bool rttcc_config_check(const rttcc_config_t *config, char *err, size_t errlen);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,131 @@
+/*
+ * rttcc engine: the C interface the Open MPI components (and tests) use.
+ *
+ * One engine per process.  It owns the wire (sockets), the peers and every
+ * protocol timer; callers drive it with rttcc_engine_progress().  It never
+ * includes Open MPI headers.  All functions are safe to call from several
+ * threads when the engine was created with config.thread_safe set.
+ */
+#ifndef RTTCC_ENGINE_H
+#define RTTCC_ENGINE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/uio.h>
+
+#include "rttcc_config.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct rttcc_engine rttcc_engine_t;
+
+/* Return codes. */
+enum {
+    RTTCC_OK = 0,
+    RTTCC_DONE = 1,          /* send completed at once: no completion callback follows */
+    RTTCC_ERR = -1,          /* generic failure; the error text says why */
+    RTTCC_ERR_BUSY = -2,     /* out of resources now; retry after progress */
+    RTTCC_ERR_UNREACH = -3,  /* the peer is unknown or has been declared dead */
+    RTTCC_ERR_ARG = -4       /* bad argument */
+};
+
+/* Callbacks into the component.  They run without engine locks held, so
+ * they may call back into the engine (send from a receive callback). */
+typedef struct rttcc_callbacks {
+    void *user;
+    /* A whole message from `peer` arrived.  `data` is valid only during the call. */
+    void (*on_recv)(void *user, uint32_t peer, uint8_t tag, const void *data, size_t len);
+    /* Every byte of a zero-copy send was acknowledged (status RTTCC_OK) or the
+     * peer was declared dead (RTTCC_ERR_UNREACH). */
+    void (*on_send_done)(void *user, void *cookie, int status);
+    /* The peer stopped answering: retransmissions exhausted. */
+    void (*on_peer_dead)(void *user, uint32_t peer, const char *why);
+} rttcc_callbacks_t;
+
+/* Counters, per engine (rttcc_engine_stats) or per peer (rttcc_engine_peer_stats). */
+#define RTTCC_STATS(X)                                                            \
+    X(bytes_tx, "payload bytes sent, first transmissions only")                    \
+    X(bytes_rx, "payload bytes received and accepted")                             \
+    X(segs_tx, "segments sent, first transmissions")                               \
+    X(segs_rx, "segments received and accepted")                                   \
+    X(retx, "segments retransmitted (timeout or fast retransmit)")                 \
+    X(retx_timeout, "retransmissions caused by a retransmission timeout")          \
+    X(retx_fast, "retransmissions caused by duplicate ACKs")                       \
+    X(acks_tx, "standalone ACK packets sent")                                      \
+    X(acks_piggy, "ACKs piggy-backed on data segments")                            \
+    X(acks_rx, "ACKs received that advanced the window")                           \
+    X(dup_acks, "duplicate ACKs received")                                         \
+    X(dup_segs, "duplicate or old segments received (dropped, ACKed at once)")     \
+    X(drops, "received datagrams dropped, all reasons")                            \
+    X(drop_malformed, "dropped: too short, bad length or bad fields")              \
+    X(drop_foreign, "dropped: wrong magic, version or job key")                    \
+    X(drop_unknown_peer, "dropped: unknown sender or wrong source address")        \
+    X(drop_beyond_window, "dropped: sequence number beyond the receive window")    \
+    X(window_stalls, "times a send found its peer's window or credits full")       \
+    X(wire_stalls, "times the wire refused a datagram (socket buffer full)")       \
+    X(msgs_tx, "messages (fragments) handed to the engine")                        \
+    X(msgs_rx, "messages (fragments) delivered")
+
+typedef struct rttcc_stats {
+#define RTTCC_STATS_FIELD(name, help) uint64_t name;
+    RTTCC_STATS(RTTCC_STATS_FIELD)
+#undef RTTCC_STATS_FIELD
+} rttcc_stats_t;
+
+/* Creates the engine and opens its wire.  On failure returns an RTTCC_ERR*
+ * code and writes a one-line reason into err. */
+int rttcc_engine_create(const rttcc_config_t *config, const rttcc_callbacks_t *callbacks,
+                        rttcc_engine_t **out, char *err, size_t errlen);
+void rttcc_engine_destroy(rttcc_engine_t *engine);
+
+/* Which wire the engine runs on ("udp", "mem", ...). */
+const char *rttcc_engine_wire_name(const rttcc_engine_t *engine);
+
+/* This process's address, to publish to peers (modex).  Returns its size,
+ * or a negative code if `cap` is too small. */
+int rttcc_engine_local_address(const rttcc_engine_t *engine, void *buf, size_t cap);
+
+/* Adds a peer from its published address.  `peer` is the caller's index for
+ * it (a small dense integer); the same index names it in every call. */
+int rttcc_engine_add_peer(rttcc_engine_t *engine, uint32_t peer, const void *addr, size_t len,
+                          char *err, size_t errlen);
+
+/* Largest payload of one datagram to `peer` on the data channel. */
+size_t rttcc_engine_peer_segment_size(const rttcc_engine_t *engine, uint32_t peer);
+
+/* Sends one message of up to two pieces.  Messages no larger than
+ * config.inline_max are copied and the call returns RTTCC_DONE; larger ones
+ * are sent zero-copy from the caller's memory, which must stay untouched
+ * until on_send_done(cookie).  Never blocks. */
+int rttcc_engine_send(rttcc_engine_t *engine, uint32_t peer, uint8_t tag,
+                      const struct iovec *iov, int iovcnt, void *cookie);
+
+/* Writes `len` bytes of a message into `dst` (e.g. packs a datatype). */
+typedef void (*rttcc_fill_fn)(void *ctx, void *dst, size_t len);
+
+/* Sends a message of `len` <= config.inline_max bytes by copy, only if the
+ * peer can take it now (window and credits open): then fill() writes it into
+ * engine memory and the call returns RTTCC_DONE.  Otherwise RTTCC_ERR_BUSY
+ * and fill() is not called. */
+int rttcc_engine_send_now(rttcc_engine_t *engine, uint32_t peer, uint8_t tag, size_t len,
+                          rttcc_fill_fn fill, void *ctx);
+
+/* Runs the protocol: receives, delivers, ACKs, retransmits, sends queued
+ * segments.  Returns the number of events (messages delivered or completed). */
+int rttcc_engine_progress(rttcc_engine_t *engine);
+
+/* True while any message is waiting for an ACK or to be sent. */
+int rttcc_engine_busy(const rttcc_engine_t *engine);
+
+void rttcc_engine_stats(const rttcc_engine_t *engine, rttcc_stats_t *out);
+int rttcc_engine_peer_stats(const rttcc_engine_t *engine, uint32_t peer, rttcc_stats_t *out);
+
+/* Bytes of engine memory a peer costs now (window ring, bitmaps, bookkeeping). */
+size_t rttcc_engine_peer_memory(const rttcc_engine_t *engine, uint32_t peer);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,62 @@
+// The native Linux UDP wire: one nonblocking socket per channel bound to the
+// chosen interface, sendmmsg/recvmmsg batches, large socket buffers.
+#pragma once
+#include <netinet/in.h>
+#include <sys/socket.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "netif.h"
+#include "rttcc_config.h"
+#include "wire.h"
+
+namespace rttcc {
+
+class UdpWire final : public Wire {
+public:
+    // Opens both sockets; nullptr with *err saying why.
+    static std::unique_ptr<UdpWire> open(const rttcc_config_t &cfg, std::string *err);
+    ~UdpWire() override;
+
+    const char *name() const override { return "udp"; }
+    size_t local_address(Channel ch, void *buf, size_t cap) const override;
+    bool resolve(Channel ch, const void *addr, size_t len, WireHandle *out, std::string *err) override;
+    size_t path_datagram(const void *data_addr, size_t len) const override;
+    int tx_burst(Channel ch, TxDatagram *d, int n) override;
+    int rx_burst(Channel ch, RxDatagram *d, int n) override;
+
+    const Interface &interface() const { return iface_; }
+    uint64_t tx_errors() const { return tx_errors_; }
+
+private:
+    // What a peer publishes per channel.
+    struct Address {
+        uint32_t ip;     // network byte order
+        uint16_t port;   // network byte order
+        uint16_t mtu;    // the peer's interface MTU (0 = 65535 and up)
+    };
+    struct RxRing {
+        std::vector<uint8_t> bytes;    // slots of `slot` bytes each
+        std::vector<mmsghdr> msgs;     // one per slot
+        std::vector<iovec> iovs;       // one per slot
+        std::vector<sockaddr_in> from; // sender per slot
+        size_t slot = 0;               // bytes per slot
+    };
+
+    UdpWire() = default;
+    bool open_channel(Channel ch, const rttcc_config_t &cfg, std::string *err);
+    static WireHandle handle_of(uint32_t ip, uint16_t port) { return (WireHandle{ip} << 16) | port; }
+
+    Interface iface_;                         // where we are bound
+    std::vector<uint32_t> local_ips_;         // every address of this host (same-host peers)
+    int fd_[kChannels] = {-1, -1};            // socket per channel
+    Address local_[kChannels] = {};           // our address per channel
+    RxRing rx_[kChannels];                    // receive buffers per channel
+    std::vector<mmsghdr> tx_msgs_;            // sendmmsg scratch
+    std::vector<sockaddr_in> tx_to_;          // destinations scratch
+    uint64_t tx_errors_ = 0;                  // datagrams the kernel refused for good
+};
+
+}  // namespace rttcc

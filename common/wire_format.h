@@ -1,0 +1,98 @@
+// The whole rttcc wire format: one fixed header in front of every datagram.
+//
+// Byte order is the host's (x86-64 and aarch64 are little-endian); a peer of
+// the other order fails the magic check and its datagrams are dropped as foreign.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+
+#include "seq.h"
+
+namespace rttcc {
+
+// Packet types: one list gives the enum and the names.
+#define RTTCC_PACKET_TYPES(X)                                                      \
+    X(DATA, 1)  /* a whole message in one segment */                                \
+    X(CHUNK, 2) /* one chunk of a message larger than a segment */                  \
+    X(ACK, 3)   /* a standalone cumulative ACK (no sequence number of its own) */
+
+enum class PacketType : uint8_t {
+#define RTTCC_PT_ENUM(name, value) name = value,
+    RTTCC_PACKET_TYPES(RTTCC_PT_ENUM)
+#undef RTTCC_PT_ENUM
+};
+
+inline const char *packet_type_name(PacketType t) {
+    switch (t) {
+#define RTTCC_PT_NAME(name, value) \
+    case PacketType::name:         \
+        return #name;
+        RTTCC_PACKET_TYPES(RTTCC_PT_NAME)
+#undef RTTCC_PT_NAME
+    }
+    return "unknown";
+}
+
+constexpr uint16_t kMagic = 0x5452;  // "RT"
+constexpr uint8_t kVersion = 1;
+
+enum HeaderFlags : uint8_t {
+    kFlagAckValid = 1u << 0,  // `ack`, `echo_tx_id`, `ack_delay_ns` carry an ACK
+};
+
+#pragma pack(push, 1)
+struct PacketHeader {
+    uint16_t magic;         // kMagic
+    uint8_t version;        // kVersion
+    uint8_t type;           // PacketType
+    uint32_t job_key;       // per-job key: datagrams of other jobs are dropped
+    uint8_t flags;          // HeaderFlags
+    uint8_t tag;            // the caller's message tag (BTL active-message tag)
+    uint16_t payload_len;   // bytes after the header
+    uint32_t src;           // sender's process index
+    seq_t seq;              // this segment's sequence number (DATA, CHUNK)
+    seq_t ack;              // cumulative ACK: every segment before `ack` arrived
+    uint32_t tx_id;         // unique id of this transmission (Karn: never reused)
+    uint32_t echo_tx_id;    // tx_id of the segment that made the receiver send `ack`
+    uint32_t ack_delay_ns;  // how long the receiver held that ACK before sending it
+    uint32_t msg_id;        // CHUNK: the sender's id of the message being cut
+    uint32_t msg_len;       // CHUNK: the message's whole length
+    uint32_t chunk_offset;  // CHUNK: where this chunk's payload goes in the message
+    uint64_t tx_stamp_ns;   // sender's clock at transmission (one-way delay estimates)
+    uint64_t put_addr;      // reserved for puts into a receiver-provided buffer: must be 0
+};
+#pragma pack(pop)
+
+static_assert(sizeof(PacketHeader) == 64, "the header is 64 bytes on the wire");
+constexpr size_t kHeaderSize = sizeof(PacketHeader);
+constexpr size_t kMaxDatagram = 65507;  // largest IPv4 UDP payload
+
+// Why a received datagram was refused.
+enum class Verdict { kOk, kMalformed, kForeign };
+
+// Checks everything that can be checked without engine state.
+inline Verdict check_header(const void *buf, size_t len, uint32_t job_key, const PacketHeader **out) {
+    if (len < kHeaderSize) return Verdict::kMalformed;
+    const auto *h = static_cast<const PacketHeader *>(buf);
+    if (h->magic != kMagic || h->version != kVersion || h->job_key != job_key)
+        return Verdict::kForeign;
+    if (h->payload_len != len - kHeaderSize || h->put_addr != 0) return Verdict::kMalformed;
+    switch (static_cast<PacketType>(h->type)) {
+        case PacketType::DATA:
+            break;
+        case PacketType::CHUNK:
+            if (h->msg_len == 0 || h->chunk_offset >= h->msg_len ||
+                h->payload_len == 0 || h->payload_len > h->msg_len - h->chunk_offset)
+                return Verdict::kMalformed;
+            break;
+        case PacketType::ACK:
+            if (h->payload_len != 0 || !(h->flags & kFlagAckValid)) return Verdict::kMalformed;
+            break;
+        default:
+            return Verdict::kMalformed;
+    }
+    *out = h;
+    return Verdict::kOk;
+}
+
+}  // namespace rttcc
