@@ -9,6 +9,7 @@ namespace rttcc {
 
 void Engine::owe_ack(Peer &p, const PacketHeader &h, nanos now, bool at_once) {
     p.echo_tx_id = h.tx_id;
+    p.echo_seq = h.seq;
     p.echo_arrival = now;
     ++p.unacked_arrivals;
     if (!p.ack_owed) {
@@ -38,6 +39,7 @@ void Engine::put_ack(Peer &p, PacketHeader &h, nanos now) {
 void Engine::send_ack(Peer &p, nanos now) {
     PacketHeader &h = stage(kCmd, p, nullptr);
     h.type = static_cast<uint8_t>(PacketType::ACK);
+    h.seq = p.echo_seq;  // an ACK has no sequence number of its own: it names what triggered it
     put_ack(p, h, now);
     ++p.stats.acks_tx;
     ++stats_.acks_tx;
@@ -61,11 +63,14 @@ void Engine::process_ack(Peer &p, const PacketHeader &h, nanos now) {
         if (!p.pending.empty() && !p.sends_link.linked()) sends_.push_back(p);
         return;
     }
-    // A standalone ACK that repeats `una` while data is in flight: the
-    // receiver saw something after a hole.
-    if (h.type != static_cast<uint8_t>(PacketType::ACK) || p.tx.in_flight() == 0 ||
-        h.ack != p.tx.una())
-        return;
+    // A duplicate ACK: a standalone ACK that repeats `una`, triggered by a
+    // later segment of the same channel.  Each channel is FIFO, so that later
+    // segment overtook `una` only if `una` was lost; a segment of the other
+    // channel overtaking it is just the two channels racing.
+    if (h.type != static_cast<uint8_t>(PacketType::ACK) || h.ack != p.tx.una()) return;
+    const TxSegment *una = p.tx.at(p.tx.una());
+    const TxSegment *trigger = p.tx.at(h.seq);
+    if (!una || !trigger || trigger == una || trigger->cmd_channel != una->cmd_channel) return;
     ++p.dup_acks;
     ++p.stats.dup_acks;
     ++stats_.dup_acks;

@@ -37,6 +37,7 @@ struct Peer {
     bool ack_owed = false;           // an ACK must go out
     nanos ack_owed_since = 0;        // when it became owed
     uint32_t echo_tx_id = 0;         // tx_id of the latest new segment
+    seq_t echo_seq = 0;              // its sequence number
     nanos echo_arrival = 0;          // when that segment arrived
     uint32_t unacked_arrivals = 0;   // new segments since our last ACK
 

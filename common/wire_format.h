@@ -50,7 +50,7 @@ struct PacketHeader {
     uint8_t tag;            // the caller's message tag (BTL active-message tag)
     uint16_t payload_len;   // bytes after the header
     uint32_t src;           // sender's process index
-    seq_t seq;              // this segment's sequence number (DATA, CHUNK)
+    seq_t seq;              // DATA, CHUNK: this segment's number; ACK: the segment that triggered it
     seq_t ack;              // cumulative ACK: every segment before `ack` arrived
     uint32_t tx_id;         // unique id of this transmission (Karn: never reused)
     uint32_t echo_tx_id;    // tx_id of the segment that made the receiver send `ack`
