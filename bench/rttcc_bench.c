@@ -1,0 +1,136 @@
+/*
+ * rttcc_bench: OSU-style latency and bandwidth between ranks 0 and 1,
+ * verifying the data it moves.
+ *
+ *   mpirun -np 2 ./rttcc_bench [-max BYTES] [-reps N]
+ *
+ * Prints one line per size: size, one-way latency (us, median of N
+ * repetitions of a timed ping-pong loop) and bandwidth (MB/s, median of N
+ * repetitions of a 64-message window).
+ */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define WINDOW 64
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *) a, y = *(const double *) b;
+    return (x > y) - (x < y);
+}
+
+static double median(double *v, int n)
+{
+    qsort(v, n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+static int iterations(size_t size)
+{
+    return size <= 8192 ? 2000 : size <= 1 << 20 ? 200 : 40;
+}
+
+static void check(const unsigned char *buf, size_t size, unsigned char seed)
+{
+    for (size_t i = 0; i < size; ++i) {
+        if (buf[i] != (unsigned char) (seed + i)) {
+            fprintf(stderr, "rttcc_bench: corrupt byte %zu of a %zu-byte message\n", i, size);
+            MPI_Abort(MPI_COMM_WORLD, 2);
+        }
+    }
+}
+
+static double latency_us(int rank, unsigned char *buf, size_t size)
+{
+    int iters = iterations(size), warm = iters / 10;
+    double t0 = 0;
+    for (int i = 0; i < iters + warm; ++i) {
+        if (i == warm) {
+            t0 = MPI_Wtime();
+        }
+        if (0 == rank) {
+            MPI_Send(buf, (int) size, MPI_BYTE, 1, 1, MPI_COMM_WORLD);
+            MPI_Recv(buf, (int) size, MPI_BYTE, 1, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        } else {
+            MPI_Recv(buf, (int) size, MPI_BYTE, 0, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            MPI_Send(buf, (int) size, MPI_BYTE, 0, 1, MPI_COMM_WORLD);
+        }
+    }
+    check(buf, size, (unsigned char) size);
+    return (MPI_Wtime() - t0) * 1e6 / (2.0 * iters);
+}
+
+static double bandwidth_mbs(int rank, unsigned char *buf, size_t size)
+{
+    int iters = iterations(size) / 20 + 2;
+    MPI_Request req[WINDOW];
+    double t0 = 0;
+    char ack;
+    for (int i = 0; i < iters + 1; ++i) {
+        if (1 == i) {
+            t0 = MPI_Wtime();
+        }
+        for (int w = 0; w < WINDOW; ++w) {
+            if (0 == rank) {
+                MPI_Isend(buf, (int) size, MPI_BYTE, 1, 2, MPI_COMM_WORLD, &req[w]);
+            } else {
+                MPI_Irecv(buf, (int) size, MPI_BYTE, 0, 2, MPI_COMM_WORLD, &req[w]);
+            }
+        }
+        MPI_Waitall(WINDOW, req, MPI_STATUSES_IGNORE);
+        if (0 == rank) {
+            MPI_Recv(&ack, 1, MPI_CHAR, 1, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        } else {
+            MPI_Send(&ack, 1, MPI_CHAR, 0, 3, MPI_COMM_WORLD);
+        }
+    }
+    check(buf, size, (unsigned char) size);
+    return (double) size * WINDOW * iters / (MPI_Wtime() - t0) / 1e6;
+}
+
+int main(int argc, char **argv)
+{
+    size_t max = 4u << 20;
+    int reps = 5, rank, nprocs;
+
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
+    for (int i = 1; i + 1 < argc; i += 2) {
+        if (0 == strcmp(argv[i], "-max")) {
+            max = strtoull(argv[i + 1], NULL, 0);
+        } else if (0 == strcmp(argv[i], "-reps")) {
+            reps = atoi(argv[i + 1]);
+        }
+    }
+    if (nprocs < 2 || reps < 1 || reps > 99) {
+        if (0 == rank) {
+            fprintf(stderr, "usage: mpirun -np 2 rttcc_bench [-max BYTES] [-reps 1..99]\n");
+        }
+        MPI_Finalize();
+        return 1;
+    }
+    unsigned char *buf = malloc(max ? max : 1);
+    if (0 == rank) {
+        printf("# %-10s %14s %14s\n", "bytes", "latency_us", "bandwidth_MB/s");
+    }
+    for (size_t size = 0; size <= max; size = size ? size * 2 : 1) {
+        double lat[99], bw[99];
+        for (int r = 0; r < reps && rank < 2; ++r) {
+            for (size_t i = 0; i < size; ++i) {
+                buf[i] = (unsigned char) (size + i);
+            }
+            lat[r] = latency_us(rank, buf, size);
+            bw[r] = size ? bandwidth_mbs(rank, buf, size) : 0;
+        }
+        if (0 == rank) {
+            printf("  %-10zu %14.2f %14.1f\n", size, median(lat, reps), median(bw, reps));
+            fflush(stdout);
+        }
+    }
+    free(buf);
+    MPI_Finalize();
+    return 0;
+}
