@@ -50,6 +50,10 @@ const rttcc_param_t kParams[] = {
      RTTCC_FIELD(tx_batch)},
     {"sock_buf", "Socket send and receive buffer size, bytes (forced past rmem_max when root)",
      RTTCC_PARAM_UINT, 5, nullptr, RTTCC_FIELD(sock_buf)},
+    {"udp_offload",
+     "Use UDP segmentation offload (GSO) when sending and receive offload (GRO) when "
+     "receiving, where the kernel has them",
+     RTTCC_PARAM_BOOL, 5, nullptr, RTTCC_FIELD(udp_offload)},
     {"stats", "Print this process's counters at finalize (one rttcc-stats line)",
      RTTCC_PARAM_BOOL, 3, nullptr, RTTCC_FIELD(stats)},
     {"fault_drop", "Testing only: drop this many sent datagrams per million", RTTCC_PARAM_UINT, 9,
@@ -83,6 +87,7 @@ extern "C" void rttcc_config_defaults(rttcc_config_t *c) {
     c->rx_batch = 32;
     c->tx_batch = 32;
     c->sock_buf = 32u << 20;
+    c->udp_offload = true;
     c->max_message = 4u << 20;
 }
 

@@ -34,6 +34,7 @@ typedef struct rttcc_config {
     unsigned rx_batch;              /* datagrams per recvmmsg */
     unsigned tx_batch;              /* datagrams per sendmmsg */
     unsigned sock_buf;              /* socket send and receive buffer bytes */
+    bool udp_offload;               /* use UDP GSO and GRO where the kernel has them */
     bool stats;                     /* print counters at finalize */
     unsigned fault_drop;            /* test only: drop per million datagrams sent */
     unsigned fault_dup;             /* test only: duplicate per million */

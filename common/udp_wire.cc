@@ -1,6 +1,7 @@
 #include "udp_wire.h"
 
 #include <arpa/inet.h>
+#include <netinet/udp.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -15,6 +16,16 @@ namespace rttcc {
 namespace {
 constexpr size_t kLocalPathDatagram = 65000;  // same host: the kernel's loopback path
 constexpr size_t kIpUdpOverhead = 28;
+constexpr int kMaxGsoSegments = 64;       // UDP_MAX_SEGMENTS on every kernel with GSO
+constexpr size_t kMaxGsoBytes = 65000;    // a GSO super-datagram is one IP packet's worth
+constexpr size_t kCmsgSpace = CMSG_SPACE(sizeof(uint16_t)) > CMSG_SPACE(sizeof(int))
+                                  ? CMSG_SPACE(sizeof(uint16_t)) : CMSG_SPACE(sizeof(int));
+
+size_t datagram_bytes(const TxDatagram &d) {
+    size_t n = 0;
+    for (int i = 0; i < d.iovcnt; ++i) n += d.iov[i].iov_len;
+    return n;
+}
 
 void set_buffer(int fd, int force_opt, int opt, int bytes) {
     if (setsockopt(fd, SOL_SOCKET, force_opt, &bytes, sizeof bytes) != 0)
@@ -30,6 +41,9 @@ std::unique_ptr<UdpWire> UdpWire::open(const rttcc_config_t &cfg, std::string *e
     if (!w->open_channel(kCmd, cfg, err) || !w->open_channel(kData, cfg, err)) return nullptr;
     w->tx_msgs_.resize(cfg.tx_batch);
     w->tx_to_.resize(cfg.tx_batch);
+    w->tx_iovs_.resize(cfg.tx_batch * 4);
+    w->tx_groups_.resize(cfg.tx_batch);
+    w->tx_control_.resize(cfg.tx_batch * kCmsgSpace);
     return w;
 }
 
@@ -53,6 +67,11 @@ bool UdpWire::open_channel(Channel ch, const rttcc_config_t &cfg, std::string *e
     set_buffer(fd, SO_SNDBUFFORCE, SO_SNDBUF, buf);
     set_buffer(fd, SO_RCVBUFFORCE, SO_RCVBUF, buf);
     local_[ch] = {iface_.ip, sa.sin_port, static_cast<uint16_t>(std::min(iface_.mtu, 65535u))};
+    if (ch == kData && cfg.udp_offload) {
+        int zero = 0, one = 1;
+        gso_ = setsockopt(fd, SOL_UDP, UDP_SEGMENT, &zero, sizeof zero) == 0;
+        gro_ = setsockopt(fd, SOL_UDP, UDP_GRO, &one, sizeof one) == 0;
+    }
 
     RxRing &r = rx_[ch];
     r.slot = ch == kCmd ? cfg.cmd_mtu : kMaxDatagram + 1;  // +1: an oversized datagram shows as truncated
@@ -60,6 +79,8 @@ bool UdpWire::open_channel(Channel ch, const rttcc_config_t &cfg, std::string *e
     r.msgs.resize(cfg.rx_batch);
     r.iovs.resize(cfg.rx_batch);
     r.from.resize(cfg.rx_batch);
+    r.control.resize(cfg.rx_batch * kCmsgSpace);
+    r.backlog.reserve(cfg.rx_batch * kMaxGsoSegments);
     for (unsigned i = 0; i < cfg.rx_batch; ++i) {
         r.iovs[i] = {r.bytes.data() + i * r.slot, r.slot};
         r.msgs[i] = mmsghdr{};
@@ -101,51 +122,116 @@ size_t UdpWire::path_datagram(const void *data_addr, size_t len) const {
     return std::min(mtu - kIpUdpOverhead, kMaxDatagram);
 }
 
-int UdpWire::tx_burst(Channel ch, TxDatagram *d, int n) {
-    n = std::min<int>(n, static_cast<int>(tx_msgs_.size()));
-    for (int i = 0; i < n; ++i) {
-        sockaddr_in &to = tx_to_[i];
+// Groups consecutive datagrams to one peer that share a size (the last of a
+// group may be shorter) into GSO super-datagrams; returns the group count.
+int UdpWire::group(TxDatagram *d, int n) {
+    int groups = 0, iovs = 0;
+    for (int i = 0; i < n;) {
+        const size_t size = datagram_bytes(d[i]);
+        TxGroup g{i, 1, 0};
+        size_t total = size;
+        const bool can_group = gso_ && size * 2 <= kMaxGsoBytes;
+        while (can_group && i + g.count < n && g.count < kMaxGsoSegments) {
+            const TxDatagram &next = d[i + g.count];
+            const size_t nsize = datagram_bytes(next);
+            if (next.dest != d[i].dest || nsize > size || total + nsize > kMaxGsoBytes) break;
+            total += nsize;
+            ++g.count;
+            if (nsize < size) break;  // only the last segment may be short
+        }
+        if (g.count > 1) g.gso = static_cast<uint16_t>(size);
+        // Flatten the iovecs and fill the msghdr.
+        msghdr &m = tx_msgs_[groups].msg_hdr;
+        m = msghdr{};
+        sockaddr_in &to = tx_to_[groups];
         to = sockaddr_in{};
         to.sin_family = AF_INET;
         to.sin_addr.s_addr = static_cast<uint32_t>(d[i].dest >> 16);
         to.sin_port = static_cast<uint16_t>(d[i].dest & 0xffff);
-        msghdr &m = tx_msgs_[i].msg_hdr;
-        m = msghdr{};
         m.msg_name = &to;
         m.msg_namelen = sizeof to;
-        m.msg_iov = d[i].iov;
-        m.msg_iovlen = static_cast<size_t>(d[i].iovcnt);
+        m.msg_iov = &tx_iovs_[iovs];
+        for (int k = 0; k < g.count; ++k)
+            for (int v = 0; v < d[i + k].iovcnt; ++v) tx_iovs_[iovs++] = d[i + k].iov[v];
+        m.msg_iovlen = static_cast<size_t>(&tx_iovs_[iovs] - static_cast<iovec *>(m.msg_iov));
+        if (g.gso) {
+            m.msg_control = &tx_control_[groups * kCmsgSpace];
+            m.msg_controllen = CMSG_SPACE(sizeof(uint16_t));
+            cmsghdr *c = CMSG_FIRSTHDR(&m);
+            c->cmsg_level = SOL_UDP;
+            c->cmsg_type = UDP_SEGMENT;
+            c->cmsg_len = CMSG_LEN(sizeof(uint16_t));
+            std::memcpy(CMSG_DATA(c), &g.gso, sizeof g.gso);
+        }
+        tx_groups_[groups++] = g;
+        i += g.count;
     }
-    int done = 0;
-    while (done < n) {
-        const int r = sendmmsg(fd_[ch], &tx_msgs_[done], static_cast<unsigned>(n - done), 0);
+    return groups;
+}
+
+// Sends the groups; returns how many datagrams the kernel took.
+int UdpWire::send_groups(Channel ch, int ngroups) {
+    int done = 0, taken = 0;
+    while (done < ngroups) {
+        const int r = sendmmsg(fd_[ch], &tx_msgs_[done], static_cast<unsigned>(ngroups - done), 0);
         if (r > 0) {
+            for (int k = done; k < done + r; ++k) taken += tx_groups_[k].count;
             done += r;
             continue;
         }
         if (errno == EINTR) continue;
         if (errno == EAGAIN || errno == EWOULDBLOCK || errno == ENOBUFS) break;
+        if (tx_groups_[done].gso && (errno == EIO || errno == EINVAL)) {
+            gso_ = false;  // the device cannot segment: the caller resends them one by one
+            break;
+        }
         ++tx_errors_;  // refused for good (e.g. unreachable): retransmission recovers
-        ++done;
+        taken += tx_groups_[done++].count;
     }
-    return done;
+    return taken;
+}
+
+int UdpWire::tx_burst(Channel ch, TxDatagram *d, int n) {
+    n = std::min<int>(n, static_cast<int>(tx_msgs_.size()));
+    return send_groups(ch, group(d, n));
+}
+
+// Cuts a GRO buffer (several datagrams of one size back to back) apart.
+void UdpWire::split(RxRing &r, int slot, size_t len, WireHandle src) {
+    size_t seg = len;
+    msghdr &m = r.msgs[slot].msg_hdr;
+    for (cmsghdr *c = CMSG_FIRSTHDR(&m); c; c = CMSG_NXTHDR(&m, c)) {
+        if (c->cmsg_level == SOL_UDP && c->cmsg_type == UDP_GRO) {
+            int v;
+            std::memcpy(&v, CMSG_DATA(c), sizeof v);
+            if (v > 0) seg = static_cast<size_t>(v);
+        }
+    }
+    const uint8_t *p = static_cast<const uint8_t *>(r.iovs[slot].iov_base);
+    for (size_t off = 0; off < len; off += seg) r.backlog.push_back({p + off, std::min(seg, len - off), src});
 }
 
 int UdpWire::rx_burst(Channel ch, RxDatagram *d, int n) {
     RxRing &r = rx_[ch];
-    n = std::min<int>(n, static_cast<int>(r.msgs.size()));
-    for (int i = 0; i < n; ++i) r.msgs[i].msg_hdr.msg_namelen = sizeof(sockaddr_in);
-    int got;
-    do {
-        got = recvmmsg(fd_[ch], r.msgs.data(), static_cast<unsigned>(n), MSG_DONTWAIT, nullptr);
-    } while (got < 0 && errno == EINTR);
-    if (got <= 0) return 0;
-    for (int i = 0; i < got; ++i) {
-        d[i].buf = static_cast<const uint8_t *>(r.iovs[i].iov_base);
-        d[i].len = r.msgs[i].msg_len;
-        d[i].src = handle_of(r.from[i].sin_addr.s_addr, r.from[i].sin_port);
+    if (r.backlog_next == r.backlog.size()) {  // all handed out: the slots may be reused
+        r.backlog.clear();
+        r.backlog_next = 0;
+        const int slots = static_cast<int>(r.msgs.size());
+        for (int i = 0; i < slots; ++i) {
+            r.msgs[i].msg_hdr.msg_namelen = sizeof(sockaddr_in);
+            r.msgs[i].msg_hdr.msg_control = gro_ && ch == kData ? &r.control[i * kCmsgSpace] : nullptr;
+            r.msgs[i].msg_hdr.msg_controllen = r.msgs[i].msg_hdr.msg_control ? kCmsgSpace : 0;
+        }
+        int got;
+        do {
+            got = recvmmsg(fd_[ch], r.msgs.data(), static_cast<unsigned>(std::min(n, slots)), MSG_DONTWAIT, nullptr);
+        } while (got < 0 && errno == EINTR);
+        for (int i = 0; i < got; ++i)
+            split(r, i, r.msgs[i].msg_len, handle_of(r.from[i].sin_addr.s_addr, r.from[i].sin_port));
     }
-    return got;
+    const int out = static_cast<int>(std::min<size_t>(n, r.backlog.size() - r.backlog_next));
+    for (int i = 0; i < out; ++i) d[i] = r.backlog[r.backlog_next++];
+    return out;
 }
 
 }  // namespace rttcc
