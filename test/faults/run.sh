@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# Faults: injected drops, duplicates, reordering and truncation must leave
+# every byte intact (with retransmissions counted); a frozen peer must end
+# the job with rttcc's error within a bounded time; an unusable setting must
+# give rttcc's show_help message and let MPI fall back or fail cleanly.
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+build=$(mktemp -d)
+cleanup() {
+    pkill -KILL -f "$build/" 2>/dev/null || true
+    rm -rf "$build"
+}
+trap cleanup EXIT INT TERM
+pkill -KILL -f '/tmp/tmp\.[A-Za-z0-9]*/(exchange|silent_peer)$' 2>/dev/null || true  # an interrupted run's leftovers
+
+passed=0
+failed=0
+ok() { echo "ok $1"; passed=$((passed + 1)); }
+bad() { echo "FAIL $1"; [ -f "$build/out" ] && tail -n 15 "$build/out" | sed 's/^/    /'; failed=$((failed + 1)); }
+
+mpicc -O2 -Wall -o "$build/exchange" "$here/exchange.c" &&
+mpicc -O2 -Wall -o "$build/silent_peer" "$here/silent_peer.c" || { echo "0 passed, 1 failed"; exit 1; }
+
+mpi() {  # mpi NP TIMEOUT args...
+    local np=$1 limit=$2
+    shift 2
+    timeout -k 5 "$limit" mpirun --allow-run-as-root --oversubscribe -np "$np" --mca pml ob1 \
+        --mca op ^avx "$@"
+}
+export OMPI_MCA_btl_rttcc_if_include=lo  # loopback only; a command-line value overrides it
+
+sum_field() {  # sum_field FIELD < output: total of FIELD over the rttcc-stats lines
+    awk -v f="$1" '/^rttcc-stats/ { for (i = 2; i <= NF; ++i) { split($i, kv, "="); if (kv[1] == f) s += kv[2] } } END { print s + 0 }'
+}
+
+# 1. Injected faults (per million datagrams sent).
+declare -A faults=(
+    [drop]="--mca btl_rttcc_fault_drop 20000"
+    [duplicate]="--mca btl_rttcc_fault_dup 30000"
+    [reorder]="--mca btl_rttcc_fault_reorder 30000"
+    [truncate]="--mca btl_rttcc_fault_truncate 20000"
+    [all]="--mca btl_rttcc_fault_drop 10000 --mca btl_rttcc_fault_dup 10000 --mca btl_rttcc_fault_reorder 10000 --mca btl_rttcc_fault_truncate 10000"
+)
+declare -A evidence=([drop]=retx [duplicate]=dup_segs [reorder]=dup_acks [truncate]=drop_malformed [all]=retx)
+for name in drop duplicate reorder truncate all; do
+    # shellcheck disable=SC2086
+    if mpi 3 120 --mca btl rttcc,self --mca btl_rttcc_stats 1 ${faults[$name]} \
+            --mca btl_rttcc_retrans_timeout_us 5000 "$build/exchange" >"$build/out" 2>&1 &&
+       grep -q '^PASS exchange' "$build/out"; then
+        n=$(sum_field "${evidence[$name]}" <"$build/out")
+        if [ "$(grep -c '^rttcc-stats' "$build/out")" -eq 3 ] && [ "$n" -gt 0 ]; then
+            ok "fault $name: data intact, ${evidence[$name]}=$n"
+        else
+            bad "fault $name: no evidence the fault was injected (${evidence[$name]}=$n)"
+        fi
+    else
+        bad "fault $name"
+    fi
+done
+
+# 2. A frozen peer: rttcc's error, the job ends, within the timeout plus slack.
+start=$(date +%s)
+mpi 2 60 --mca btl rttcc,self --mca btl_rttcc_peer_timeout_ms 3000 "$build/silent_peer" >"$build/out" 2>&1
+rc=$?
+secs=$(($(date +%s) - start))
+if [ $rc -ne 0 ] && [ $rc -ne 124 ] && grep -q 'lost contact with process' "$build/out" && [ $secs -le 30 ]; then
+    ok "frozen peer reported in ${secs}s"
+else
+    bad "frozen peer (rc=$rc after ${secs}s)"
+fi
+
+# 3. Unusable settings: rttcc's message, then a clean failure or a fallback.
+for setting in "btl_rttcc_if_include 10.255.0.0/16" "btl_rttcc_if_include 1.2.3.4/40" "btl_rttcc_window 1000"; do
+    # shellcheck disable=SC2086
+    mpi 2 60 --mca btl rttcc,tcp,self --mca btl_tcp_if_include lo --mca ${setting% *} ${setting#* } \
+        "$build/exchange" >"$build/out" 2>&1
+    rc=$?
+    if [ $rc -eq 0 ] && grep -q 'The rttcc BTL could not start' "$build/out" && grep -q '^PASS exchange' "$build/out"; then
+        ok "bad setting '$setting': rttcc explained and stepped aside, tcp carried the job"
+    else
+        bad "bad setting '$setting' (rc=$rc)"
+    fi
+done
+mpi 2 60 --mca btl rttcc,self --mca btl_rttcc_if_include 10.255.0.0/16 "$build/exchange" >"$build/out" 2>&1
+rc=$?
+if [ $rc -ne 0 ] && [ $rc -ne 124 ] && grep -q 'The rttcc BTL could not start' "$build/out"; then
+    ok "bad setting without fallback: clean failure (rc=$rc)"
+else
+    bad "bad setting without fallback (rc=$rc)"
+fi
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
