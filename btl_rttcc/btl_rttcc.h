@@ -52,6 +52,7 @@ int mca_btl_rttcc_module_init(mca_btl_rttcc_module_t *module);
 void mca_btl_rttcc_on_recv(void *user, uint32_t peer, uint8_t tag, const void *data, size_t len);
 void mca_btl_rttcc_on_send_done(void *user, void *cookie, int status);
 void mca_btl_rttcc_on_peer_dead(void *user, uint32_t peer, const char *why);
+void mca_btl_rttcc_on_unknown_peer(void *user, uint32_t peer);
 
 /* btl_rttcc_stats.c */
 int mca_btl_rttcc_register_pvars(void);

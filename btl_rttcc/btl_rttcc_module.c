@@ -277,6 +277,22 @@ void mca_btl_rttcc_on_recv(void *user, uint32_t peer, uint8_t tag, const void *d
     (void) peer;
 }
 
+/* A datagram came from a process of our job that the BML has not added
+ * yet (add_procs is lazy past mpi_add_procs_cutoff): add it now, so its
+ * retransmissions are accepted. */
+void mca_btl_rttcc_on_unknown_peer(void *user, uint32_t peer)
+{
+    mca_btl_rttcc_module_t *m = (mca_btl_rttcc_module_t *) user;
+    opal_process_name_t name = OPAL_PROC_MY_NAME;
+    opal_proc_t *proc;
+
+    name.vpid = peer;
+    proc = opal_proc_for_name(name);
+    if (NULL != proc) {
+        (void) endpoint_for(m, proc);
+    }
+}
+
 /* ------------------------------------------------------------ errors */
 
 void mca_btl_rttcc_on_peer_dead(void *user, uint32_t peer, const char *why)
@@ -307,11 +323,10 @@ static int rttcc_finalize(struct mca_btl_base_module_t *btl)
 {
     mca_btl_rttcc_module_t *m = to_module(btl);
 
+    /* Let the last ACKs out and wait (bounded) for ours: peers may be
+     * finalizing too. */
+    (void) rttcc_engine_drain(m->engine, 500);
     mca_btl_rttcc_print_stats(m);
-    /* Let the last ACKs out (bounded): peers may still wait for them. */
-    for (int i = 0; i < 100000 && rttcc_engine_busy(m->engine); ++i) {
-        rttcc_engine_progress(m->engine);
-    }
     mca_btl_rttcc_component.module = NULL;
     rttcc_engine_destroy(m->engine);
     for (size_t i = 0; i < m->num_endpoints; ++i) {

@@ -112,7 +112,9 @@ int rttcc_engine_progress(rttcc_engine_t *engine) {
     return guarded(nullptr, 0, [&] { return engine->impl->progress(); });
 }
 
-int rttcc_engine_busy(const rttcc_engine_t *engine) { return engine->impl->busy() ? 1 : 0; }
+int rttcc_engine_drain(rttcc_engine_t *engine, unsigned timeout_ms) {
+    return guarded(nullptr, 0, [&] { return engine->impl->drain(timeout_ms) ? 1 : 0; });
+}
 
 void rttcc_engine_stats(const rttcc_engine_t *engine, rttcc_stats_t *out) {
     *out = engine->impl->stats();

@@ -69,6 +69,10 @@ size_t Engine::local_address(void *buf, size_t cap) const {
 
 bool Engine::add_peer(uint32_t index, const void *addr, size_t len, std::string *err) {
     AddressHeader h;
+    if (index >= kMaxPeers || index == cfg_.self) {
+        *err = "peer index out of range";
+        return false;
+    }
     if (len < sizeof h) {
         *err = "peer address too short";
         return false;
@@ -142,9 +146,7 @@ int Engine::send_now(uint32_t index, uint8_t tag, size_t len, rttcc_fill_fn fill
 int Engine::progress() {
     if (!rx_mu_.try_lock()) return 0;  // another thread is receiving
     const nanos now = monotonic_now();
-    const uint64_t before = stats_.msgs_rx;
-    receive(kCmd, now);
-    receive(kData, now);
+    const int delivered = receive(kCmd, now) + receive(kData, now);
     {
         std::lock_guard<MaybeMutex> g(state_mu_);
         wire_full_ = false;
@@ -154,15 +156,27 @@ int Engine::progress() {
         send_due_acks(now);
         flush_all();
     }
-    const int delivered = static_cast<int>(stats_.msgs_rx - before);
     const int completed = run_callbacks();
     rx_mu_.unlock();
     return delivered + completed;
 }
 
-bool Engine::busy() const {
-    std::lock_guard<MaybeMutex> g(state_mu_);
-    return segments_.in_use() != 0 || messages_.in_use() != 0;
+bool Engine::drain(unsigned timeout_ms) {
+    const nanos end = monotonic_now() + msec(timeout_ms);
+    {
+        std::lock_guard<MaybeMutex> g(state_mu_);
+        const nanos now = monotonic_now();
+        while (Peer *p = acks_.front()) send_ack(*p, now);
+        flush_all();
+    }
+    for (;;) {
+        {
+            std::lock_guard<MaybeMutex> g(state_mu_);
+            if (segments_.in_use() == 0) return true;
+        }
+        if (monotonic_now() > end) return false;
+        progress();
+    }
 }
 
 int Engine::run_callbacks() {
@@ -170,13 +184,17 @@ int Engine::run_callbacks() {
     // emptied vectors are recycled so the steady state allocates nothing.
     std::vector<Completion> done;
     std::vector<DeadPeer> dead;
+    std::vector<uint32_t> unknown;
     {
         std::lock_guard<MaybeMutex> g(state_mu_);
-        if (completions_.empty() && dead_.empty()) return 0;
+        if (completions_.empty() && dead_.empty() && unknown_.empty()) return 0;
         done.swap(completions_);
         completions_.swap(spare_completions_);
         dead.swap(dead_);
+        unknown.swap(unknown_);
     }
+    for (uint32_t u : unknown)
+        if (cb_.on_unknown_peer) cb_.on_unknown_peer(cb_.user, u);
     for (const auto &d : dead)
         if (cb_.on_peer_dead) cb_.on_peer_dead(cb_.user, d.peer, d.why.c_str());
     for (const auto &c : done)

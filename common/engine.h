@@ -41,6 +41,8 @@ private:
 
 class Engine {
 public:
+    static constexpr uint32_t kMaxPeers = 1u << 24;  // process indices the engine accepts
+
     Engine(const rttcc_config_t &config, const rttcc_callbacks_t &callbacks,
            std::unique_ptr<Wire> wire);
     ~Engine();
@@ -55,7 +57,7 @@ public:
     int send(uint32_t peer, uint8_t tag, const iovec *iov, int iovcnt, void *cookie);
     int send_now(uint32_t peer, uint8_t tag, size_t len, rttcc_fill_fn fill, void *ctx);
     int progress();
-    bool busy() const;
+    bool drain(unsigned timeout_ms);
 
     rttcc_stats_t stats() const;
     const Peer *peer(uint32_t index) const {
@@ -97,8 +99,8 @@ private:
     Channel channel_for(const TxMessage &m) const;
 
     // engine_rx.cc
-    void receive(Channel ch, nanos now);
-    void handle_datagram(Channel ch, const RxDatagram &d, nanos now);
+    int receive(Channel ch, nanos now);
+    bool handle_datagram(Channel ch, const RxDatagram &d, nanos now);
     Peer *sender_of(Channel ch, const RxDatagram &d, const PacketHeader **h);
     bool accept_segment(Peer &p, const PacketHeader &h, nanos now);
 
@@ -142,6 +144,8 @@ private:
     std::vector<Completion> completions_;  // on_send_done calls to make
     std::vector<Completion> spare_completions_;  // recycled storage for completions_
     std::vector<DeadPeer> dead_;           // on_peer_dead calls to make
+    std::vector<uint32_t> unknown_;        // on_unknown_peer calls to make
+    std::vector<bool> asked_;              // unknown senders already reported
     rttcc_stats_t stats_ = {};             // engine-wide counters
     mutable MaybeMutex state_mu_;          // guards everything above
     MaybeMutex rx_mu_;                     // one thread receives at a time (owns rx buffers)

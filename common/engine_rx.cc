@@ -5,9 +5,12 @@
 
 namespace rttcc {
 
-void Engine::receive(Channel ch, nanos now) {
+// Returns how many messages it delivered.
+int Engine::receive(Channel ch, nanos now) {
     const int n = wire_->rx_burst(ch, rx_.data(), static_cast<int>(rx_.size()));
-    for (int i = 0; i < n; ++i) handle_datagram(ch, rx_[i], now);
+    int delivered = 0;
+    for (int i = 0; i < n; ++i) delivered += handle_datagram(ch, rx_[i], now);
+    return delivered;
 }
 
 // The validated header and known sender of a datagram, or nullptr (counted as a drop).
@@ -26,6 +29,13 @@ Peer *Engine::sender_of(Channel ch, const RxDatagram &d, const PacketHeader **h)
     }
     const uint32_t src = (*h)->src;
     Peer *p = src < peers_.size() ? peers_[src].get() : nullptr;
+    if (!p && src != cfg_.self && src < kMaxPeers) {  // of this job, not added yet: ask once
+        if (src >= asked_.size()) asked_.resize(src + 1);
+        if (!asked_[src]) {
+            asked_[src] = true;
+            unknown_.push_back(src);
+        }
+    }
     if (!p || p->dead || p->addr[ch] != d.src) {
         ++stats_.drops;
         ++stats_.drop_unknown_peer;
@@ -34,15 +44,16 @@ Peer *Engine::sender_of(Channel ch, const RxDatagram &d, const PacketHeader **h)
     return p;
 }
 
-void Engine::handle_datagram(Channel ch, const RxDatagram &d, nanos now) {
+// Returns 1 if it delivered a message.
+bool Engine::handle_datagram(Channel ch, const RxDatagram &d, nanos now) {
     std::unique_lock<MaybeMutex> lock(state_mu_);
     const PacketHeader *h;
     Peer *p = sender_of(ch, d, &h);
-    if (!p) return;
+    if (!p) return false;
     if (h->flags & kFlagAckValid) process_ack(*p, *h, now);
     const bool fresh = h->type != static_cast<uint8_t>(PacketType::ACK) && accept_segment(*p, *h, now);
     flush_all();  // nothing staged may outlive the lock (an ACK could free its segment)
-    if (!fresh) return;
+    if (!fresh) return false;
 
     const uint8_t *payload = d.buf + kHeaderSize;
     const uint32_t peer = p->id;
@@ -51,7 +62,7 @@ void Engine::handle_datagram(Channel ch, const RxDatagram &d, nanos now) {
         ++stats_.msgs_rx;
         lock.unlock();
         cb_.on_recv(cb_.user, peer, h->tag, payload, h->payload_len);
-        return;
+        return true;
     }
     bool bad;
     Reassembly::Message *m = p->reassembly.add(reassembly_buffers_, h->msg_id, h->msg_len, h->tag,
@@ -60,7 +71,7 @@ void Engine::handle_datagram(Channel ch, const RxDatagram &d, nanos now) {
         ++stats_.drops;
         ++stats_.drop_malformed;
     }
-    if (!m) return;
+    if (!m) return false;
     ++p->stats.msgs_rx;
     ++stats_.msgs_rx;
     const uint32_t msg_id = m->msg_id;
@@ -68,6 +79,7 @@ void Engine::handle_datagram(Channel ch, const RxDatagram &d, nanos now) {
     cb_.on_recv(cb_.user, peer, m->tag, m->buf, m->len);  // m stays put: only this thread adds chunks
     lock.lock();
     p->reassembly.release(reassembly_buffers_, p->reassembly.find(msg_id));
+    return true;
 }
 
 // Records a data segment's arrival; true if it is new and must be delivered.

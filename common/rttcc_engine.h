@@ -42,6 +42,9 @@ typedef struct rttcc_callbacks {
     void (*on_send_done)(void *user, void *cookie, int status);
     /* The peer stopped answering: retransmissions exhausted. */
     void (*on_peer_dead)(void *user, uint32_t peer, const char *why);
+    /* A datagram of this job came from a peer never added (the caller adds
+     * peers lazily): add it if it exists; its retransmissions then get in. */
+    void (*on_unknown_peer)(void *user, uint32_t peer);
 } rttcc_callbacks_t;
 
 /* Counters, per engine (rttcc_engine_stats) or per peer (rttcc_engine_peer_stats). */
@@ -116,8 +119,9 @@ int rttcc_engine_send_now(rttcc_engine_t *engine, uint32_t peer, uint8_t tag, si
  * segments.  Returns the number of events (messages delivered or completed). */
 int rttcc_engine_progress(rttcc_engine_t *engine);
 
-/* True while any message is waiting for an ACK or to be sent. */
-int rttcc_engine_busy(const rttcc_engine_t *engine);
+/* Before shutdown: sends every ACK owed now, then progresses until nothing
+ * is in flight or `timeout_ms` passed.  Returns 1 if everything was ACKed. */
+int rttcc_engine_drain(rttcc_engine_t *engine, unsigned timeout_ms);
 
 void rttcc_engine_stats(const rttcc_engine_t *engine, rttcc_stats_t *out);
 int rttcc_engine_peer_stats(const rttcc_engine_t *engine, uint32_t peer, rttcc_stats_t *out);

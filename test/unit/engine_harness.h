@@ -2,6 +2,7 @@
 // fault injection, recording what each delivers and completes.
 #pragma once
 #include <cstring>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -23,6 +24,9 @@ struct Node {
     std::vector<void *> completed;      // cookies reported done OK
     std::vector<void *> failed;         // cookies reported failed
     std::vector<uint32_t> dead;         // peers declared dead
+    std::vector<uint32_t> unknown;      // unknown senders reported
+    std::function<void(uint32_t)> add_unknown;  // how to add one, if set
+    std::vector<uint8_t> address;       // what this node publishes
     std::unique_ptr<rttcc::Engine> engine;
     rttcc::FaultyWire *faults = nullptr;  // set when faults were asked for
 
@@ -36,6 +40,11 @@ struct Node {
         (status == RTTCC_OK ? self->completed : self->failed).push_back(cookie);
     }
     static void on_dead(void *u, uint32_t peer, const char *) { static_cast<Node *>(u)->dead.push_back(peer); }
+    static void on_unknown(void *u, uint32_t peer) {
+        auto *self = static_cast<Node *>(u);
+        self->unknown.push_back(peer);
+        if (self->add_unknown) self->add_unknown(peer);
+    }
 };
 
 inline rttcc_config_t test_config(uint32_t self) {
@@ -52,7 +61,8 @@ inline rttcc_config_t test_config(uint32_t self) {
 // Builds n nodes, all peers of each other.
 inline std::vector<std::unique_ptr<Node>> make_nodes(rttcc::MemNetwork &net, int n,
                                                      rttcc::FaultRates faults = {},
-                                                     void (*tune)(rttcc_config_t &) = nullptr) {
+                                                     void (*tune)(rttcc_config_t &) = nullptr,
+                                                     bool (*connect)(int from, int to) = nullptr) {
     std::vector<std::unique_ptr<Node>> nodes;
     std::vector<std::vector<uint8_t>> addrs;
     for (int i = 0; i < n; ++i) {
@@ -65,16 +75,17 @@ inline std::vector<std::unique_ptr<Node>> make_nodes(rttcc::MemNetwork &net, int
             node->faults = fw.get();
             wire = std::move(fw);
         }
-        rttcc_callbacks_t cb{node.get(), Node::on_recv, Node::on_done, Node::on_dead};
+        rttcc_callbacks_t cb{node.get(), Node::on_recv, Node::on_done, Node::on_dead, Node::on_unknown};
         node->engine = std::make_unique<rttcc::Engine>(cfg, cb, std::move(wire));
         std::vector<uint8_t> a(256);
         a.resize(node->engine->local_address(a.data(), a.size()));
         addrs.push_back(a);
+        node->address = a;
         nodes.push_back(std::move(node));
     }
     for (int i = 0; i < n; ++i)
         for (int j = 0; j < n; ++j) {
-            if (i == j) continue;
+            if (i == j || (connect && !connect(i, j))) continue;
             std::string err;
             if (!nodes[i]->engine->add_peer(static_cast<uint32_t>(j), addrs[j].data(), addrs[j].size(), &err))
                 throw std::runtime_error(err);

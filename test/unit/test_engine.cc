@@ -131,6 +131,26 @@ static void test_silent_peer_is_declared_dead(void **) {
     assert_int_equal(nodes[0]->engine->send(1, 1, &iov, 1, &big), RTTCC_ERR_UNREACH);
 }
 
+static void test_unknown_sender_is_reported_and_added(void **) {
+    MemNetwork net(4000);
+    // Node 1 has not added node 0 (lazy add_procs); node 0 knows node 1.
+    auto nodes = make_nodes(net, 2, {}, nullptr, [](int from, int to) { return !(from == 1 && to == 0); });
+    Node &n1 = *nodes[1];
+    n1.add_unknown = [&](uint32_t peer) {
+        std::string err;
+        assert_true(n1.engine->add_peer(peer, nodes[peer]->address.data(), nodes[peer]->address.size(), &err));
+    };
+    std::vector<uint8_t> msg = make_message(3, 5000);
+    iovec iov{msg.data(), msg.size()};
+    nodes[0]->engine->send(1, 9, &iov, 1, &msg);
+    assert_true(run_until(nodes, [&] { return n1.received.size() == 1 && nodes[0]->completed.size() == 1; }, 10));
+    assert_int_equal(n1.unknown.size(), 1);  // reported once, not per datagram
+    assert_int_equal(n1.unknown[0], 0);
+    assert_true(n1.received[0].bytes == msg);
+    assert_true(n1.engine->stats().drop_unknown_peer >= 1);  // the first transmission was refused
+    assert_true(nodes[0]->engine->stats().retx >= 1);        // and its retransmission got in
+}
+
 static void test_idle_peer_memory_is_small(void **) {
     MemNetwork net(4000);
     auto nodes = make_nodes(net, 2);
@@ -148,6 +168,7 @@ int main() {
         cmocka_unit_test(test_small_window_with_wrapping_traffic),
         cmocka_unit_test(test_foreign_datagrams_are_dropped),
         cmocka_unit_test(test_silent_peer_is_declared_dead),
+        cmocka_unit_test(test_unknown_sender_is_reported_and_added),
         cmocka_unit_test(test_idle_peer_memory_is_small),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);
