@@ -146,7 +146,9 @@ int Engine::send_now(uint32_t index, uint8_t tag, size_t len, rttcc_fill_fn fill
 int Engine::progress() {
     if (!rx_mu_.try_lock()) return 0;  // another thread is receiving
     const nanos now = monotonic_now();
-    const int delivered = receive(kCmd, now) + receive(kData, now);
+    const unsigned ready = wire_->ready();
+    const int delivered = (ready & (1u << kCmd) ? receive(kCmd, now) : 0) +
+                          (ready & (1u << kData) ? receive(kData, now) : 0);
     {
         std::lock_guard<MaybeMutex> g(state_mu_);
         wire_full_ = false;

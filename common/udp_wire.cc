@@ -39,6 +39,7 @@ std::unique_ptr<UdpWire> UdpWire::open(const rttcc_config_t &cfg, std::string *e
     if (!select_interface(all, cfg.if_include, cfg.if_exclude, &w->iface_, err)) return nullptr;
     for (const auto &i : all) w->local_ips_.push_back(i.ip);
     if (!w->open_channel(kCmd, cfg, err) || !w->open_channel(kData, cfg, err)) return nullptr;
+
     w->tx_msgs_.resize(cfg.tx_batch);
     w->tx_to_.resize(cfg.tx_batch);
     w->tx_iovs_.resize(cfg.tx_batch * 4);
@@ -94,6 +95,18 @@ bool UdpWire::open_channel(Channel ch, const rttcc_config_t &cfg, std::string *e
 UdpWire::~UdpWire() {
     for (int fd : fd_)
         if (fd >= 0) close(fd);
+}
+
+// The command channel (tiny messages, ACKs) is polled on every call: that
+// is the latency path.  The data channel is polled on every call while it is
+// busy and on every fourth call once it has been idle for a while, which
+// saves an empty recvmmsg on most idle polls (measurable in 8-byte latency).
+unsigned UdpWire::ready() {
+    constexpr unsigned kBusyPolls = 256, kIdleStride = 4;
+    unsigned mask = 1u << kCmd;
+    const bool backlog = rx_[kData].backlog_next != rx_[kData].backlog.size();
+    if (backlog || data_idle_polls_ < kBusyPolls || ++data_skips_ % kIdleStride == 0) mask |= 1u << kData;
+    return mask;
 }
 
 size_t UdpWire::local_address(Channel ch, void *buf, size_t cap) const {
@@ -228,6 +241,7 @@ int UdpWire::rx_burst(Channel ch, RxDatagram *d, int n) {
         } while (got < 0 && errno == EINTR);
         for (int i = 0; i < got; ++i)
             split(r, i, r.msgs[i].msg_len, handle_of(r.from[i].sin_addr.s_addr, r.from[i].sin_port));
+        if (ch == kData) data_idle_polls_ = got > 0 ? 0 : data_idle_polls_ + 1;
     }
     const int out = static_cast<int>(std::min<size_t>(n, r.backlog.size() - r.backlog_next));
     for (int i = 0; i < out; ++i) d[i] = r.backlog[r.backlog_next++];

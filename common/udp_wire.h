@@ -26,6 +26,7 @@ public:
     size_t path_datagram(const void *data_addr, size_t len) const override;
     int tx_burst(Channel ch, TxDatagram *d, int n) override;
     int rx_burst(Channel ch, RxDatagram *d, int n) override;
+    unsigned ready() override;
 
     const Interface &interface() const { return iface_; }
     bool gso() const { return gso_; }
@@ -69,6 +70,8 @@ private:
     Interface iface_;                         // where we are bound
     std::vector<uint32_t> local_ips_;         // every address of this host (same-host peers)
     int fd_[kChannels] = {-1, -1};            // socket per channel
+    unsigned data_idle_polls_ = 0;            // data-channel polls in a row that found nothing
+    unsigned data_skips_ = 0;                 // ready() calls while the data channel is idle
     Address local_[kChannels] = {};           // our address per channel
     RxRing rx_[kChannels];                    // receive buffers per channel
     std::vector<mmsghdr> tx_msgs_;            // sendmmsg scratch, one per group
