@@ -54,6 +54,9 @@ void mca_btl_rttcc_on_send_done(void *user, void *cookie, int status);
 void mca_btl_rttcc_on_peer_dead(void *user, uint32_t peer, const char *why);
 void mca_btl_rttcc_on_unknown_peer(void *user, uint32_t peer);
 
+/* btl_rttcc_help.c: a help-file message on stderr (once per node if asked). */
+void mca_btl_rttcc_show_help(bool once_per_node, const char *topic, ...);
+
 /* btl_rttcc_stats.c */
 int mca_btl_rttcc_register_pvars(void);
 void mca_btl_rttcc_print_stats(mca_btl_rttcc_module_t *module);

@@ -105,8 +105,7 @@ static mca_btl_base_module_t **rttcc_component_init(int *num_btls, bool progress
 
     rc = rttcc_engine_create(cfg, &cbs, &module->engine, err, sizeof err);
     if (RTTCC_OK != rc) {
-        opal_show_help("help-mpi-btl-rttcc.txt", "engine failed", true, opal_process_info.nodename,
-                       err);
+        mca_btl_rttcc_show_help(true, "engine failed", opal_process_info.nodename, err);
         goto fail;
     }
     len = rttcc_engine_local_address(module->engine, addr, sizeof addr);

@@ -64,8 +64,8 @@ static mca_btl_rttcc_endpoint_t *endpoint_for(mca_btl_rttcc_module_t *m, opal_pr
     rc = rttcc_engine_add_peer(m->engine, vpid, addr, size, err, sizeof err);
     free(addr);
     if (RTTCC_OK != rc) {
-        opal_show_help("help-mpi-btl-rttcc.txt", "bad peer address", true,
-                       opal_process_info.nodename, OPAL_NAME_PRINT(proc->proc_name), err);
+        mca_btl_rttcc_show_help(false, "bad peer address", opal_process_info.nodename,
+                                OPAL_NAME_PRINT(proc->proc_name), err);
         return NULL;
     }
     ep = calloc(1, sizeof *ep);
@@ -302,9 +302,10 @@ void mca_btl_rttcc_on_peer_dead(void *user, uint32_t peer, const char *why)
     opal_proc_t *proc = ep ? ep->proc : NULL;
     char *host = proc ? opal_get_proc_hostname(proc) : NULL;
 
-    opal_show_help("help-mpi-btl-rttcc.txt", "peer dead", true, opal_process_info.nodename,
-                   OPAL_NAME_PRINT(OPAL_PROC_MY_NAME), proc ? OPAL_NAME_PRINT(proc->proc_name) : "?",
-                   host ? host : "unknown host", why);
+    mca_btl_rttcc_show_help(false, "peer dead", opal_process_info.nodename,
+                            OPAL_NAME_PRINT(OPAL_PROC_MY_NAME),
+                            proc ? OPAL_NAME_PRINT(proc->proc_name) : "?",
+                            host ? host : "unknown host", why);
     if (NULL != m->error_cb) {
         m->error_cb(&m->super, MCA_BTL_ERROR_FLAGS_FATAL, proc, (char *) "btl_rttcc: peer dead");
     }
