@@ -23,11 +23,17 @@ struct mca_btl_base_endpoint_t {
 };
 typedef struct mca_btl_base_endpoint_t mca_btl_rttcc_endpoint_t;
 
+/* A descriptor free list and the buffer size of its descriptors. */
+typedef struct mca_btl_rttcc_frag_list_t {
+    opal_free_list_t list;
+    size_t buf_size;
+} mca_btl_rttcc_frag_list_t;
+
 typedef struct mca_btl_rttcc_module_t {
     mca_btl_base_module_t super;
     rttcc_engine_t *engine;                      /* the protocol engine */
-    opal_free_list_t eager_frags;                /* descriptors with eager_limit bytes */
-    opal_free_list_t max_frags;                  /* descriptors with max_send_size bytes */
+    mca_btl_rttcc_frag_list_t eager_frags;       /* descriptors with eager_limit bytes */
+    mca_btl_rttcc_frag_list_t max_frags;         /* descriptors with max_send_size bytes */
     mca_btl_rttcc_endpoint_t **endpoints;        /* by vpid, NULL if unknown */
     size_t num_endpoints;                        /* size of endpoints */
     mca_btl_base_module_error_cb_fn_t error_cb;  /* registered by the PML */

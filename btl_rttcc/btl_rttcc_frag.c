@@ -12,48 +12,40 @@ static void frag_construct(mca_btl_rttcc_frag_t *frag)
 
 OBJ_CLASS_INSTANCE(mca_btl_rttcc_frag_t, mca_btl_base_descriptor_t, frag_construct, NULL);
 
-typedef struct {
-    opal_free_list_t *list;
-    size_t size;
-} list_ctx_t;
-
-static list_ctx_t eager_ctx, max_ctx;
-
 /* Runs once per new free-list item, after its payload buffer was attached. */
 static int frag_item_init(opal_free_list_item_t *item, void *ctx)
 {
     mca_btl_rttcc_frag_t *frag = (mca_btl_rttcc_frag_t *) item;
-    list_ctx_t *c = (list_ctx_t *) ctx;
+    mca_btl_rttcc_frag_list_t *fl = (mca_btl_rttcc_frag_list_t *) ctx;
     frag->buf = (unsigned char *) item->ptr;
-    frag->buf_size = c->size;
-    frag->home = c->list;
+    frag->buf_size = fl->buf_size;
+    frag->home = &fl->list;
     return OPAL_SUCCESS;
 }
 
-static int list_init(opal_free_list_t *list, list_ctx_t *ctx, size_t size)
+static int list_init(mca_btl_rttcc_frag_list_t *fl, size_t buf_size)
 {
-    ctx->list = list;
-    ctx->size = size;
-    OBJ_CONSTRUCT(list, opal_free_list_t);
-    return opal_free_list_init(list, sizeof(mca_btl_rttcc_frag_t), opal_cache_line_size,
-                               OBJ_CLASS(mca_btl_rttcc_frag_t), size, opal_cache_line_size,
+    fl->buf_size = buf_size;
+    OBJ_CONSTRUCT(&fl->list, opal_free_list_t);
+    return opal_free_list_init(&fl->list, sizeof(mca_btl_rttcc_frag_t), opal_cache_line_size,
+                               OBJ_CLASS(mca_btl_rttcc_frag_t), buf_size, opal_cache_line_size,
                                32 /* initial */, -1 /* no maximum */, 32 /* per growth */,
-                               NULL, 0, NULL, frag_item_init, ctx);
+                               NULL, 0, NULL, frag_item_init, fl);
 }
 
 int mca_btl_rttcc_frag_lists_init(mca_btl_rttcc_module_t *module)
 {
-    int rc = list_init(&module->eager_frags, &eager_ctx, module->super.btl_eager_limit);
+    int rc = list_init(&module->eager_frags, module->super.btl_eager_limit);
     if (OPAL_SUCCESS != rc) {
         return rc;
     }
-    return list_init(&module->max_frags, &max_ctx, module->super.btl_max_send_size);
+    return list_init(&module->max_frags, module->super.btl_max_send_size);
 }
 
 void mca_btl_rttcc_frag_lists_fini(mca_btl_rttcc_module_t *module)
 {
-    OBJ_DESTRUCT(&module->eager_frags);
-    OBJ_DESTRUCT(&module->max_frags);
+    OBJ_DESTRUCT(&module->eager_frags.list);
+    OBJ_DESTRUCT(&module->max_frags.list);
 }
 
 mca_btl_rttcc_frag_t *mca_btl_rttcc_frag_get(mca_btl_rttcc_module_t *module, size_t size)
@@ -61,10 +53,10 @@ mca_btl_rttcc_frag_t *mca_btl_rttcc_frag_get(mca_btl_rttcc_module_t *module, siz
     opal_free_list_t *list;
     mca_btl_rttcc_frag_t *frag;
 
-    if (size <= module->super.btl_eager_limit) {
-        list = &module->eager_frags;
-    } else if (size <= module->super.btl_max_send_size) {
-        list = &module->max_frags;
+    if (size <= module->eager_frags.buf_size) {
+        list = &module->eager_frags.list;
+    } else if (size <= module->max_frags.buf_size) {
+        list = &module->max_frags.list;
     } else {
         return NULL;
     }

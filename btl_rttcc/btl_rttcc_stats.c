@@ -47,24 +47,41 @@ int mca_btl_rttcc_register_pvars(void)
     return OPAL_SUCCESS;
 }
 
+/* One line of "key=value" counters, leaving out zeros when `skip_zero`. */
+static void print_line(const char *prefix, const rttcc_stats_t *s, bool skip_zero)
+{
+    char line[2048];
+    int n = snprintf(line, sizeof line, "%s", prefix);
+#define RTTCC_STAT_PRINT(name, help)                                                  \
+    if (n < (int) sizeof line && !(skip_zero && 0 == s->name)) {                      \
+        n += snprintf(line + n, sizeof line - n, " %s=%llu", #name,                   \
+                      (unsigned long long) s->name);                                  \
+    }
+    RTTCC_STATS(RTTCC_STAT_PRINT)
+#undef RTTCC_STAT_PRINT
+    fprintf(stderr, "%s\n", line);
+}
+
+/* btl_rttcc_stats: the process's counters (every field, for scripts), then
+ * one line per peer it exchanged with (non-zero fields). */
 void mca_btl_rttcc_print_stats(mca_btl_rttcc_module_t *m)
 {
     rttcc_stats_t s;
-    char line[2048];
-    int n;
+    char prefix[64];
 
     if (!mca_btl_rttcc_component.config.stats) {
         return;
     }
     rttcc_engine_stats(m->engine, &s);
-    n = snprintf(line, sizeof line, "rttcc-stats rank=%u", OPAL_PROC_MY_NAME.vpid);
-#define RTTCC_STAT_PRINT(name, help)                                                  \
-    if (n < (int) sizeof line) {                                                      \
-        n += snprintf(line + n, sizeof line - n, " %s=%llu", #name,                   \
-                      (unsigned long long) s.name);                                   \
+    snprintf(prefix, sizeof prefix, "rttcc-stats rank=%u", OPAL_PROC_MY_NAME.vpid);
+    print_line(prefix, &s, false);
+    for (size_t i = 0; i < m->num_endpoints; ++i) {
+        if (NULL == m->endpoints[i] || RTTCC_OK != rttcc_engine_peer_stats(m->engine, (uint32_t) i, &s) ||
+            0 == s.segs_tx + s.segs_rx) {
+            continue;
+        }
+        snprintf(prefix, sizeof prefix, "rttcc-peer rank=%u peer=%zu", OPAL_PROC_MY_NAME.vpid, i);
+        print_line(prefix, &s, true);
     }
-    RTTCC_STATS(RTTCC_STAT_PRINT)
-#undef RTTCC_STAT_PRINT
-    fprintf(stderr, "%s\n", line);
     fflush(stderr);
 }

@@ -121,14 +121,7 @@ void rttcc_engine_stats(const rttcc_engine_t *engine, rttcc_stats_t *out) {
 }
 
 int rttcc_engine_peer_stats(const rttcc_engine_t *engine, uint32_t peer, rttcc_stats_t *out) {
-    const rttcc::Peer *p = engine->impl->peer(peer);
-    if (!p) return RTTCC_ERR_ARG;
-    *out = p->stats;
-    return RTTCC_OK;
-}
-
-size_t rttcc_engine_peer_memory(const rttcc_engine_t *engine, uint32_t peer) {
-    return engine->impl->peer_memory(peer);
+    return engine->impl->peer_stats(peer, out) ? RTTCC_OK : RTTCC_ERR_ARG;
 }
 
 }  // extern "C"

@@ -213,6 +213,14 @@ rttcc_stats_t Engine::stats() const {
     return stats_;
 }
 
+bool Engine::peer_stats(uint32_t index, rttcc_stats_t *out) const {
+    std::lock_guard<MaybeMutex> g(state_mu_);
+    const Peer *p = peer(index);
+    if (!p) return false;
+    *out = p->stats;
+    return true;
+}
+
 size_t Engine::peer_memory(uint32_t index) const {
     const Peer *p = peer(index);
     if (!p) return 0;

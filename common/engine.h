@@ -60,6 +60,7 @@ public:
     bool drain(unsigned timeout_ms);
 
     rttcc_stats_t stats() const;
+    bool peer_stats(uint32_t index, rttcc_stats_t *out) const;
     const Peer *peer(uint32_t index) const {
         return index < peers_.size() ? peers_[index].get() : nullptr;
     }

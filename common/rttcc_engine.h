@@ -47,7 +47,7 @@ typedef struct rttcc_callbacks {
     void (*on_unknown_peer)(void *user, uint32_t peer);
 } rttcc_callbacks_t;
 
-/* Counters, per engine (rttcc_engine_stats) or per peer (rttcc_engine_peer_stats). */
+/* Counters, kept per engine and per peer. */
 #define RTTCC_STATS(X)                                                            \
     X(bytes_tx, "payload bytes sent, first transmissions only")                    \
     X(bytes_rx, "payload bytes received and accepted")                             \
@@ -123,11 +123,10 @@ int rttcc_engine_progress(rttcc_engine_t *engine);
  * is in flight or `timeout_ms` passed.  Returns 1 if everything was ACKed. */
 int rttcc_engine_drain(rttcc_engine_t *engine, unsigned timeout_ms);
 
+/* This process's counters, summed over its peers. */
 void rttcc_engine_stats(const rttcc_engine_t *engine, rttcc_stats_t *out);
+/* One peer's counters; RTTCC_ERR_ARG for an unknown peer. */
 int rttcc_engine_peer_stats(const rttcc_engine_t *engine, uint32_t peer, rttcc_stats_t *out);
-
-/* Bytes of engine memory a peer costs now (window ring, bitmaps, bookkeeping). */
-size_t rttcc_engine_peer_memory(const rttcc_engine_t *engine, uint32_t peer);
 
 #ifdef __cplusplus
 }
