@@ -146,9 +146,20 @@ int Engine::send_now(uint32_t index, uint8_t tag, size_t len, rttcc_fill_fn fill
 int Engine::progress() {
     if (!rx_mu_.try_lock()) return 0;  // another thread is receiving
     const nanos now = monotonic_now();
+    // Read what is queued (bounded) before looking at timers: after this
+    // process was descheduled, the ACKs that cancel them may be deep in the
+    // socket queues.
+    constexpr int kMaxBursts = 8;
     const unsigned ready = wire_->ready();
-    const int delivered = (ready & (1u << kCmd) ? receive(kCmd, now) : 0) +
-                          (ready & (1u << kData) ? receive(kData, now) : 0);
+    int delivered = 0;
+    for (int ch = 0; ch < kChannels; ++ch) {
+        if (!(ready & (1u << ch))) continue;
+        for (int b = 0; b < kMaxBursts; ++b) {
+            int got = 0;
+            delivered += receive(static_cast<Channel>(ch), now, &got);
+            if (got < static_cast<int>(rx_.size())) break;
+        }
+    }
     {
         std::lock_guard<MaybeMutex> g(state_mu_);
         wire_full_ = false;

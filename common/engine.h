@@ -100,7 +100,7 @@ private:
     Channel channel_for(const TxMessage &m) const;
 
     // engine_rx.cc
-    int receive(Channel ch, nanos now);
+    int receive(Channel ch, nanos now, int *got);
     bool handle_datagram(Channel ch, const RxDatagram &d, nanos now);
     Peer *sender_of(Channel ch, const RxDatagram &d, const PacketHeader **h);
     bool accept_segment(Peer &p, const PacketHeader &h, nanos now);

@@ -5,9 +5,11 @@
 
 namespace rttcc {
 
-// Returns how many messages it delivered.
-int Engine::receive(Channel ch, nanos now) {
+// One burst from a channel; returns how many messages it delivered and sets
+// *got to the datagrams it read.
+int Engine::receive(Channel ch, nanos now, int *got) {
     const int n = wire_->rx_burst(ch, rx_.data(), static_cast<int>(rx_.size()));
+    *got = n;
     int delivered = 0;
     for (int i = 0; i < n; ++i) delivered += handle_datagram(ch, rx_[i], now);
     return delivered;

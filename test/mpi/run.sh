@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# MPI correctness over btl rttcc on one host: every test verifies its data;
+# each run pins the transport (--mca btl rttcc,self: no vader, no tcp) and
+# rttcc's counters prove it carried every rank's traffic.
+#
+#   test/mpi/run.sh [test ...]     BTL=tcp,self to run the same tests over tcp
+#   SELFTEST=1 test/mpi/run.sh     corrupts one received byte: every test must fail
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+source "$here/lib.sh"
+btl=${BTL:-rttcc,self}
+build=$(mktemp -d)
+cleanup() {
+    pkill -KILL -f "$build/" 2>/dev/null || true
+    rm -rf "$build"
+}
+trap cleanup EXIT INT TERM
+pkill -KILL -f '/tmp/tmp\.[A-Za-z0-9]*/mt_' 2>/dev/null || true  # an interrupted run's leftovers
+
+# name: np values (and arguments)
+plan=(
+    "pingpong:2"
+    "pingpong:4:-max 4194304"
+    "storm:2 3 4 8"
+    "anysource:3 8"
+    "ssend:2 4"
+    "probe:2 5"
+    "datatypes:2 4"
+    "incast:4 8"
+    "thread_multiple:2 4"
+    "collectives:2 3 4 5 8"
+)
+selected=("$@")
+passed=0 failed=0
+
+for src in "$here"/*.c; do
+    mpicc -O2 -Wall -Wextra -Werror -o "$build/mt_$(basename "$src" .c)" "$src" -lpthread ||
+        { echo "FAIL build $src"; echo "0 passed, 1 failed"; exit 1; }
+done
+
+run_one() {  # run_one NAME NP ARGS
+    local name=$1 np=$2 args=$3 out="$build/out" start rc secs why=""
+    start=$(date +%s.%N)
+    # shellcheck disable=SC2086
+    timeout -k 5 "${TEST_TIMEOUT:-180}" mpirun --allow-run-as-root --oversubscribe -np "$np" \
+        --mca pml ob1 --mca btl "$btl" --mca btl_rttcc_if_include lo --mca btl_tcp_if_include lo \
+        --mca btl_rttcc_stats 1 --mca op ^avx "$build/mt_$name" $args >"$out" 2>&1
+    rc=$?
+    secs=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
+    if [ -n "${SELFTEST:-}" ]; then
+        if [ $rc -ne 0 ] && grep -q "^FAIL " "$out"; then
+            echo "ok $name np=$np: corruption detected (${secs}s)"; passed=$((passed + 1))
+        else
+            echo "FAIL $name np=$np: corruption NOT detected (rc=$rc)"; failed=$((failed + 1))
+        fi
+        return
+    fi
+    [ $rc -eq 0 ] || why="exit code $rc"
+    [ -z "$why" ] && ! grep -q "^PASS $name" "$out" && why="no PASS line"
+    if [ -z "$why" ] && [[ $btl == *rttcc* ]]; then
+        why=$(rttcc_stats_ok "$out" "$np") || true
+    fi
+    if [ -z "$why" ]; then
+        echo "ok $name np=$np $args (${secs}s, retx=$(stats_sum "$out" retx))"; passed=$((passed + 1))
+    else
+        echo "FAIL $name np=$np $args: $why"; tail -n 20 "$out" | sed 's/^/    /'; failed=$((failed + 1))
+    fi
+}
+
+[ -n "${SELFTEST:-}" ] && export RTTCC_MPITEST_CORRUPT=1
+for entry in "${plan[@]}"; do
+    IFS=: read -r name nps args <<<"$entry"
+    if ((${#selected[@]})) && [[ " ${selected[*]} " != *" $name "* ]]; then
+        continue
+    fi
+    for np in $nps; do
+        run_one "$name" "$np" "${args:-}"
+        [ -n "${SELFTEST:-}" ] && break
+    done
+done
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
