@@ -20,14 +20,17 @@ static int stat_offsets[STAT_COUNT] = {
 #undef RTTCC_STAT_OFFSET
 };
 
-static int read_counter(const struct mca_base_pvar_t *pvar, void *value, void *ctx)
+/* MPI_T read of one counter; the counter's offset is the pvar's context
+ * (the third argument is the bound object, unused: NO_OBJECT binding). */
+static int read_counter(const struct mca_base_pvar_t *pvar, void *value, void *obj)
 {
+    int offset = *(const int *) pvar->ctx;
     mca_btl_rttcc_module_t *m = mca_btl_rttcc_component.module;
     rttcc_stats_t s = {0};
     if (NULL != m) {
         rttcc_engine_stats(m->engine, &s);
     }
-    *(unsigned long *) value = (unsigned long) *(uint64_t *) ((char *) &s + *(int *) ctx);
+    *(unsigned long *) value = (unsigned long) *(uint64_t *) ((char *) &s + offset);
     return OPAL_SUCCESS;
 }
 

@@ -29,6 +29,7 @@ plan=(
     "incast:4 8"
     "thread_multiple:2 4"
     "collectives:2 3 4 5 8"
+    "mpit:2 4"
 )
 selected=("$@")
 passed=0 failed=0
