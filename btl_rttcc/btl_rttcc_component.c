@@ -90,7 +90,9 @@ static mca_btl_base_module_t **rttcc_component_init(int *num_btls, bool progress
     }
     *module = mca_btl_rttcc_module_template;
 
-    cfg->thread_safe = mpi_threads || progress_threads;
+    /* Open MPI's own progress thread never calls BTL progress (we do not set
+     * MCA_BTL_FLAGS_BTL_PROGRESS_THREAD_ENABLED): only MPI threads need locks. */
+    cfg->thread_safe = mpi_threads;
     cfg->job_key = job_key();
     cfg->self = OPAL_PROC_MY_NAME.vpid;
     cfg->max_message = (uint32_t) module->super.btl_max_send_size;

@@ -9,6 +9,9 @@
 #include "faulty_wire.h"
 #include "rttcc_engine.h"
 #include "udp_wire.h"
+#ifdef RTTCC_HAVE_OFI
+#include "ofi_wire.h"
+#endif
 
 struct rttcc_engine {
     std::unique_ptr<rttcc::Engine> impl;  // the engine
@@ -27,8 +30,16 @@ std::unique_ptr<rttcc::Wire> open_wire(const rttcc_config_t &cfg, std::string *e
         case RTTCC_WIRE_UDP:
             wire = rttcc::UdpWire::open(cfg, err);
             break;
+        case RTTCC_WIRE_OFI:
+#ifdef RTTCC_HAVE_OFI
+            wire = rttcc::OfiWire::open(cfg, err);
+            break;
+#else
+            *err = "the ofi wire was not built (libfabric-dev was missing at configure time)";
+            return nullptr;
+#endif
         default:
-            *err = "this wire cannot be opened through the C interface";
+            *err = "unknown btl_rttcc_wire value";
             return nullptr;
     }
     if (!wire) return nullptr;

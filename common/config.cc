@@ -10,8 +10,10 @@ constexpr bool is_pow2(unsigned v) { return v != 0 && (v & (v - 1)) == 0; }
 #define RTTCC_FIELD(f) offsetof(rttcc_config_t, f)
 
 const rttcc_param_t kParams[] = {
-    {"wire", "Datagram wire: auto (the best available), udp (Linux UDP sockets)",
-     RTTCC_PARAM_ENUM, 1, "auto=0,udp=1", RTTCC_FIELD(wire)},
+    {"wire",
+     "Datagram wire: auto (udp), udp (Linux UDP sockets), ofi (libfabric FI_EP_DGRAM; "
+     "the provider is libfabric's choice unless RTTCC_OFI_PROVIDER names one)",
+     RTTCC_PARAM_ENUM, 1, "auto=0,udp=1,ofi=2", RTTCC_FIELD(wire)},
     {"if_include",
      "Comma-separated interface names or CIDR subnets to use (default: every up interface "
      "but loopback, or loopback when nothing else is up); mutually exclusive with if_exclude",

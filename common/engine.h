@@ -126,6 +126,7 @@ private:
     rttcc_config_t cfg_;                 // tunables (strings not kept)
     rttcc_callbacks_t cb_;               // the caller's callbacks
     std::unique_ptr<Wire> wire_;         // where datagrams go
+    bool verify_source_;                 // the wire names senders: check them
     uint32_t cmd_payload_;               // payload bytes per command-channel datagram
     std::vector<std::unique_ptr<Peer>> peers_;  // by caller's index; null where unknown
 

@@ -38,7 +38,7 @@ Peer *Engine::sender_of(Channel ch, const RxDatagram &d, const PacketHeader **h)
             unknown_.push_back(src);
         }
     }
-    if (!p || p->dead || p->addr[ch] != d.src) {
+    if (!p || p->dead || (verify_source_ && p->addr[ch] != d.src)) {
         ++stats_.drops;
         ++stats_.drop_unknown_peer;
         return nullptr;

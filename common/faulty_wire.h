@@ -29,6 +29,7 @@ public:
     size_t path_datagram(const void *a, size_t l) const override { return inner_->path_datagram(a, l); }
     int rx_burst(Channel ch, RxDatagram *d, int n) override { return inner_->rx_burst(ch, d, n); }
     unsigned ready() override { return inner_->ready(); }
+    bool verifies_source() const override { return inner_->verifies_source(); }
     int tx_burst(Channel ch, TxDatagram *d, int n) override;
 
     uint64_t injected = 0;  // faults injected so far

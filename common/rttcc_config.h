@@ -14,7 +14,7 @@
 extern "C" {
 #endif
 
-enum rttcc_wire_kind { RTTCC_WIRE_AUTO = 0, RTTCC_WIRE_UDP = 1, RTTCC_WIRE_MEM = 2 };
+enum rttcc_wire_kind { RTTCC_WIRE_AUTO = 0, RTTCC_WIRE_UDP = 1, RTTCC_WIRE_OFI = 2 };
 
 typedef struct rttcc_config {
     int wire;                       /* rttcc_wire_kind */

@@ -43,6 +43,9 @@ public:
     virtual int tx_burst(Channel ch, TxDatagram *d, int n) = 0;
     // Receives up to n datagrams without blocking; returns how many.
     virtual int rx_burst(Channel ch, RxDatagram *d, int n) = 0;
+    // True when rx_burst's `src` identifies the sender (the engine then
+    // refuses datagrams whose source is not the claimed peer's address).
+    virtual bool verifies_source() const { return true; }
     // Bit (1 << ch) set for each channel that may have datagrams: lets the
     // progress loop skip empty channels with one cheap check.
     virtual unsigned ready() { return (1u << kCmd) | (1u << kData); }

@@ -17,7 +17,8 @@ cleanup() {
 trap cleanup EXIT INT TERM
 pkill -KILL -f '/tmp/tmp\.[A-Za-z0-9]*/mt_' 2>/dev/null || true  # an interrupted run's leftovers
 
-# name: np values (and arguments)
+# name:np values[:program arguments[:extra mpirun arguments]]
+ofi="-x RTTCC_OFI_PROVIDER=udp --mca btl_rttcc_wire ofi"
 plan=(
     "pingpong:2"
     "pingpong:4:-max 4194304"
@@ -30,6 +31,9 @@ plan=(
     "thread_multiple:2 4"
     "collectives:2 3 4 5 8"
     "mpit:2 4"
+    "storm:3::$ofi"
+    "pingpong:2:-max 2097152:$ofi"
+    "collectives:4::$ofi"
 )
 selected=("$@")
 passed=0 failed=0
@@ -39,13 +43,13 @@ for src in "$here"/*.c; do
         { echo "FAIL build $src"; echo "0 passed, 1 failed"; exit 1; }
 done
 
-run_one() {  # run_one NAME NP ARGS
-    local name=$1 np=$2 args=$3 out="$build/out" start rc secs why=""
+run_one() {  # run_one NAME NP ARGS EXTRA
+    local name=$1 np=$2 args=$3 extra=$4 out="$build/out" start rc secs why=""
     start=$(date +%s.%N)
     # shellcheck disable=SC2086
     timeout -k 5 "${TEST_TIMEOUT:-180}" mpirun --allow-run-as-root --oversubscribe -np "$np" \
         --mca pml ob1 --mca btl "$btl" --mca btl_rttcc_if_include lo --mca btl_tcp_if_include lo \
-        --mca btl_rttcc_stats 1 --mca op ^avx "$build/mt_$name" $args >"$out" 2>&1
+        --mca btl_rttcc_stats 1 --mca op ^avx $extra "$build/mt_$name" $args >"$out" 2>&1
     rc=$?
     secs=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
     if [ -n "${SELFTEST:-}" ]; then
@@ -62,20 +66,20 @@ run_one() {  # run_one NAME NP ARGS
         why=$(rttcc_stats_ok "$out" "$np") || true
     fi
     if [ -z "$why" ]; then
-        echo "ok $name np=$np $args (${secs}s, retx=$(stats_sum "$out" retx))"; passed=$((passed + 1))
+        echo "ok $name np=$np $args ${extra:+[$extra] }(${secs}s, retx=$(stats_sum "$out" retx))"; passed=$((passed + 1))
     else
-        echo "FAIL $name np=$np $args: $why"; tail -n 20 "$out" | sed 's/^/    /'; failed=$((failed + 1))
+        echo "FAIL $name np=$np $args ${extra:+[$extra] }: $why"; tail -n 20 "$out" | sed 's/^/    /'; failed=$((failed + 1))
     fi
 }
 
 [ -n "${SELFTEST:-}" ] && export RTTCC_MPITEST_CORRUPT=1
 for entry in "${plan[@]}"; do
-    IFS=: read -r name nps args <<<"$entry"
+    IFS=: read -r name nps args extra <<<"$entry"
     if ((${#selected[@]})) && [[ " ${selected[*]} " != *" $name "* ]]; then
         continue
     fi
     for np in $nps; do
-        run_one "$name" "$np" "${args:-}"
+        run_one "$name" "$np" "${args:-}" "${extra:-}"
         [ -n "${SELFTEST:-}" ] && break
     done
 done
