@@ -3,17 +3,20 @@
 # raw UDP ping-pong on the same path: RUNS alternating runs of each, medians
 # per size, ratios.  Extra arguments go to mpirun (e.g. a testbed hostfile).
 #
-#   bench/compare.sh [-runs N] [-max BYTES] [-if CIDR|NAME] [-- mpirun args]
+#   bench/compare.sh [-runs N] [-max BYTES] [-testbed] [-- mpirun args]
+#
+# -testbed: between two namespace hosts of a testbed that is up
+# (contrib/testbed/testbed up 2), over veth, instead of loopback.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
-runs=5 max=4194304 iface=lo
+runs=5 max=4194304 iface=lo testbed=""
 while (($#)); do
     case $1 in
         -runs) runs=$2; shift 2 ;;
         -max) max=$2; shift 2 ;;
-        -if) iface=$2; shift 2 ;;
+        -testbed) testbed=1 iface=198.18.0.0/24; shift ;;
         --) shift; break ;;
-        *) echo "usage: $0 [-runs N] [-max BYTES] [-if CIDR|NAME] [-- mpirun args]" >&2; exit 2 ;;
+        *) echo "usage: $0 [-runs N] [-max BYTES] [-testbed] [-- mpirun args]" >&2; exit 2 ;;
     esac
 done
 extra=("$@")
@@ -22,15 +25,31 @@ trap 'rm -rf "$work"' EXIT
 mpicc -O2 -o "$work/rttcc_bench" "$top/bench/rttcc_bench.c"
 gcc -O2 -o "$work/udp_pingpong" "$top/tools/udp_pingpong.c"
 
+launch=(mpirun --allow-run-as-root --oversubscribe)
+[ -n "$testbed" ] && launch=("$top/contrib/testbed/mpirun-tb")
 bench() {  # bench BTL OUT
-    mpirun --allow-run-as-root --oversubscribe -np 2 --mca pml ob1 --mca btl "$1,self" \
+    "${launch[@]}" -np 2 --mca pml ob1 --mca btl "$1,self" \
         --mca btl_rttcc_if_include "$iface" --mca btl_tcp_if_include "$iface" "${extra[@]}" \
         "$work/rttcc_bench" -max "$max" -reps 3 2>/dev/null | grep -v '^#' >"$2"
+}
+# libfabric's own ping-pong over its udp provider on the same path: prints usec/xfer.
+fi_pp() {
+    command -v fi_pingpong >/dev/null || { echo nan; return; }
+    local server=() client=() peer=127.0.0.1
+    if [ -n "$testbed" ]; then
+        local p=${RTTCC_TB_PREFIX:-rttcc}
+        server=(ip netns exec "$p-h2") client=(ip netns exec "$p-h1") peer=198.18.0.2
+    fi
+    "${server[@]}" timeout 30 fi_pingpong -p udp -e dgram -S 8 -I 20000 >/dev/null 2>&1 &
+    sleep 0.5
+    "${client[@]}" timeout 30 fi_pingpong -p udp -e dgram -S 8 -I 20000 "$peer" 2>/dev/null | awk '$1 == 8 { print $7 }'
+    wait
 }
 for ((r = 0; r < runs; ++r)); do
     bench rttcc "$work/rttcc.$r"
     bench tcp "$work/tcp.$r"
-    "$work/udp_pingpong" 8 20000 3 >>"$work/udp"
+    [ -z "$testbed" ] && "$work/udp_pingpong" 8 20000 3 >>"$work/udp"
+    fi_pp >>"$work/fi"
 done
 
 # median of column COL for each size over the runs of one transport
@@ -42,11 +61,15 @@ medians() {
 }
 medians rttcc 2 >"$work/rl"; medians tcp 2 >"$work/tl"
 medians rttcc 3 >"$work/rb"; medians tcp 3 >"$work/tb"
-udp=$(awk '{ print $2 }' "$work/udp" | sort -g | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }')
+median_of() { sort -g | awk '{ a[NR] = $1 } END { print (NR ? a[int((NR + 1) / 2)] : "nan") }'; }
+udp=$( [ -f "$work/udp" ] && awk '{ print $2 }' "$work/udp" | median_of || echo nan)
+fi=$(median_of <"$work/fi")
 
-echo "# medians of $runs runs each (rttcc_bench -reps 3), 2 ranks, interface $iface"
+echo "# medians of $runs runs each (rttcc_bench -reps 3), 2 ranks, ${testbed:+two testbed hosts over veth, }interface $iface"
 printf '# %-9s %12s %12s %9s %14s %14s %9s\n' bytes rttcc_us tcp_us tcp/rttcc rttcc_MB/s tcp_MB/s rttcc/tcp
 join "$work/rl" "$work/tl" | join - "$work/rb" | join - "$work/tb" | sort -n |
     awk '{ printf "  %-9s %12.2f %12.2f %9.2f %14.1f %14.1f %9.2f\n", $1, $2, $3, $3 / $2, $4, $5, ($5 > 0 ? $4 / $5 : 0) }'
 r8=$(awk '$1 == 8 { print $2 }' "$work/rl")
-echo "# raw UDP ping-pong, 8 B, same path: $udp us; rttcc 8 B / raw UDP = $(awk -v a="$r8" -v b="$udp" 'BEGIN { printf "%.2f", a / b }')"
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b + 0 > 0) printf "%.2f", a / b; else print "n/a" }'; }
+[ -z "$testbed" ] && echo "# raw UDP ping-pong (tools/udp_pingpong), 8 B, same path: $udp us; rttcc 8 B / raw = $(ratio "$r8" "$udp")"
+echo "# fi_pingpong -p udp -e dgram, 8 B, same path: $fi us; rttcc 8 B / fi_pingpong = $(ratio "$r8" "$fi")"
