@@ -25,11 +25,11 @@ trap 'rm -rf "$work"' EXIT
 mpicc -O2 -o "$work/rttcc_bench" "$top/bench/rttcc_bench.c"
 gcc -O2 -o "$work/udp_pingpong" "$top/tools/udp_pingpong.c"
 
-launch=(mpirun --allow-run-as-root --oversubscribe)
-[ -n "$testbed" ] && launch=("$top/contrib/testbed/mpirun-tb")
+launch=(mpirun --allow-run-as-root --oversubscribe --mca btl_rttcc_if_include "$iface"
+        --mca btl_tcp_if_include "$iface")
+[ -n "$testbed" ] && launch=("$top/contrib/testbed/mpirun-tb")  # sets the interfaces itself
 bench() {  # bench BTL OUT
-    "${launch[@]}" -np 2 --mca pml ob1 --mca btl "$1,self" \
-        --mca btl_rttcc_if_include "$iface" --mca btl_tcp_if_include "$iface" "${extra[@]}" \
+    "${launch[@]}" -np 2 --mca pml ob1 --mca btl "$1,self" "${extra[@]}" \
         "$work/rttcc_bench" -max "$max" -reps 3 2>/dev/null | grep -v '^#' >"$2"
 }
 # libfabric's own ping-pong over its udp provider on the same path: prints usec/xfer.

@@ -15,7 +15,11 @@
 namespace rttcc {
 
 struct Peer {
-    Peer(uint32_t index, uint32_t window) : id(index), tx(window), rx(window) {}
+    // Both sides start 1024 below the 2^32 wrap: every run crosses it early,
+    // so wraparound is exercised all the time rather than after 4 billion segments.
+    static constexpr seq_t kFirstSeq = 0u - 1024u;
+
+    Peer(uint32_t index, uint32_t window) : id(index), tx(window, kFirstSeq), rx(window, kFirstSeq) {}
 
     uint32_t id;                       // caller's index of this peer
     WireHandle addr[kChannels] = {};   // resolved address per channel

@@ -5,18 +5,8 @@
 # give rttcc's show_help message and let MPI fall back or fail cleanly.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-build=$(mktemp -d)
-cleanup() {
-    pkill -KILL -f "$build/" 2>/dev/null || true
-    rm -rf "$build"
-}
-trap cleanup EXIT INT TERM
-pkill -KILL -f '/tmp/tmp\.[A-Za-z0-9]*/(exchange|silent_peer)$' 2>/dev/null || true  # an interrupted run's leftovers
-
-passed=0
-failed=0
-ok() { echo "ok $1"; passed=$((passed + 1)); }
-bad() { echo "FAIL $1"; [ -f "$build/out" ] && tail -n 15 "$build/out" | sed 's/^/    /'; failed=$((failed + 1)); }
+source "$here/../mpi/lib.sh"
+scratch_dir faults
 
 mpicc -O2 -Wall -o "$build/exchange" "$here/exchange.c" &&
 mpicc -O2 -Wall -o "$build/silent_peer" "$here/silent_peer.c" || { echo "0 passed, 1 failed"; exit 1; }
@@ -29,9 +19,6 @@ mpi() {  # mpi NP TIMEOUT args...
 }
 export OMPI_MCA_btl_rttcc_if_include=lo  # loopback only; a command-line value overrides it
 
-sum_field() {  # sum_field FIELD < output: total of FIELD over the rttcc-stats lines
-    awk -v f="$1" '/^rttcc-stats/ { for (i = 2; i <= NF; ++i) { split($i, kv, "="); if (kv[1] == f) s += kv[2] } } END { print s + 0 }'
-}
 
 # 1. Injected faults (per million datagrams sent).
 declare -A faults=(
@@ -47,7 +34,7 @@ for name in drop duplicate reorder truncate all; do
     if mpi 3 120 --mca btl rttcc,self --mca btl_rttcc_stats 1 ${faults[$name]} \
             --mca btl_rttcc_retrans_timeout_us 5000 "$build/exchange" >"$build/out" 2>&1 &&
        grep -q '^PASS exchange' "$build/out"; then
-        n=$(sum_field "${evidence[$name]}" <"$build/out")
+        n=$(stats_sum "$build/out" "${evidence[$name]}")
         if [ "$(grep -c '^rttcc-stats' "$build/out")" -eq 3 ] && [ "$n" -gt 0 ]; then
             ok "fault $name: data intact, ${evidence[$name]}=$n"
         else
@@ -67,6 +54,17 @@ if [ $rc -ne 0 ] && [ $rc -ne 124 ] && grep -q 'lost contact with process' "$bui
     ok "frozen peer reported in ${secs}s"
 else
     bad "frozen peer (rc=$rc after ${secs}s)"
+fi
+
+# 2b. A killed peer: the job ends with an error within the same bound.
+start=$(date +%s)
+mpi 3 60 --mca btl rttcc,self --mca btl_rttcc_peer_timeout_ms 3000 "$build/silent_peer" kill >"$build/out" 2>&1
+rc=$?
+secs=$(($(date +%s) - start))
+if [ $rc -ne 0 ] && [ $rc -ne 124 ] && grep -qE 'lost contact with process|exited on signal 9' "$build/out" && [ $secs -le 30 ]; then
+    ok "killed peer: job ended with an error in ${secs}s"
+else
+    bad "killed peer (rc=$rc after ${secs}s)"
 fi
 
 # 3. Unusable settings: rttcc's message, then a clean failure or a fallback.
@@ -89,5 +87,4 @@ else
     bad "bad setting without fallback (rc=$rc)"
 fi
 
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+summary

@@ -18,3 +18,33 @@ rttcc_stats_ok() {
 stats_sum() {
     awk -v f="$2" '/^rttcc-stats / { for (i = 2; i <= NF; ++i) { split($i, kv, "="); if (kv[1] == f) s += kv[2] } } END { print s + 0 }' "$1"
 }
+
+# scratch_dir NAME: sets $build to a new /tmp/rttcc-NAME.* directory that is
+# removed, with every process started from it, when the script exits; first
+# kills what an interrupted run of the same script left running.
+scratch_dir() {
+    pkill -KILL -f "/tmp/rttcc-$1\.[A-Za-z0-9]+/" 2>/dev/null || true
+    rm -rf /tmp/rttcc-"$1".*
+    build=$(mktemp -d "/tmp/rttcc-$1.XXXXXX")
+    trap 'scratch_cleanup' EXIT
+    trap 'exit 130' INT TERM
+}
+scratch_cleanup() {
+    pkill -KILL -f "$build/" 2>/dev/null || true
+    [ "$(type -t extra_cleanup)" = function ] && extra_cleanup
+    rm -rf "$build"
+}
+
+# Counting results: ok TEXT, bad TEXT (shows the tail of $build/out), summary.
+passed=0
+failed=0
+ok() { echo "ok $1"; passed=$((passed + 1)); }
+bad() {
+    echo "FAIL $1"
+    [ -f "$build/out" ] && tail -n 15 "$build/out" | sed 's/^/    /'
+    failed=$((failed + 1))
+}
+summary() {
+    echo "$passed passed, $failed failed"
+    [ "$failed" -eq 0 ]
+}

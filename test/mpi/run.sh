@@ -9,13 +9,7 @@ set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 source "$here/lib.sh"
 btl=${BTL:-rttcc,self}
-build=$(mktemp -d)
-cleanup() {
-    pkill -KILL -f "$build/" 2>/dev/null || true
-    rm -rf "$build"
-}
-trap cleanup EXIT INT TERM
-pkill -KILL -f '/tmp/tmp\.[A-Za-z0-9]*/mt_' 2>/dev/null || true  # an interrupted run's leftovers
+scratch_dir mpi
 
 # name:np values[:program arguments[:extra mpirun arguments]]
 ofi="-x RTTCC_OFI_PROVIDER=udp --mca btl_rttcc_wire ofi"
@@ -36,7 +30,6 @@ plan=(
     "collectives:4::$ofi"
 )
 selected=("$@")
-passed=0 failed=0
 
 for src in "$here"/*.c; do
     mpicc -O2 -Wall -Wextra -Werror -o "$build/mt_$(basename "$src" .c)" "$src" -lpthread ||
@@ -54,9 +47,9 @@ run_one() {  # run_one NAME NP ARGS EXTRA
     secs=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
     if [ -n "${SELFTEST:-}" ]; then
         if [ $rc -ne 0 ] && grep -q "^FAIL " "$out"; then
-            echo "ok $name np=$np: corruption detected (${secs}s)"; passed=$((passed + 1))
+            ok "$name np=$np: corruption detected (${secs}s)"
         else
-            echo "FAIL $name np=$np: corruption NOT detected (rc=$rc)"; failed=$((failed + 1))
+            bad "$name np=$np: corruption NOT detected (rc=$rc)"
         fi
         return
     fi
@@ -66,9 +59,9 @@ run_one() {  # run_one NAME NP ARGS EXTRA
         why=$(rttcc_stats_ok "$out" "$np") || true
     fi
     if [ -z "$why" ]; then
-        echo "ok $name np=$np $args ${extra:+[$extra] }(${secs}s, retx=$(stats_sum "$out" retx))"; passed=$((passed + 1))
+        ok "$name np=$np $args ${extra:+[$extra] }(${secs}s, retx=$(stats_sum "$out" retx))"
     else
-        echo "FAIL $name np=$np $args ${extra:+[$extra] }: $why"; tail -n 20 "$out" | sed 's/^/    /'; failed=$((failed + 1))
+        bad "$name np=$np $args ${extra:+[$extra] }: $why"
     fi
 }
 
@@ -83,5 +76,4 @@ for entry in "${plan[@]}"; do
         [ -n "${SELFTEST:-}" ] && break
     done
 done
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+summary

@@ -8,18 +8,8 @@ top=$(cd "$here/../.." && pwd)
 source "$top/test/mpi/lib.sh"
 export RTTCC_TB_PREFIX=rttcct RTTCC_TB_DIR=/tmp/rttcct-testbed
 tb=$top/contrib/testbed/testbed
-build=$(mktemp -d /tmp/rttcct-build.XXXXXX)
-cleanup() {
-    pkill -KILL -f "$build/" 2>/dev/null || true
-    "$tb" down
-    rm -rf "$build"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-pkill -KILL -f '/tmp/rttcct-build\.' 2>/dev/null || true   # an interrupted run's processes
-passed=0 failed=0
-ok() { echo "ok $1"; passed=$((passed + 1)); }
-bad() { echo "FAIL $1"; tail -n 15 "$build/out" 2>/dev/null | sed 's/^/    /'; failed=$((failed + 1)); }
+extra_cleanup() { "$tb" down; }
+scratch_dir testbed
 
 for src in "$top"/test/mpi/*.c "$top"/test/faults/exchange.c; do
     mpicc -O2 -o "$build/$(basename "$src" .c)" "$src" -lpthread || { echo "0 passed, 1 failed"; exit 1; }
@@ -79,5 +69,4 @@ left=$(ip netns list | grep -c '^rttcct-' || true)
 links=$(ip -o link show | grep -c 'rttcct-' || true)
 if [ "$left" -eq 0 ] && [ "$links" -eq 0 ]; then ok "teardown left nothing"; else bad "teardown left $left namespaces, $links links"; fi
 
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+summary
