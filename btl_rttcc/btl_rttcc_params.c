@@ -55,6 +55,9 @@ static void register_engine_param(const rttcc_param_t *p)
     case RTTCC_PARAM_STRING:
         type = MCA_BASE_VAR_TYPE_STRING;
         break;
+    case RTTCC_PARAM_DOUBLE:
+        type = MCA_BASE_VAR_TYPE_DOUBLE;
+        break;
     default:
         type = MCA_BASE_VAR_TYPE_INT;
         e = make_enum(p->name, p->enum_values);

@@ -135,4 +135,8 @@ int rttcc_engine_peer_stats(const rttcc_engine_t *engine, uint32_t peer, rttcc_s
     return engine->impl->peer_stats(peer, out) ? RTTCC_OK : RTTCC_ERR_ARG;
 }
 
+int rttcc_engine_peer_rtt(const rttcc_engine_t *engine, uint32_t peer, rttcc_rtt_t *out) {
+    return engine->impl->peer_rtt(peer, out) ? RTTCC_OK : RTTCC_ERR_ARG;
+}
+
 }  // extern "C"

@@ -28,8 +28,20 @@ const rttcc_param_t kParams[] = {
      RTTCC_PARAM_UINT, 5, nullptr, RTTCC_FIELD(ack_delay_us)},
     {"ack_every", "Send an ACK at once after this many segments arrived unACKed",
      RTTCC_PARAM_UINT, 5, nullptr, RTTCC_FIELD(ack_every)},
-    {"retrans_timeout_us", "First retransmission timeout, microseconds (doubles on each retry)",
+    {"retrans_timeout_us",
+     "Retransmission timeout with rto_mode=fixed, and before the first RTT sample with "
+     "rto_mode=rtt, microseconds (doubles on each retry)",
      RTTCC_PARAM_UINT, 5, nullptr, RTTCC_FIELD(retrans_timeout_us)},
+    {"rto_mode",
+     "Retransmission timeout: rtt (per peer, SRTT + max(G, 4*RTTVAR) from the RTT samples, "
+     "RFC 6298) or fixed (retrans_timeout_us)",
+     RTTCC_PARAM_ENUM, 5, "fixed=0,rtt=1", RTTCC_FIELD(rto_mode)},
+    {"min_rto_us", "Floor of the RTT-derived retransmission timeout, microseconds",
+     RTTCC_PARAM_UINT, 5, nullptr, RTTCC_FIELD(min_rto_us)},
+    {"rtt_alpha", "SRTT gain of the RTT estimator (RFC 6298: 0.125)", RTTCC_PARAM_DOUBLE, 6, nullptr,
+     RTTCC_FIELD(rtt_alpha)},
+    {"rtt_beta", "RTTVAR gain of the RTT estimator (RFC 6298: 0.25)", RTTCC_PARAM_DOUBLE, 6, nullptr,
+     RTTCC_FIELD(rtt_beta)},
     {"max_rto_us", "Ceiling of the backed-off retransmission timeout, microseconds",
      RTTCC_PARAM_UINT, 5, nullptr, RTTCC_FIELD(max_rto_us)},
     {"peer_timeout_ms",
@@ -80,6 +92,10 @@ extern "C" void rttcc_config_defaults(rttcc_config_t *c) {
     c->ack_delay_us = 50;
     c->ack_every = 32;
     c->retrans_timeout_us = 10000;
+    c->rto_mode = RTTCC_RTO_RTT;
+    c->min_rto_us = 1000;
+    c->rtt_alpha = 0.125;
+    c->rtt_beta = 0.25;
     c->max_rto_us = 1000000;
     c->peer_timeout_ms = 15000;
     c->fast_retrans_dupacks = 3;
@@ -119,6 +135,10 @@ extern "C" bool rttcc_config_check(const rttcc_config_t *c, char *err, size_t er
     if (c->max_message == 0 || c->max_message > (1u << 30))
         return fail("the largest message must be 1 byte to 1 GiB");
     if (c->peer_timeout_ms == 0) return fail("btl_rttcc_peer_timeout_ms must be > 0");
+    if (c->min_rto_us == 0 || c->min_rto_us > c->max_rto_us)
+        return fail("btl_rttcc_min_rto_us must be > 0 and <= btl_rttcc_max_rto_us");
+    if (!(c->rtt_alpha > 0 && c->rtt_alpha < 1 && c->rtt_beta > 0 && c->rtt_beta < 1))
+        return fail("btl_rttcc_rtt_alpha and btl_rttcc_rtt_beta must be between 0 and 1");
     if (c->if_include && *c->if_include && c->if_exclude && *c->if_exclude)
         return fail("btl_rttcc_if_include and btl_rttcc_if_exclude are mutually exclusive");
     return true;

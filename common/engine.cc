@@ -30,6 +30,11 @@ Engine::Engine(const rttcc_config_t &config, const rttcc_callbacks_t &callbacks,
       state_mu_(config.thread_safe),
       rx_mu_(config.thread_safe) {
     cfg_.if_include = cfg_.if_exclude = nullptr;  // owned by the caller; not needed past create
+    rtt_params_.alpha = cfg_.rtt_alpha;
+    rtt_params_.beta = cfg_.rtt_beta;
+    rtt_params_.initial_rto = usec(cfg_.retrans_timeout_us);
+    rtt_params_.min_rto = usec(cfg_.min_rto_us);
+    rtt_params_.max_rto = usec(cfg_.max_rto_us);
     for (auto &b : batch_) {
         b.dgrams.resize(cfg_.tx_batch);
         b.headers.resize(cfg_.tx_batch);
@@ -85,7 +90,7 @@ bool Engine::add_peer(uint32_t index, const void *addr, size_t len, std::string 
     }
     const auto *cmd = static_cast<const uint8_t *>(addr) + sizeof h;
     const auto *data = cmd + h.cmd_len;
-    auto p = std::make_unique<Peer>(index, cfg_.window);
+    auto p = std::make_unique<Peer>(index, cfg_.window, rtt_params_);
     if (!wire_->resolve(kCmd, cmd, h.cmd_len, &p->addr[kCmd], err) ||
         !wire_->resolve(kData, data, h.data_len, &p->addr[kData], err))
         return false;
@@ -230,6 +235,15 @@ bool Engine::peer_stats(uint32_t index, rttcc_stats_t *out) const {
     const Peer *p = peer(index);
     if (!p) return false;
     *out = p->stats;
+    return true;
+}
+
+bool Engine::peer_rtt(uint32_t index, rttcc_rtt_t *out) const {
+    std::lock_guard<MaybeMutex> g(state_mu_);
+    const Peer *p = peer(index);
+    if (!p) return false;
+    const RttEstimator &r = p->rtt;
+    *out = {r.srtt(), r.rttvar(), r.min(), r.max(), r.latest(), r.samples(), r.rto()};
     return true;
 }
 

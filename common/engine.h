@@ -61,6 +61,7 @@ public:
 
     rttcc_stats_t stats() const;
     bool peer_stats(uint32_t index, rttcc_stats_t *out) const;
+    bool peer_rtt(uint32_t index, rttcc_rtt_t *out) const;
     const Peer *peer(uint32_t index) const {
         return index < peers_.size() ? peers_[index].get() : nullptr;
     }
@@ -111,6 +112,7 @@ private:
     void send_ack(Peer &p, nanos now);
     void send_due_acks(nanos now);
     void process_ack(Peer &p, const PacketHeader &h, nanos now);
+    void sample_rtt(Peer &p, const PacketHeader &h, nanos now);
     void fast_retransmit(Peer &p, nanos now);
 
     // engine_loss.cc
@@ -141,7 +143,7 @@ private:
     TxBatch batch_[kChannels];           // datagrams staged per channel
     std::vector<RxDatagram> rx_;         // datagrams of the current receive burst
     bool wire_full_ = false;             // the wire refused a datagram since the last progress
-    uint32_t next_tx_id_ = 1;            // transmission ids (0 means "none")
+    RttEstimator::Params rtt_params_;    // for every peer's estimator
 
     std::vector<Completion> completions_;  // on_send_done calls to make
     std::vector<Completion> spare_completions_;  // recycled storage for completions_

@@ -54,7 +54,22 @@ void Engine::send_due_acks(nanos now) {
     }
 }
 
+// An RTT sample from the transmission the ACK echoes: its age minus how long
+// the receiver held the ACK.  Taken before the ACK releases that segment.
+void Engine::sample_rtt(Peer &p, const PacketHeader &h, nanos now) {
+    const uint32_t echo = h.echo_tx_id;
+    if (echo == 0 || echo == p.last_echo) return;  // nothing echoed, or sampled already
+    const seq_t una = p.tx.una();
+    const seq_t seq = una + ((echo >> 16) - (una & 0xffffu)) % 0x10000u;
+    const TxSegment *seg = p.tx.at(seq);
+    if (!seg || seg->tx_id != echo) return;  // long ACKed, or an older transmission of it
+    const nanos age = now - seg->last_tx;
+    p.rtt.on_sample(age > h.ack_delay_ns ? age - h.ack_delay_ns : age);
+    p.last_echo = echo;
+}
+
 void Engine::process_ack(Peer &p, const PacketHeader &h, nanos now) {
+    sample_rtt(p, h, now);
     const uint32_t acked = p.tx.ack(h.ack, [&](TxSegment *seg) { release_segment(*seg, RTTCC_OK); });
     if (acked) {
         p.dup_acks = 0;

@@ -6,12 +6,12 @@
 
 namespace rttcc {
 
-// First timeout doubled per retry (shift clamped so it cannot overflow),
-// capped at max_rto.
+// The peer's RTO (RTT-derived, or the fixed one) doubled per retry (shift
+// clamped so it cannot overflow), capped at max_rto.
 nanos Engine::rto(const TxSegment &seg) const {
+    const nanos base = cfg_.rto_mode == RTTCC_RTO_RTT ? seg.peer->rtt.rto() : usec(cfg_.retrans_timeout_us);
     const unsigned shift = std::min<unsigned>(seg.retries, 20);
-    const uint64_t us = std::min<uint64_t>(uint64_t{cfg_.retrans_timeout_us} << shift, cfg_.max_rto_us);
-    return usec(us);
+    return std::min<nanos>(base << shift, usec(cfg_.max_rto_us));
 }
 
 void Engine::expire_timers(nanos now) {

@@ -106,8 +106,7 @@ void Engine::transmit(TxSegment &seg, nanos now) {
     h.type = static_cast<uint8_t>(whole ? PacketType::DATA : PacketType::CHUNK);
     h.tag = m.tag;
     h.seq = seg.seq;
-    seg.tx_id = next_tx_id_++;
-    if (seg.tx_id == 0) seg.tx_id = next_tx_id_++;  // 0 means "no transmission"
+    seg.tx_id = transmission_id(seg.seq, seg.retries);
     h.tx_id = seg.tx_id;
     h.payload_len = static_cast<uint16_t>(seg.len);
     if (!whole) {

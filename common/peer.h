@@ -7,6 +7,7 @@
 #include "intrusive_list.h"
 #include "reassembly.h"
 #include "recv_window.h"
+#include "rtt_estimator.h"
 #include "rttcc_engine.h"
 #include "segment.h"
 #include "send_window.h"
@@ -19,7 +20,8 @@ struct Peer {
     // so wraparound is exercised all the time rather than after 4 billion segments.
     static constexpr seq_t kFirstSeq = 0u - 1024u;
 
-    Peer(uint32_t index, uint32_t window) : id(index), tx(window, kFirstSeq), rx(window, kFirstSeq) {}
+    Peer(uint32_t index, uint32_t window, const RttEstimator::Params &rtt_params)
+        : id(index), tx(window, kFirstSeq), rtt(rtt_params), rx(window, kFirstSeq) {}
 
     uint32_t id;                       // caller's index of this peer
     WireHandle addr[kChannels] = {};   // resolved address per channel
@@ -33,6 +35,8 @@ struct Peer {
     Link sends_link;                              // in the engine's peers-with-sends queue
     uint32_t next_msg_id = 1;                     // id for the next cut message
     uint32_t dup_acks = 0;                        // duplicate ACKs in a row
+    RttEstimator rtt;                             // round trips to this peer, and the RTO
+    uint32_t last_echo = 0;                       // transmission id of the latest RTT sample
 
     // Receiving.
     RecvWindow rx;                   // arrivals and the cumulative ACK

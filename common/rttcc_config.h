@@ -15,6 +15,7 @@ extern "C" {
 #endif
 
 enum rttcc_wire_kind { RTTCC_WIRE_AUTO = 0, RTTCC_WIRE_UDP = 1, RTTCC_WIRE_OFI = 2 };
+enum rttcc_rto_mode { RTTCC_RTO_FIXED = 0, RTTCC_RTO_RTT = 1 };
 
 typedef struct rttcc_config {
     int wire;                       /* rttcc_wire_kind */
@@ -24,8 +25,12 @@ typedef struct rttcc_config {
     unsigned send_credits;          /* data segments in flight per peer */
     unsigned ack_delay_us;          /* delayed standalone ACK */
     unsigned ack_every;             /* ACK at once after this many unACKed segments */
-    unsigned retrans_timeout_us;    /* first retransmission timeout */
+    unsigned retrans_timeout_us;    /* fixed timeout, and the RTO before any RTT sample */
+    int rto_mode;                   /* rttcc_rto_mode */
+    unsigned min_rto_us;            /* floor of the RTT-derived timeout */
     unsigned max_rto_us;            /* ceiling of the backed-off timeout */
+    double rtt_alpha;               /* RFC 6298 SRTT gain */
+    double rtt_beta;                /* RFC 6298 RTTVAR gain */
     unsigned peer_timeout_ms;       /* unanswered this long: the peer is dead */
     unsigned fast_retrans_dupacks;  /* duplicate ACKs that trigger a resend */
     unsigned data_mtu;              /* data datagram size, 0 = from the path */
@@ -52,7 +57,8 @@ typedef enum rttcc_param_type {
     RTTCC_PARAM_UINT,
     RTTCC_PARAM_BOOL,
     RTTCC_PARAM_STRING,
-    RTTCC_PARAM_ENUM
+    RTTCC_PARAM_ENUM,
+    RTTCC_PARAM_DOUBLE
 } rttcc_param_type_t;
 
 typedef struct rttcc_param {

@@ -125,6 +125,14 @@ int rttcc_engine_drain(rttcc_engine_t *engine, unsigned timeout_ms);
 
 /* This process's counters, summed over its peers. */
 void rttcc_engine_stats(const rttcc_engine_t *engine, rttcc_stats_t *out);
+/* One peer's round trips (RFC 6298 estimator over ACK-echo samples). */
+typedef struct rttcc_rtt {
+    uint64_t srtt_ns, rttvar_ns, min_ns, max_ns, latest_ns; /* 0 before the first sample */
+    uint64_t samples;                                       /* RTT samples taken */
+    uint64_t rto_ns;                                        /* current retransmission timeout */
+} rttcc_rtt_t;
+int rttcc_engine_peer_rtt(const rttcc_engine_t *engine, uint32_t peer, rttcc_rtt_t *out);
+
 /* One peer's counters; RTTCC_ERR_ARG for an unknown peer. */
 int rttcc_engine_peer_stats(const rttcc_engine_t *engine, uint32_t peer, rttcc_stats_t *out);
 

@@ -41,7 +41,7 @@ struct TxSegment {
     seq_t seq = 0;             // sequence number
     uint32_t offset = 0;       // first message byte carried
     uint32_t len = 0;          // payload bytes carried
-    uint32_t tx_id = 0;        // id of the latest transmission
+    uint32_t tx_id = 0;        // id of the latest transmission (see transmission_id)
     nanos first_tx = 0;        // first transmission time
     nanos last_tx = 0;         // latest transmission time
     nanos deadline = 0;        // retransmission deadline while in the hotel
@@ -50,5 +50,13 @@ struct TxSegment {
     bool in_hotel = false;     // checked into the hotel (else on the resend list, or nowhere)
     bool refused = false;      // on the resend list because the wire was full, not lost
 };
+
+// Names one transmission of one segment: the low 16 bits of its sequence
+// number and its transmission count.  Windows are at most 65536, so the
+// sequence bits find the segment among those in flight, and a retransmission
+// never reuses an id (Karn: an echo is never ambiguous).  Never 0.
+inline uint32_t transmission_id(seq_t seq, uint16_t retries) {
+    return (seq << 16) | ((retries + 1u) & 0xffffu);
+}
 
 }  // namespace rttcc

@@ -52,7 +52,8 @@ inline rttcc_config_t test_config(uint32_t self) {
     rttcc_config_defaults(&c);
     c.self = self;
     c.job_key = 0x1234;
-    c.retrans_timeout_us = 20000;  // first touches of big buffers can stall a node for ms
+    c.retrans_timeout_us = 20000;  // first touches of big buffers can stall a node for ms,
+    c.min_rto_us = 20000;          // longer than the microsecond RTTs of the in-memory wire
     c.max_rto_us = 80000;
     c.max_message = 1 << 20;
     return c;

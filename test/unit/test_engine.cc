@@ -63,6 +63,33 @@ static void test_drops_are_recovered(void **) {
     exchange(nodes, kSizes, 60);
     assert_true(nodes[0]->engine->stats().retx > 0);
     assert_true(nodes[0]->faults->injected > 0);
+    // Karn: an echo of a resend is never timed from the lost first
+    // transmission, so no sample includes a retransmission timeout (20 ms).
+    const RttEstimator &rtt = nodes[0]->engine->peer(1)->rtt;
+    assert_true(rtt.samples() > 0);
+    assert_true(rtt.max() < msec(20));
+    assert_true(rtt.min() <= rtt.srtt() && rtt.srtt() <= rtt.max());
+}
+
+static void test_ack_delay_is_subtracted(void **) {
+    MemNetwork net(4000);
+    // The receiver holds standalone ACKs for 30 ms (well inside the RTO, so
+    // no resend short-cuts it); the sample must not include that.
+    auto nodes = make_nodes(net, 2, {}, [](rttcc_config_t &c) {
+        c.ack_delay_us = 30000;
+        c.ack_every = 1000;
+        c.retrans_timeout_us = c.min_rto_us = 200000;
+        c.max_rto_us = 400000;
+    });
+    std::vector<uint8_t> msg = make_message(1, 100);
+    iovec iov{msg.data(), msg.size()};
+    const nanos start = monotonic_now();
+    assert_int_equal(nodes[0]->engine->send(1, 1, &iov, 1, nullptr), RTTCC_DONE);
+    const Peer &p = *nodes[0]->engine->peer(1);
+    assert_true(run_until(nodes, [&] { return p.rtt.samples() == 1; }, 5));
+    assert_true(monotonic_now() - start >= msec(30));  // the ACK really was held
+    assert_true(p.rtt.latest() < msec(10));            // and its hold time was taken out
+    assert_int_equal(nodes[0]->engine->stats().retx, 0);
 }
 
 static void test_duplicates_are_delivered_once(void **) {
@@ -163,6 +190,7 @@ int main() {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_size_arrives_intact),
         cmocka_unit_test(test_drops_are_recovered),
+        cmocka_unit_test(test_ack_delay_is_subtracted),
         cmocka_unit_test(test_duplicates_are_delivered_once),
         cmocka_unit_test(test_reordering_and_truncation),
         cmocka_unit_test(test_small_window_with_wrapping_traffic),
