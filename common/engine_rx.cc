@@ -87,6 +87,7 @@ bool Engine::handle_datagram(Channel ch, const RxDatagram &d, nanos now) {
 // Records a data segment's arrival; true if it is new and must be delivered.
 bool Engine::accept_segment(Peer &p, const PacketHeader &h, nanos now) {
     const bool gap_before = p.rx.has_gap();
+    const bool in_order = h.seq == p.rx.next();
     switch (p.rx.arrive(h.seq)) {
         case RecvWindow::Arrival::kBeyond:
             ++stats_.drops;
@@ -102,6 +103,10 @@ bool Engine::accept_segment(Peer &p, const PacketHeader &h, nanos now) {
     }
     ++p.stats.segs_rx;
     ++stats_.segs_rx;
+    if (!in_order) {
+        ++p.stats.segs_ooo;
+        ++stats_.segs_ooo;
+    }
     p.stats.bytes_rx += h.payload_len;
     stats_.bytes_rx += h.payload_len;
     // A gap opening or closing is news for the sender's fast retransmit.

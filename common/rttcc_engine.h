@@ -53,6 +53,7 @@ typedef struct rttcc_callbacks {
     X(bytes_rx, "payload bytes received and accepted")                             \
     X(segs_tx, "segments sent, first transmissions")                               \
     X(segs_rx, "segments received and accepted")                                   \
+    X(segs_ooo, "segments accepted out of order (after a gap)")                    \
     X(retx, "segments retransmitted (timeout or fast retransmit)")                 \
     X(retx_timeout, "retransmissions caused by a retransmission timeout")          \
     X(retx_fast, "retransmissions caused by duplicate ACKs")                       \

@@ -104,6 +104,7 @@ static void test_reordering_and_truncation(void **) {
     auto nodes = make_nodes(net, 2, FaultRates{0, 0, 100000, 30000});
     exchange(nodes, kSizes, 60);
     assert_true(nodes[1]->engine->stats().drop_malformed > 0);
+    assert_true(nodes[1]->engine->stats().segs_ooo > 0);
 }
 
 static void test_small_window_with_wrapping_traffic(void **) {
