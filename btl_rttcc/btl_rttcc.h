@@ -37,6 +37,8 @@ typedef struct mca_btl_rttcc_module_t {
     mca_btl_rttcc_endpoint_t **endpoints;        /* by vpid, NULL if unknown */
     size_t num_endpoints;                        /* size of endpoints */
     mca_btl_base_module_error_cb_fn_t error_cb;  /* registered by the PML */
+    char *rtt_dump;                              /* btl_rttcc_rtt_dump, copied at init (MCA
+                                                    strings are gone by finalize) */
 } mca_btl_rttcc_module_t;
 
 typedef struct mca_btl_rttcc_component_t {
@@ -66,6 +68,10 @@ void mca_btl_rttcc_show_help(bool once_per_node, const char *topic, ...);
 /* btl_rttcc_stats.c */
 int mca_btl_rttcc_register_pvars(void);
 void mca_btl_rttcc_print_stats(mca_btl_rttcc_module_t *module);
+
+/* btl_rttcc_rtt.c */
+int mca_btl_rttcc_register_rtt_pvars(void);
+void mca_btl_rttcc_dump_rtt(mca_btl_rttcc_module_t *module);
 
 END_C_DECLS
 #endif

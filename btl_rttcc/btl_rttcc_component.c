@@ -41,7 +41,8 @@ static int rttcc_component_register(void)
     if (OPAL_SUCCESS != rc) {
         return rc;
     }
-    return mca_btl_rttcc_register_pvars();
+    rc = mca_btl_rttcc_register_pvars();
+    return OPAL_SUCCESS == rc ? mca_btl_rttcc_register_rtt_pvars() : rc;
 }
 
 static int rttcc_component_open(void)
@@ -93,6 +94,10 @@ static mca_btl_base_module_t **rttcc_component_init(int *num_btls, bool progress
     /* Open MPI's own progress thread never calls BTL progress (we do not set
      * MCA_BTL_FLAGS_BTL_PROGRESS_THREAD_ENABLED): only MPI threads need locks. */
     cfg->thread_safe = mpi_threads;
+    if (cfg->probe_thread && !mpi_threads) {
+        mca_btl_rttcc_show_help(true, "probe thread needs threads", opal_process_info.nodename);
+        cfg->probe_thread = false;
+    }
     cfg->job_key = job_key();
     cfg->self = OPAL_PROC_MY_NAME.vpid;
     cfg->max_message = (uint32_t) module->super.btl_max_send_size;
@@ -107,9 +112,13 @@ static mca_btl_base_module_t **rttcc_component_init(int *num_btls, bool progress
 
     rc = rttcc_engine_create(cfg, &cbs, &module->engine, err, sizeof err);
     if (RTTCC_OK != rc) {
-        mca_btl_rttcc_show_help(true, "engine failed", opal_process_info.nodename, err);
+        const char *topic = RTTCC_ERR_CLOCK == rc ? "clock domain unavailable"
+                            : RTTCC_ERR_TIMESTAMP == rc ? "timestamps unavailable" : "engine failed";
+        mca_btl_rttcc_show_help(true, topic, opal_process_info.nodename, err);
         goto fail;
     }
+    opal_output_verbose(10, mca_btl_rttcc_component.output, "btl:rttcc: %s",
+                        rttcc_engine_notes(module->engine));
     len = rttcc_engine_local_address(module->engine, addr, sizeof addr);
     OPAL_MODEX_SEND(rc, OPAL_PMIX_GLOBAL, &mca_btl_rttcc_component.super.btl_version, addr, len);
     if (OPAL_SUCCESS != rc || OPAL_SUCCESS != mca_btl_rttcc_module_init(module)) {
@@ -119,6 +128,9 @@ static mca_btl_base_module_t **rttcc_component_init(int *num_btls, bool progress
                         "btl:rttcc: %s wire up, window %u, credits %u, threads %s",
                         rttcc_engine_wire_name(module->engine), cfg->window, cfg->send_credits,
                         cfg->thread_safe ? "locked" : "single");
+    if (NULL != cfg->rtt_dump && '\0' != cfg->rtt_dump[0]) {
+        module->rtt_dump = strdup(cfg->rtt_dump);
+    }
     mca_btl_rttcc_component.module = module;
     modules[0] = &module->super;
     *num_btls = 1;

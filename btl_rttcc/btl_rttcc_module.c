@@ -328,12 +328,14 @@ static int rttcc_finalize(struct mca_btl_base_module_t *btl)
      * finalizing too. */
     (void) rttcc_engine_drain(m->engine, 500);
     mca_btl_rttcc_print_stats(m);
+    mca_btl_rttcc_dump_rtt(m);
     mca_btl_rttcc_component.module = NULL;
     rttcc_engine_destroy(m->engine);
     for (size_t i = 0; i < m->num_endpoints; ++i) {
         free(m->endpoints[i]);
     }
     free(m->endpoints);
+    free(m->rtt_dump);
     mca_btl_rttcc_frag_lists_fini(m);
     free(m);
     return OPAL_SUCCESS;

@@ -52,15 +52,17 @@ int mca_btl_rttcc_register_pvars(void)
 
 /* One line of "key=value" counters, leaving out zeros when `skip_zero`,
  * then the peer's round trips when `rtt` is given. */
-static void print_line(const char *prefix, const rttcc_stats_t *s, bool skip_zero, const rttcc_rtt_t *rtt)
+static void print_line(const char *prefix, const rttcc_stats_t *s, bool skip_zero, const rttcc_rtt_row_t *rtt)
 {
     char line[2048];
     int n = snprintf(line, sizeof line, "%s", prefix);
     if (NULL != rtt) {
         n += snprintf(line + n, sizeof line - n,
-                      " srtt_us=%.1f rttvar_us=%.1f min_rtt_us=%.1f max_rtt_us=%.1f rtt_samples=%llu rto_us=%.0f",
+                      " srtt_us=%.1f rttvar_us=%.1f min_rtt_us=%.1f max_rtt_us=%.1f rtt_samples=%llu"
+                      " probe_samples=%llu rto_us=%.0f cwnd=%.1f rtt_source=%s",
                       rtt->srtt_ns / 1e3, rtt->rttvar_ns / 1e3, rtt->min_ns / 1e3, rtt->max_ns / 1e3,
-                      (unsigned long long) rtt->samples, rtt->rto_ns / 1e3);
+                      (unsigned long long) rtt->samples, (unsigned long long) rtt->probe_samples,
+                      rtt->rto_ns / 1e3, rtt->cwnd, rttcc_timestamp_source_name(rtt->rtt_source));
     }
 #define RTTCC_STAT_PRINT(name, help)                                                  \
     if (n < (int) sizeof line && !(skip_zero && 0 == s->name)) {                      \
@@ -86,9 +88,10 @@ void mca_btl_rttcc_print_stats(mca_btl_rttcc_module_t *m)
     snprintf(prefix, sizeof prefix, "rttcc-stats rank=%u", OPAL_PROC_MY_NAME.vpid);
     print_line(prefix, &s, false, NULL);
     for (size_t i = 0; i < m->num_endpoints; ++i) {
-        rttcc_rtt_t rtt;
+        rttcc_rtt_row_t rtt;
         if (NULL == m->endpoints[i] || RTTCC_OK != rttcc_engine_peer_stats(m->engine, (uint32_t) i, &s) ||
-            RTTCC_OK != rttcc_engine_peer_rtt(m->engine, (uint32_t) i, &rtt) || 0 == s.segs_tx + s.segs_rx) {
+            RTTCC_OK != rttcc_engine_rtt_row(m->engine, (uint32_t) i, &rtt) ||
+            0 == s.segs_tx + s.segs_rx + s.probes_tx + s.probes_answered) {
             continue;
         }
         snprintf(prefix, sizeof prefix, "rttcc-peer rank=%u peer=%zu", OPAL_PROC_MY_NAME.vpid, i);

@@ -15,6 +15,7 @@
 
 struct rttcc_engine {
     std::unique_ptr<rttcc::Engine> impl;  // the engine
+    std::string notes;                    // what auto choices chose, for a verbose log line
 };
 
 namespace {
@@ -23,16 +24,25 @@ void set_err(char *err, size_t errlen, const std::string &what) {
     if (err && errlen) std::snprintf(err, errlen, "%s", what.c_str());
 }
 
-std::unique_ptr<rttcc::Wire> open_wire(const rttcc_config_t &cfg, std::string *err) {
+// Opens the wire; *note says which timestamps it takes and why.
+std::unique_ptr<rttcc::Wire> open_wire(const rttcc_config_t &cfg, std::string *err, std::string *note) {
     std::unique_ptr<rttcc::Wire> wire;
     switch (cfg.wire) {
         case RTTCC_WIRE_AUTO:
-        case RTTCC_WIRE_UDP:
-            wire = rttcc::UdpWire::open(cfg, err);
+        case RTTCC_WIRE_UDP: {
+            auto udp = rttcc::UdpWire::open(cfg, err);
+            if (udp) *note = udp->stamp_note();
+            wire = std::move(udp);
             break;
+        }
         case RTTCC_WIRE_OFI:
 #ifdef RTTCC_HAVE_OFI
+            if (cfg.timestamp == RTTCC_TS_KERNEL || cfg.timestamp == RTTCC_TS_NIC) {
+                *err = "the ofi wire takes no kernel or NIC timestamps (btl_rttcc_timestamp=user or auto)";
+                return nullptr;
+            }
             wire = rttcc::OfiWire::open(cfg, err);
+            *note = "timestamps: user (the ofi wire stamps nothing)";
             break;
 #else
             *err = "the ofi wire was not built (libfabric-dev was missing at configure time)";
@@ -72,18 +82,32 @@ int rttcc_engine_create(const rttcc_config_t *config, const rttcc_callbacks_t *c
     *out = nullptr;
     if (!rttcc_config_check(config, err, errlen)) return RTTCC_ERR_ARG;
     return guarded(err, errlen, [&] {
-        std::string why;
-        auto wire = open_wire(*config, &why);
-        if (!wire) {
+        std::string why, wire_note, clock_note;
+        auto clock = rttcc::ClockDomain::open(*config, &why, &clock_note);
+        if (!clock) {
             set_err(err, errlen, why);
-            return RTTCC_ERR;
+            return RTTCC_ERR_CLOCK;
+        }
+        auto wire = open_wire(*config, &why, &wire_note);
+        if (!wire) {
+            // Would the wire open without the timestamps asked for?  Then they are the reason.
+            rttcc_config_t plain = *config;
+            plain.timestamp = RTTCC_TS_USER;
+            std::string ignored;
+            const bool stamps = config->timestamp != RTTCC_TS_USER && config->timestamp != RTTCC_TS_AUTO &&
+                                open_wire(plain, &ignored, &ignored) != nullptr;
+            set_err(err, errlen, why);
+            return stamps ? RTTCC_ERR_TIMESTAMP : RTTCC_ERR;
         }
         auto e = std::make_unique<rttcc_engine>();
-        e->impl = std::make_unique<rttcc::Engine>(*config, *callbacks, std::move(wire));
+        e->notes = wire_note + "; clock domain: " + clock->describe() + (clock_note.empty() ? "" : " (" + clock_note + ")");
+        e->impl = std::make_unique<rttcc::Engine>(*config, *callbacks, std::move(wire), std::move(clock));
         *out = e.release();
         return RTTCC_OK;
     });
 }
+
+const char *rttcc_engine_notes(const rttcc_engine_t *engine) { return engine->notes.c_str(); }
 
 void rttcc_engine_destroy(rttcc_engine_t *engine) { delete engine; }
 
@@ -135,8 +159,28 @@ int rttcc_engine_peer_stats(const rttcc_engine_t *engine, uint32_t peer, rttcc_s
     return engine->impl->peer_stats(peer, out) ? RTTCC_OK : RTTCC_ERR_ARG;
 }
 
-int rttcc_engine_peer_rtt(const rttcc_engine_t *engine, uint32_t peer, rttcc_rtt_t *out) {
-    return engine->impl->peer_rtt(peer, out) ? RTTCC_OK : RTTCC_ERR_ARG;
+int rttcc_engine_rtt_row(const rttcc_engine_t *engine, uint32_t peer, rttcc_rtt_row_t *out) {
+    return engine->impl->rtt_row(peer, out) ? RTTCC_OK : RTTCC_ERR_ARG;
+}
+
+const char *rttcc_timestamp_source_name(uint32_t source) {
+    return rttcc::ts_source_name(static_cast<rttcc::TsSource>(source));
+}
+
+const char *rttcc_engine_timestamp_source(const rttcc_engine_t *engine) {
+    return rttcc::ts_source_name(engine->impl->timestamp_source());
+}
+
+const char *rttcc_engine_clock_domain(const rttcc_engine_t *engine) { return engine->impl->clock_domain_name(); }
+
+int rttcc_engine_dump_rtt(rttcc_engine_t *engine, const char *prefix, uint32_t rank, const char *host,
+                          char *err, size_t errlen) {
+    return guarded(err, errlen, [&] {
+        std::string why;
+        if (engine->impl->dump_rtt(prefix, rank, host, &why)) return RTTCC_OK;
+        set_err(err, errlen, why);
+        return RTTCC_ERR;
+    });
 }
 
 }  // extern "C"

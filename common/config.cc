@@ -70,6 +70,86 @@ const rttcc_param_t kParams[] = {
      RTTCC_PARAM_BOOL, 5, nullptr, RTTCC_FIELD(udp_offload)},
     {"stats", "Print this process's counters at finalize (one rttcc-stats line)",
      RTTCC_PARAM_BOOL, 3, nullptr, RTTCC_FIELD(stats)},
+    {"timestamp",
+     "Where RTT timestamps come from: auto (the best that works: nic, then kernel, then user), "
+     "user (the engine's monotonic clock at post and completion), kernel (SO_TIMESTAMPING "
+     "software stamps), nic (SO_TIMESTAMPING hardware stamps of a PTP-capable NIC)",
+     RTTCC_PARAM_ENUM, 4, "auto=0,user=1,kernel=2,nic=3", RTTCC_FIELD(timestamp)},
+    {"timestamp_interval_us",
+     "Least time between two kernel- or NIC-stamped transmissions to one peer, microseconds "
+     "(each stamp costs a read of the socket's error queue)",
+     RTTCC_PARAM_UINT, 6, nullptr, RTTCC_FIELD(timestamp_interval_us)},
+    {"ptp_enable",
+     "Clock domain for one-way delays: yes (a PTP hardware clock, ptp_clock_device, is "
+     "required), no (CLOCK_REALTIME; peers' offsets estimated from probe and ACK exchanges "
+     "unless adjtimex says the clock is synchronised), auto (the PTP clock when it opens)",
+     RTTCC_PARAM_ENUM, 4, "no=0,yes=1,auto=2", RTTCC_FIELD(ptp_enable)},
+    {"ptp_require_sync",
+     "Refuse to start unless the clock is synchronised (adjtimex: not STA_UNSYNC) and its "
+     "error is within ptp_max_offset",
+     RTTCC_PARAM_BOOL, 4, nullptr, RTTCC_FIELD(ptp_require_sync)},
+    {"ptp_clock_device", "PTP hardware clock device", RTTCC_PARAM_STRING, 4, nullptr,
+     RTTCC_FIELD(ptp_clock_device)},
+    {"ptp_max_offset", "Largest tolerated clock error with ptp_require_sync, nanoseconds",
+     RTTCC_PARAM_UINT, 5, nullptr, RTTCC_FIELD(ptp_max_offset)},
+    {"cc",
+     "Congestion control per peer, limiting data segments in flight below send_credits: "
+     "none, aimd (slow start, halve when RTT > SRTT + 4*RTTVAR), timely (RTT gradient), "
+     "swift (target delay with flow scaling)",
+     RTTCC_PARAM_ENUM, 3, "none=0,aimd=1,timely=2,swift=3", RTTCC_FIELD(cc)},
+    {"initial_cwnd", "Congestion window at start and after idle, segments", RTTCC_PARAM_UINT, 5,
+     nullptr, RTTCC_FIELD(initial_cwnd)},
+    {"max_cwnd", "Largest congestion window, segments (also bounded by send_credits)",
+     RTTCC_PARAM_UINT, 5, nullptr, RTTCC_FIELD(max_cwnd)},
+    {"timely_tlow_us", "TIMELY: below this RTT the window always grows, microseconds",
+     RTTCC_PARAM_UINT, 6, nullptr, RTTCC_FIELD(timely_tlow_us)},
+    {"timely_thigh_us", "TIMELY: above this RTT the window always shrinks, microseconds",
+     RTTCC_PARAM_UINT, 6, nullptr, RTTCC_FIELD(timely_thigh_us)},
+    {"timely_add_step", "TIMELY: additive increase, segments per RTT", RTTCC_PARAM_DOUBLE, 6,
+     nullptr, RTTCC_FIELD(timely_add_step)},
+    {"timely_beta", "TIMELY: multiplicative decrease factor (0..1)", RTTCC_PARAM_DOUBLE, 6,
+     nullptr, RTTCC_FIELD(timely_beta)},
+    {"timely_ewma", "TIMELY: EWMA gain of the RTT difference (0..1)", RTTCC_PARAM_DOUBLE, 6,
+     nullptr, RTTCC_FIELD(timely_ewma)},
+    {"timely_hai_count", "TIMELY: negative gradients in a row before hyper-active increase",
+     RTTCC_PARAM_UINT, 6, nullptr, RTTCC_FIELD(timely_hai_count)},
+    {"swift_target_us", "Swift: base target delay, microseconds", RTTCC_PARAM_UINT, 6, nullptr,
+     RTTCC_FIELD(swift_target_us)},
+    {"swift_fs_range_us", "Swift: flow-scaling range added to the target, microseconds",
+     RTTCC_PARAM_UINT, 6, nullptr, RTTCC_FIELD(swift_fs_range_us)},
+    {"swift_fs_min_cwnd", "Swift: window (segments) at which flow scaling adds its whole range",
+     RTTCC_PARAM_DOUBLE, 6, nullptr, RTTCC_FIELD(swift_fs_min_cwnd)},
+    {"swift_fs_max_cwnd", "Swift: window (segments) at which flow scaling adds nothing",
+     RTTCC_PARAM_DOUBLE, 6, nullptr, RTTCC_FIELD(swift_fs_max_cwnd)},
+    {"swift_ai", "Swift: additive increase, segments per RTT", RTTCC_PARAM_DOUBLE, 6, nullptr,
+     RTTCC_FIELD(swift_ai)},
+    {"swift_beta", "Swift: multiplicative decrease gain (0..1)", RTTCC_PARAM_DOUBLE, 6, nullptr,
+     RTTCC_FIELD(swift_beta)},
+    {"swift_max_mdf", "Swift: largest multiplicative decrease in one RTT (0..1)",
+     RTTCC_PARAM_DOUBLE, 6, nullptr, RTTCC_FIELD(swift_max_mdf)},
+    {"probe_enable", "Send RTT probes to peers on the command channel", RTTCC_PARAM_BOOL, 3,
+     nullptr, RTTCC_FIELD(probe_enable)},
+    {"probe_interval", "Time between probe rounds, microseconds", RTTCC_PARAM_UINT, 4, nullptr,
+     RTTCC_FIELD(probe_interval)},
+    {"probe_msg_size", "Payload bytes of a probe (0..cmd_mtu - 64)", RTTCC_PARAM_UINT, 5,
+     nullptr, RTTCC_FIELD(probe_msg_size)},
+    {"probe_strategy",
+     "Which peers a probe round visits: round_robin (the next peer), all_pairs (every peer), "
+     "random (one at random), adaptive (the peer whose row is stalest or most variable)",
+     RTTCC_PARAM_ENUM, 4, "round_robin=0,all_pairs=1,random=2,adaptive=3",
+     RTTCC_FIELD(probe_strategy)},
+    {"probe_startup_delay", "Time from start to the first probe, milliseconds", RTTCC_PARAM_UINT,
+     5, nullptr, RTTCC_FIELD(probe_startup_delay)},
+    {"probe_max_rate", "Most probes per second to one peer", RTTCC_PARAM_UINT, 5, nullptr,
+     RTTCC_FIELD(probe_max_rate)},
+    {"probe_thread",
+     "Also probe from a thread while the application computes outside MPI (needs "
+     "MPI_THREAD_MULTIPLE; ignored with a warning otherwise)",
+     RTTCC_PARAM_BOOL, 5, nullptr, RTTCC_FIELD(probe_thread)},
+    {"rtt_dump",
+     "At finalize each process writes its RTT table to PATH.<rank>.csv and PATH.<rank>.json "
+     "(tools/rtt_heatmap draws them)",
+     RTTCC_PARAM_STRING, 3, nullptr, RTTCC_FIELD(rtt_dump)},
     {"fault_drop", "Testing only: drop this many sent datagrams per million", RTTCC_PARAM_UINT, 9,
      nullptr, RTTCC_FIELD(fault_drop)},
     {"fault_dup", "Testing only: send this many datagrams per million twice", RTTCC_PARAM_UINT, 9,
@@ -106,6 +186,33 @@ extern "C" void rttcc_config_defaults(rttcc_config_t *c) {
     c->tx_batch = 32;
     c->sock_buf = 32u << 20;
     c->udp_offload = true;
+    c->timestamp = RTTCC_TS_AUTO;
+    c->timestamp_interval_us = 100;
+    c->ptp_enable = RTTCC_PTP_AUTO;
+    c->ptp_clock_device = const_cast<char *>("/dev/ptp0");  // the MCA layer copies it
+    c->ptp_max_offset = 1000;
+    c->cc = RTTCC_CC_NONE;
+    c->initial_cwnd = 4;
+    c->max_cwnd = 128;
+    c->timely_tlow_us = 50;
+    c->timely_thigh_us = 500;
+    c->timely_add_step = 1.0;
+    c->timely_beta = 0.8;
+    c->timely_ewma = 0.875;
+    c->timely_hai_count = 5;
+    c->swift_target_us = 50;
+    c->swift_fs_range_us = 100;
+    c->swift_fs_min_cwnd = 0.1;
+    c->swift_fs_max_cwnd = 128;
+    c->swift_ai = 1.0;
+    c->swift_beta = 0.8;
+    c->swift_max_mdf = 0.5;
+    c->probe_enable = false;
+    c->probe_interval = 100000;
+    c->probe_msg_size = 64;
+    c->probe_strategy = RTTCC_PROBE_ROUND_ROBIN;
+    c->probe_startup_delay = 500;
+    c->probe_max_rate = 100;
     c->max_message = 4u << 20;
 }
 
@@ -139,6 +246,23 @@ extern "C" bool rttcc_config_check(const rttcc_config_t *c, char *err, size_t er
         return fail("btl_rttcc_min_rto_us must be > 0 and <= btl_rttcc_max_rto_us");
     if (!(c->rtt_alpha > 0 && c->rtt_alpha < 1 && c->rtt_beta > 0 && c->rtt_beta < 1))
         return fail("btl_rttcc_rtt_alpha and btl_rttcc_rtt_beta must be between 0 and 1");
+    if (c->initial_cwnd == 0 || c->max_cwnd == 0 || c->initial_cwnd > c->max_cwnd)
+        return fail("btl_rttcc_initial_cwnd must be between 1 and btl_rttcc_max_cwnd");
+    if (c->timely_tlow_us >= c->timely_thigh_us)
+        return fail("btl_rttcc_timely_tlow_us must be below btl_rttcc_timely_thigh_us");
+    if (!(c->timely_beta > 0 && c->timely_beta < 1 && c->timely_ewma > 0 && c->timely_ewma <= 1 &&
+          c->swift_beta > 0 && c->swift_beta < 1 && c->swift_max_mdf > 0 && c->swift_max_mdf < 1))
+        return fail("btl_rttcc_timely_beta, _timely_ewma, _swift_beta and _swift_max_mdf must be "
+                    "between 0 and 1");
+    if (!(c->timely_add_step > 0 && c->swift_ai > 0 && c->swift_fs_min_cwnd > 0 &&
+          c->swift_fs_min_cwnd < c->swift_fs_max_cwnd))
+        return fail("btl_rttcc_timely_add_step and btl_rttcc_swift_ai must be > 0, and "
+                    "0 < btl_rttcc_swift_fs_min_cwnd < btl_rttcc_swift_fs_max_cwnd");
+    if (c->probe_enable && (c->probe_interval == 0 || c->probe_max_rate == 0))
+        return fail("btl_rttcc_probe_interval and btl_rttcc_probe_max_rate must be > 0");
+    if (c->probe_msg_size + 64 > c->cmd_mtu)
+        return fail("btl_rttcc_probe_msg_size must leave room for the 64-byte header in "
+                    "btl_rttcc_cmd_mtu");
     if (c->if_include && *c->if_include && c->if_exclude && *c->if_exclude)
         return fail("btl_rttcc_if_include and btl_rttcc_if_exclude are mutually exclusive");
     return true;

@@ -19,10 +19,11 @@ struct AddressHeader {
 }  // namespace
 
 Engine::Engine(const rttcc_config_t &config, const rttcc_callbacks_t &callbacks,
-               std::unique_ptr<Wire> wire)
+               std::unique_ptr<Wire> wire, std::unique_ptr<ClockDomain> clock)
     : cfg_(config),
       cb_(callbacks),
       wire_(std::move(wire)),
+      clock_(std::move(clock)),
       verify_source_(wire_->verifies_source()),
       cmd_payload_(config.cmd_mtu - kHeaderSize),
       inline_buffers_(std::max<size_t>(config.inline_max, 1)),
@@ -35,19 +36,32 @@ Engine::Engine(const rttcc_config_t &config, const rttcc_callbacks_t &callbacks,
     rtt_params_.initial_rto = usec(cfg_.retrans_timeout_us);
     rtt_params_.min_rto = usec(cfg_.min_rto_us);
     rtt_params_.max_rto = usec(cfg_.max_rto_us);
+    cc_params_ = cc_params_from(cfg_);
+    cfg_.ptp_clock_device = cfg_.rtt_dump = nullptr;  // owned by the caller too
+    stamp_source_ = cfg_.timestamp == RTTCC_TS_USER ? TsSource::kNone : wire_->stamp_source();
+    tx_stamps_.resize(64);
+    probe_pad_.resize(cfg_.probe_msg_size);
+    probe_rng_ = 0x9e3779b97f4a7c15ull ^ (uint64_t{cfg_.self} << 17) ^ cfg_.job_key;
     for (auto &b : batch_) {
         b.dgrams.resize(cfg_.tx_batch);
         b.headers.resize(cfg_.tx_batch);
         b.segs.resize(cfg_.tx_batch);
         b.peers.resize(cfg_.tx_batch);
+        b.kinds.resize(cfg_.tx_batch);
     }
     rx_.resize(cfg_.rx_batch);
     completions_.reserve(256);
     spare_completions_.reserve(256);
-    hotel_.start(monotonic_now());
+    const nanos now = monotonic_now();
+    start_ = now;
+    hotel_.start(now);
+    next_probe_round_ = now + msec(cfg_.probe_startup_delay);
+    last_progress_.store(now, std::memory_order_relaxed);
+    start_probe_thread();
 }
 
 Engine::~Engine() {
+    stop_probe_thread();
     // Return every message still held, without callbacks: the caller is gone.
     for (auto &p : peers_) {
         if (!p) continue;
@@ -91,6 +105,7 @@ bool Engine::add_peer(uint32_t index, const void *addr, size_t len, std::string 
     const auto *cmd = static_cast<const uint8_t *>(addr) + sizeof h;
     const auto *data = cmd + h.cmd_len;
     auto p = std::make_unique<Peer>(index, cfg_.window, rtt_params_);
+    p->cc = make_congestion_control(cc_params_);
     if (!wire_->resolve(kCmd, cmd, h.cmd_len, &p->addr[kCmd], err) ||
         !wire_->resolve(kData, data, h.data_len, &p->addr[kData], err))
         return false;
@@ -108,6 +123,8 @@ bool Engine::add_peer(uint32_t index, const void *addr, size_t len, std::string 
         *err = "peer added twice";
         return false;
     }
+    p->row = table_.row(index);
+    publish(*p, monotonic_now());
     peers_[index] = std::move(p);
     return true;
 }
@@ -151,7 +168,10 @@ int Engine::send_now(uint32_t index, uint8_t tag, size_t len, rttcc_fill_fn fill
 
 int Engine::progress() {
     if (!rx_mu_.try_lock()) return 0;  // another thread is receiving
-    const nanos now = monotonic_now();
+    if (stamp_source_ != TsSource::kNone) {  // transmit stamps first: ACKs below may need them
+        std::lock_guard<MaybeMutex> g(state_mu_);
+        reap_tx_stamps();
+    }
     // Read what is queued (bounded) before looking at timers: after this
     // process was descheduled, the ACKs that cancel them may be deep in the
     // socket queues.
@@ -162,16 +182,23 @@ int Engine::progress() {
         if (!(ready & (1u << ch))) continue;
         for (int b = 0; b < kMaxBursts; ++b) {
             int got = 0;
-            delivered += receive(static_cast<Channel>(ch), now, &got);
+            delivered += receive(static_cast<Channel>(ch), &got);
             if (got < static_cast<int>(rx_.size())) break;
         }
     }
     {
         std::lock_guard<MaybeMutex> g(state_mu_);
+        const nanos now = monotonic_now();  // after receiving: deliveries may have taken a while
+        last_progress_.store(now, std::memory_order_relaxed);
+        if (clock_ && now >= next_clock_refresh_) {  // domain - monotonic drifts slowly
+            clock_->refresh();
+            next_clock_refresh_ = now + msec(1);
+        }
         wire_full_ = false;
         expire_timers(now);
         serve_resends(now);
         serve_sends(now);
+        if (cfg_.probe_enable) serve_probes(now);
         send_due_acks(now);
         flush_all();
     }
@@ -238,19 +265,10 @@ bool Engine::peer_stats(uint32_t index, rttcc_stats_t *out) const {
     return true;
 }
 
-bool Engine::peer_rtt(uint32_t index, rttcc_rtt_t *out) const {
-    std::lock_guard<MaybeMutex> g(state_mu_);
-    const Peer *p = peer(index);
-    if (!p) return false;
-    const RttEstimator &r = p->rtt;
-    *out = {r.srtt(), r.rttvar(), r.min(), r.max(), r.latest(), r.samples(), r.rto()};
-    return true;
-}
-
 size_t Engine::peer_memory(uint32_t index) const {
     const Peer *p = peer(index);
     if (!p) return 0;
-    return sizeof(Peer) + p->tx.memory() + p->rx.memory() + p->reassembly.memory();
+    return sizeof(Peer) + sizeof(RttRow) + p->tx.memory() + p->rx.memory() + p->reassembly.memory();
 }
 
 }  // namespace rttcc

@@ -5,22 +5,34 @@
 //   engine_rx.cc      receiving: validation, sequence check, delivery, reassembly
 //   engine_ack.cc     ACKs: sending (piggy-backed or delayed), processing, fast retransmit
 //   engine_loss.cc    retransmission timeouts, backoff, dead peers
+//   engine_rtt.cc     timestamps, RTT samples, congestion control, the RTT table
+//   engine_probe.cc   RTT probes: scheduling, sending, answering, replies
+//   rtt_dump.cc       the RTT table as CSV and JSON
 #pragma once
+#include <atomic>
+#include <condition_variable>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "clock.h"
+#include "clock_domain.h"
 #include "hotel.h"
 #include "peer.h"
 #include "pool.h"
 #include "rttcc_config.h"
 #include "rttcc_engine.h"
+#include "rtt_table.h"
 #include "wire.h"
 #include "wire_format.h"
 
 namespace rttcc {
+
+// Stamp cookies (TxDatagram::stamp_cookie) name a segment's transmission or a probe.
+uint64_t segment_cookie(uint32_t peer, uint32_t tx_id);
+uint64_t probe_cookie(uint32_t peer, uint32_t probe_id);
 
 // A mutex that is only taken when the engine is shared between threads.
 class MaybeMutex {
@@ -43,8 +55,10 @@ class Engine {
 public:
     static constexpr uint32_t kMaxPeers = 1u << 24;  // process indices the engine accepts
 
+    // `clock`: the domain of one-way delays and offsets; nullptr = none
+    // (then the header's tx_stamp carries the engine's clock and no OWD is derived).
     Engine(const rttcc_config_t &config, const rttcc_callbacks_t &callbacks,
-           std::unique_ptr<Wire> wire);
+           std::unique_ptr<Wire> wire, std::unique_ptr<ClockDomain> clock = nullptr);
     ~Engine();
     Engine(const Engine &) = delete;
     Engine &operator=(const Engine &) = delete;
@@ -61,7 +75,16 @@ public:
 
     rttcc_stats_t stats() const;
     bool peer_stats(uint32_t index, rttcc_stats_t *out) const;
-    bool peer_rtt(uint32_t index, rttcc_rtt_t *out) const;
+    bool rtt_row(uint32_t index, rttcc_rtt_row_t *out) const { return table_.read(index, out); }
+    // Writes every peer's row to prefix.<rank>.csv and .json; false with *err on failure.
+    bool dump_rtt(const char *prefix, uint32_t rank, const char *host, std::string *err);
+    // Where this engine's RTT samples get their stamps (the best the wire gives).
+    TsSource timestamp_source() const { return stamp_source_ == TsSource::kNone ? TsSource::kUser : stamp_source_; }
+    // The clock domain of one-way delays and offsets (ClockDomain::name()).
+    const char *clock_domain_name() const {
+        return clock_ ? ClockDomain::kind_name(clock_->kind()) : "none";
+    }
+    const ClockDomain *clock_domain() const { return clock_.get(); }
     const Peer *peer(uint32_t index) const {
         return index < peers_.size() ? peers_[index].get() : nullptr;
     }
@@ -69,12 +92,22 @@ public:
     const rttcc_config_t &config() const { return cfg_; }
 
 private:
+    enum class Staged : uint8_t { kSegment, kAck, kProbe };  // what a staged datagram is
     struct TxBatch {
         std::vector<TxDatagram> dgrams;     // datagrams ready to send
         std::vector<PacketHeader> headers;  // their headers (dgrams[i].iov[0])
-        std::vector<TxSegment *> segs;      // their segment, nullptr for a standalone ACK
+        std::vector<TxSegment *> segs;      // their segment, nullptr unless kSegment
         std::vector<Peer *> peers;          // their destination
+        std::vector<Staged> kinds;          // what each one is
         size_t count = 0;
+    };
+    // When a datagram arrived: the progress call's time and, if the wire
+    // took one, its kernel/NIC stamp.
+    struct Arrival {
+        nanos now;
+        nanos stamp;
+        TsSource source;
+        nanos best() const { return stamp ? stamp : now; }
     };
     struct Completion {
         void *cookie;
@@ -92,7 +125,7 @@ private:
     void serve_sends(nanos now);
     void cut_segment(Peer &p, TxMessage &m, nanos now);
     void transmit(TxSegment &seg, nanos now);
-    PacketHeader &stage(Channel ch, Peer &p, TxSegment *seg);
+    PacketHeader &stage(Channel ch, Peer &p, Staged kind, TxSegment *seg);
     void flush(Channel ch);
     void flush_all();
     void fill_payload(TxDatagram &d, const TxMessage &m, uint32_t offset, uint32_t len) const;
@@ -101,19 +134,43 @@ private:
     Channel channel_for(const TxMessage &m) const;
 
     // engine_rx.cc
-    int receive(Channel ch, nanos now, int *got);
+    int receive(Channel ch, int *got);
     bool handle_datagram(Channel ch, const RxDatagram &d, nanos now);
     Peer *sender_of(Channel ch, const RxDatagram &d, const PacketHeader **h);
-    bool accept_segment(Peer &p, const PacketHeader &h, nanos now);
+    bool accept_segment(Peer &p, const PacketHeader &h, const Arrival &a);
 
     // engine_ack.cc
-    void owe_ack(Peer &p, const PacketHeader &h, nanos now, bool at_once);
+    void owe_ack(Peer &p, const PacketHeader &h, const Arrival &a, bool at_once);
     void put_ack(Peer &p, PacketHeader &h, nanos now);
     void send_ack(Peer &p, nanos now);
     void send_due_acks(nanos now);
-    void process_ack(Peer &p, const PacketHeader &h, nanos now);
-    void sample_rtt(Peer &p, const PacketHeader &h, nanos now);
+    void process_ack(Peer &p, const PacketHeader &h, const Arrival &a);
     void fast_retransmit(Peer &p, nanos now);
+
+    // engine_rtt.cc
+    void reap_tx_stamps();
+    void stamp_transmission(Peer &p, TxDatagram &d, PacketHeader &h, uint64_t cookie, nanos now);
+    nanos sample_rtt(Peer &p, const PacketHeader &h, const Arrival &a);
+    bool take_sample(Peer &p, nanos rtt, TsSource source, bool probe, nanos now);
+    void on_acked(Peer &p, uint32_t acked_data, nanos rtt, nanos now);
+    void on_loss(Peer &p, bool timeout, nanos now);
+    void publish(Peer &p, nanos now);
+    uint64_t domain_time(nanos t) const {
+        return clock_ ? static_cast<uint64_t>(clock_->to_domain(t)) : t;
+    }
+    void take_offset(Peer &p, nanos sent, nanos arrived, const PacketHeader &h);
+
+    // engine_probe.cc
+    void serve_probes(nanos now);
+    void probe_round(nanos now);
+    Peer *next_probe_target(nanos now);
+    bool probe_allowed(const Peer &p, nanos now) const;
+    void send_probe(Peer &p, nanos now);
+    void answer_probe(Peer &p, const PacketHeader &h, const Arrival &a);
+    void take_probe_reply(Peer &p, const PacketHeader &h, const Arrival &a);
+    void start_probe_thread();
+    void stop_probe_thread();
+    void probe_thread_main();
 
     // engine_loss.cc
     nanos rto(const TxSegment &seg) const;
@@ -128,6 +185,8 @@ private:
     rttcc_config_t cfg_;                 // tunables (strings not kept)
     rttcc_callbacks_t cb_;               // the caller's callbacks
     std::unique_ptr<Wire> wire_;         // where datagrams go
+    std::unique_ptr<ClockDomain> clock_; // clock domain of one-way delays (may be null)
+    nanos next_clock_refresh_ = 0;       // when clock_'s offset to our clock is sampled again
     bool verify_source_;                 // the wire names senders: check them
     uint32_t cmd_payload_;               // payload bytes per command-channel datagram
     std::vector<std::unique_ptr<Peer>> peers_;  // by caller's index; null where unknown
@@ -144,6 +203,20 @@ private:
     std::vector<RxDatagram> rx_;         // datagrams of the current receive burst
     bool wire_full_ = false;             // the wire refused a datagram since the last progress
     RttEstimator::Params rtt_params_;    // for every peer's estimator
+    CcParams cc_params_;                 // for every peer's congestion control
+    RttTable table_;                     // every peer's RTT row, readable without locks
+    TsSource stamp_source_;              // stamps the wire takes for us (kNone: user clock only)
+    std::vector<TxStamp> tx_stamps_;     // scratch for reap_tx_stamps
+    std::vector<uint8_t> probe_pad_;     // a probe's payload (zeros)
+    nanos start_ = 0;                    // when the engine started (engine clock)
+    nanos next_probe_round_ = 0;         // when the next probe round is due
+    uint32_t probe_cursor_ = 0;          // round robin: the peer index probed last
+    uint64_t probe_rng_;                 // random strategy: xorshift state
+    std::atomic<nanos> last_progress_{0};  // when progress() last ran (the probe thread reads it)
+    std::thread probe_thread_;           // progresses while MPI is idle (probe_thread), if started
+    std::mutex probe_thread_mu_;         // guards stopping_ for the thread's waits
+    std::condition_variable probe_thread_cv_;  // wakes the thread to stop
+    bool stopping_ = false;              // the probe thread must end
 
     std::vector<Completion> completions_;  // on_send_done calls to make
     std::vector<Completion> spare_completions_;  // recycled storage for completions_

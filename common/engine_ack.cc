@@ -7,17 +7,23 @@
 
 namespace rttcc {
 
-void Engine::owe_ack(Peer &p, const PacketHeader &h, nanos now, bool at_once) {
-    p.echo_tx_id = h.tx_id;
+// Owes an ACK for an arrival.  The ACK echoes the latest arrival, unless a
+// timed one (the sender has its kernel/NIC transmit stamp) is waiting.
+void Engine::owe_ack(Peer &p, const PacketHeader &h, const Arrival &a, bool at_once) {
+    const bool timed = h.flags & kFlagTimed;
+    if (timed || !p.echo_timed) {
+        p.echo_tx_id = h.tx_id;
+        p.echo_arrival = a.best();
+        p.echo_timed = timed;
+    }
     p.echo_seq = h.seq;
-    p.echo_arrival = now;
     ++p.unacked_arrivals;
     if (!p.ack_owed) {
         p.ack_owed = true;
-        p.ack_owed_since = now;
+        p.ack_owed_since = a.now;
         acks_.push_back(p);
     }
-    if (at_once || p.unacked_arrivals >= cfg_.ack_every) send_ack(p, now);
+    if (at_once || p.unacked_arrivals >= cfg_.ack_every) send_ack(p, a.now);
 }
 
 // Writes our cumulative ACK for p into an outgoing header; settles any ACK owed.
@@ -28,6 +34,7 @@ void Engine::put_ack(Peer &p, PacketHeader &h, nanos now) {
     h.ack_delay_ns = static_cast<uint32_t>(std::min<nanos>(now - p.echo_arrival, UINT32_MAX));
     if (!p.ack_owed) return;
     p.ack_owed = false;
+    p.echo_timed = false;
     p.unacked_arrivals = 0;
     if (p.ack_link.linked()) acks_.remove(p);
     if (h.type != static_cast<uint8_t>(PacketType::ACK)) {
@@ -37,8 +44,9 @@ void Engine::put_ack(Peer &p, PacketHeader &h, nanos now) {
 }
 
 void Engine::send_ack(Peer &p, nanos now) {
-    PacketHeader &h = stage(kCmd, p, nullptr);
+    PacketHeader &h = stage(kCmd, p, Staged::kAck, nullptr);
     h.type = static_cast<uint8_t>(PacketType::ACK);
+    h.tx_stamp_ns = domain_time(now);
     h.seq = p.echo_seq;  // an ACK has no sequence number of its own: it names what triggered it
     put_ack(p, h, now);
     ++p.stats.acks_tx;
@@ -54,23 +62,15 @@ void Engine::send_due_acks(nanos now) {
     }
 }
 
-// An RTT sample from the transmission the ACK echoes: its age minus how long
-// the receiver held the ACK.  Taken before the ACK releases that segment.
-void Engine::sample_rtt(Peer &p, const PacketHeader &h, nanos now) {
-    const uint32_t echo = h.echo_tx_id;
-    if (echo == 0 || echo == p.last_echo) return;  // nothing echoed, or sampled already
-    const seq_t una = p.tx.una();
-    const seq_t seq = una + ((echo >> 16) - (una & 0xffffu)) % 0x10000u;
-    const TxSegment *seg = p.tx.at(seq);
-    if (!seg || seg->tx_id != echo) return;  // long ACKed, or an older transmission of it
-    const nanos age = now - seg->last_tx;
-    p.rtt.on_sample(age > h.ack_delay_ns ? age - h.ack_delay_ns : age);
-    p.last_echo = echo;
-}
-
-void Engine::process_ack(Peer &p, const PacketHeader &h, nanos now) {
-    sample_rtt(p, h, now);
-    const uint32_t acked = p.tx.ack(h.ack, [&](TxSegment *seg) { release_segment(*seg, RTTCC_OK); });
+void Engine::process_ack(Peer &p, const PacketHeader &h, const Arrival &a) {
+    const nanos now = a.now;
+    const nanos rtt = sample_rtt(p, h, a);
+    uint32_t acked_data = 0;
+    const uint32_t acked = p.tx.ack(h.ack, [&](TxSegment *seg) {
+        acked_data += !seg->cmd_channel;
+        release_segment(*seg, RTTCC_OK);
+    });
+    if (acked || rtt) on_acked(p, acked_data, rtt, now);
     if (acked) {
         p.dup_acks = 0;
         ++p.stats.acks_rx;
@@ -101,6 +101,7 @@ void Engine::fast_retransmit(Peer &p, nanos now) {
     ++stats_.retx;
     ++p.stats.retx_fast;
     ++stats_.retx_fast;
+    on_loss(p, /*timeout=*/false, now);
     transmit(*seg, now);
 }
 

@@ -38,6 +38,7 @@ void Engine::serve_resends(nanos now) {
             ++stats_.retx;
             ++p.stats.retx_timeout;
             ++stats_.retx_timeout;
+            if (seg->seq == p.tx.una()) on_loss(p, /*timeout=*/true, now);  // once per RTO, not per segment
         }
         transmit(*seg, now);
     }

@@ -6,10 +6,13 @@
 namespace rttcc {
 
 // One burst from a channel; returns how many messages it delivered and sets
-// *got to the datagrams it read.
-int Engine::receive(Channel ch, nanos now, int *got) {
+// *got to the datagrams it read.  The clock is read once the burst is in:
+// that is the arrival time of its datagrams on the engine's own clock.
+int Engine::receive(Channel ch, int *got) {
     const int n = wire_->rx_burst(ch, rx_.data(), static_cast<int>(rx_.size()));
     *got = n;
+    if (n <= 0) return 0;
+    const nanos now = monotonic_now();
     int delivered = 0;
     for (int i = 0; i < n; ++i) delivered += handle_datagram(ch, rx_[i], now);
     return delivered;
@@ -52,8 +55,20 @@ bool Engine::handle_datagram(Channel ch, const RxDatagram &d, nanos now) {
     const PacketHeader *h;
     Peer *p = sender_of(ch, d, &h);
     if (!p) return false;
-    if (h->flags & kFlagAckValid) process_ack(*p, *h, now);
-    const bool fresh = h->type != static_cast<uint8_t>(PacketType::ACK) && accept_segment(*p, *h, now);
+    const Arrival a{now, d.rx_stamp, d.rx_source};
+    switch (static_cast<PacketType>(h->type)) {
+        case PacketType::PROBE:
+            answer_probe(*p, *h, a);
+            flush_all();
+            return false;
+        case PacketType::PROBE_REPLY:
+            take_probe_reply(*p, *h, a);
+            return false;
+        default:
+            break;
+    }
+    if (h->flags & kFlagAckValid) process_ack(*p, *h, a);
+    const bool fresh = h->type != static_cast<uint8_t>(PacketType::ACK) && accept_segment(*p, *h, a);
     flush_all();  // nothing staged may outlive the lock (an ACK could free its segment)
     if (!fresh) return false;
 
@@ -85,7 +100,7 @@ bool Engine::handle_datagram(Channel ch, const RxDatagram &d, nanos now) {
 }
 
 // Records a data segment's arrival; true if it is new and must be delivered.
-bool Engine::accept_segment(Peer &p, const PacketHeader &h, nanos now) {
+bool Engine::accept_segment(Peer &p, const PacketHeader &h, const Arrival &a) {
     const bool gap_before = p.rx.has_gap();
     const bool in_order = h.seq == p.rx.next();
     switch (p.rx.arrive(h.seq)) {
@@ -96,7 +111,7 @@ bool Engine::accept_segment(Peer &p, const PacketHeader &h, nanos now) {
         case RecvWindow::Arrival::kDuplicate:
             ++p.stats.dup_segs;
             ++stats_.dup_segs;
-            owe_ack(p, h, now, /*at_once=*/true);  // our earlier ACK was probably lost
+            owe_ack(p, h, a, /*at_once=*/true);  // our earlier ACK was probably lost
             return false;
         case RecvWindow::Arrival::kNew:
             break;
@@ -110,7 +125,7 @@ bool Engine::accept_segment(Peer &p, const PacketHeader &h, nanos now) {
     p.stats.bytes_rx += h.payload_len;
     stats_.bytes_rx += h.payload_len;
     // A gap opening or closing is news for the sender's fast retransmit.
-    owe_ack(p, h, now, gap_before || p.rx.has_gap());
+    owe_ack(p, h, a, gap_before || p.rx.has_gap());
     return true;
 }
 

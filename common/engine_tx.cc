@@ -43,9 +43,13 @@ Channel Engine::channel_for(const TxMessage &m) const {
     return m.len <= cmd_payload_ ? kCmd : kData;
 }
 
+// The window bounds every segment; data-channel segments are further held
+// to the send credits and, with congestion control, to the congestion window.
 bool Engine::has_room(const Peer &p, const TxMessage &m) const {
     if (p.tx.full()) return false;
-    return channel_for(m) == kCmd || p.data_in_flight < cfg_.send_credits;
+    if (channel_for(m) == kCmd) return true;
+    const uint32_t cap = p.cc ? std::min(cfg_.send_credits, p.cc->window()) : cfg_.send_credits;
+    return p.data_in_flight < cap;
 }
 
 // Cuts and sends the peer's queued messages while its window, its credits
@@ -101,7 +105,7 @@ void Engine::cut_segment(Peer &p, TxMessage &m, nanos now) {
 void Engine::transmit(TxSegment &seg, nanos now) {
     const Channel ch = seg.cmd_channel ? kCmd : kData;
     const TxMessage &m = *seg.msg;
-    PacketHeader &h = stage(ch, *seg.peer, &seg);
+    PacketHeader &h = stage(ch, *seg.peer, Staged::kSegment, &seg);
     const bool whole = seg.offset == 0 && seg.len == m.len;
     h.type = static_cast<uint8_t>(whole ? PacketType::DATA : PacketType::CHUNK);
     h.tag = m.tag;
@@ -114,16 +118,20 @@ void Engine::transmit(TxSegment &seg, nanos now) {
         h.msg_len = m.len;
         h.chunk_offset = seg.offset;
     }
-    h.tx_stamp_ns = now;
+    h.tx_stamp_ns = domain_time(now);
     put_ack(*seg.peer, h, now);
-    fill_payload(batch_[ch].dgrams[batch_[ch].count - 1], m, seg.offset, seg.len);
+    TxDatagram &d = batch_[ch].dgrams[batch_[ch].count - 1];
+    fill_payload(d, m, seg.offset, seg.len);
     seg.last_tx = now;
+    seg.stamp = 0;
+    seg.stamp_source = TsSource::kNone;
+    stamp_transmission(*seg.peer, d, h, segment_cookie(seg.peer->id, seg.tx_id), now);
     hotel_.check_in(seg, now + rto(seg));
 }
 
 // Adds a datagram to a channel's batch (flushing a full batch first) and
 // returns its zeroed header.
-PacketHeader &Engine::stage(Channel ch, Peer &p, TxSegment *seg) {
+PacketHeader &Engine::stage(Channel ch, Peer &p, Staged kind, TxSegment *seg) {
     TxBatch &b = batch_[ch];
     if (b.count == b.dgrams.size()) flush(ch);
     const size_t i = b.count++;
@@ -137,8 +145,10 @@ PacketHeader &Engine::stage(Channel ch, Peer &p, TxSegment *seg) {
     d.dest = p.addr[ch];
     d.iov[0] = {&h, kHeaderSize};
     d.iovcnt = 1;
+    d.stamp_cookie = 0;
     b.segs[i] = seg;
     b.peers[i] = &p;
+    b.kinds[i] = kind;
     return h;
 }
 
@@ -158,7 +168,8 @@ void Engine::fill_payload(TxDatagram &d, const TxMessage &m, uint32_t offset, ui
 }
 
 // Hands the batch to the wire.  What the wire refuses (socket buffer full)
-// is not lost: segments go to the front of the resend list, ACKs are owed again.
+// is not lost: segments go to the front of the resend list, ACKs are owed
+// again; a refused probe counts as lost when its reply never comes.
 void Engine::flush(Channel ch) {
     TxBatch &b = batch_[ch];
     if (!b.count) return;
@@ -166,17 +177,24 @@ void Engine::flush(Channel ch) {
     for (size_t i = std::max(sent, 0); i < b.count; ++i) {
         wire_full_ = true;
         ++stats_.wire_stalls;
-        if (TxSegment *seg = b.segs[i]) {
-            if (seg->in_hotel) hotel_.check_out(*seg);
-            seg->refused = true;
-            resends_.push_back(*seg);
-        } else {
-            Peer &p = *b.peers[i];
-            if (!p.ack_owed) {
-                p.ack_owed = true;
-                p.ack_owed_since = 0;  // due at once
-                acks_.push_front(p);
+        Peer &p = *b.peers[i];
+        switch (b.kinds[i]) {
+            case Staged::kSegment: {
+                TxSegment *seg = b.segs[i];
+                if (seg->in_hotel) hotel_.check_out(*seg);
+                seg->refused = true;
+                resends_.push_back(*seg);
+                break;
             }
+            case Staged::kAck:
+                if (!p.ack_owed) {
+                    p.ack_owed = true;
+                    p.ack_owed_since = 0;  // due at once
+                    acks_.push_front(p);
+                }
+                break;
+            case Staged::kProbe:
+                break;
         }
     }
     b.count = 0;

@@ -16,7 +16,7 @@ bool FaultyWire::send_one(Channel ch, TxDatagram &d) { return inner_->tx_burst(c
 
 bool FaultyWire::release_held(Channel ch) {
     if (held_[ch].empty()) return true;
-    TxDatagram d{held_dest_[ch], {{held_[ch].data(), held_[ch].size()}}, 1};
+    TxDatagram d{held_dest_[ch], {{held_[ch].data(), held_[ch].size()}}, 1, 0};
     if (!send_one(ch, d)) return false;
     held_[ch].clear();
     return true;

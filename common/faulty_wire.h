@@ -30,6 +30,8 @@ public:
     int rx_burst(Channel ch, RxDatagram *d, int n) override { return inner_->rx_burst(ch, d, n); }
     unsigned ready() override { return inner_->ready(); }
     bool verifies_source() const override { return inner_->verifies_source(); }
+    TsSource stamp_source() const override { return inner_->stamp_source(); }
+    int tx_stamps(TxStamp *out, int n) override { return inner_->tx_stamps(out, n); }
     int tx_burst(Channel ch, TxDatagram *d, int n) override;
 
     uint64_t injected = 0;  // faults injected so far

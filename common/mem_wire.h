@@ -72,7 +72,7 @@ public:
             const auto &b = held_[ch][i];
             uint32_t src;
             std::memcpy(&src, b.data(), sizeof src);
-            d[i] = {b.data() + sizeof src, b.size() - sizeof src, src};
+            d[i] = {b.data() + sizeof src, b.size() - sizeof src, src, 0, TsSource::kNone};
         }
         net_.delivered += static_cast<uint64_t>(got);
         return got;

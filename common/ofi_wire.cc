@@ -261,7 +261,7 @@ int OfiWire::rx_burst(Channel ch, RxDatagram *d, int n) {
         e.handed.push_back(slot);
         const size_t len = done[i].len >= prefix_ ? done[i].len - prefix_ : 0;
         d[out++] = {e.rx.at(slot) + prefix_, std::min(len, e.max_datagram),
-                    has_source_ ? from[i] : WireHandle{0}};
+                    has_source_ ? from[i] : WireHandle{0}, 0, TsSource::kNone};
     }
     return out;
 }

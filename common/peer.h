@@ -2,18 +2,48 @@
 // the sequence space, the ACK it owes, queued messages and reassembly.
 #pragma once
 #include <cstdint>
+#include <memory>
 
 #include "clock.h"
+#include "congestion.h"
+#include "offset_estimator.h"
 #include "intrusive_list.h"
 #include "reassembly.h"
 #include "recv_window.h"
 #include "rtt_estimator.h"
+#include "rtt_table.h"
 #include "rttcc_engine.h"
 #include "segment.h"
 #include "send_window.h"
 #include "wire.h"
 
 namespace rttcc {
+
+// One peer's RTT probes (engine_probe.cc).
+struct ProbeState {
+    uint32_t next_id = 1;                // id of the next probe (never 0)
+    uint32_t outstanding = 0;            // id of the probe awaiting its reply, 0 = none
+    nanos sent = 0;                      // when it was posted (engine clock)
+    nanos stamp = 0;                     // its kernel/NIC transmit stamp, 0 until reported
+    TsSource stamp_source = TsSource::kNone;  // what took `stamp`
+    nanos next_allowed = 0;              // probe_max_rate: no probe to this peer before this
+    uint64_t samples = 0;                // RTT samples taken from replies
+};
+
+// What the peer's row of the RTT table shows beyond the estimator (engine_rtt.cc).
+struct PathState {
+    nanos last_sample = 0;               // when the latest sample was taken
+    TsSource last_source = TsSource::kNone;  // stamps of the latest sample
+    bool last_was_probe = false;         // the latest sample came from a probe
+    uint64_t best_samples = 0;           // samples taken with the wire's own stamps
+    int64_t owd_fwd = 0, owd_rev = 0;    // latest one-way delays to and from the peer, when `owd_valid`
+    bool owd_valid = false;
+    int64_t offset = 0;                  // peer's clock minus ours, when `offset_valid`
+    uint64_t offset_bound = 0;           // +- error of `offset`
+    bool offset_valid = false;
+    OffsetEstimator offsets{16, 2000000000};  // NTP-style filter: best of 16 exchanges within 2 s
+    nanos next_stamp = 0;                // earliest post of the next stamped transmission
+};
 
 struct Peer {
     // Both sides start 1024 below the 2^32 wrap: every run crosses it early,
@@ -37,6 +67,10 @@ struct Peer {
     uint32_t dup_acks = 0;                        // duplicate ACKs in a row
     RttEstimator rtt;                             // round trips to this peer, and the RTO
     uint32_t last_echo = 0;                       // transmission id of the latest RTT sample
+    std::unique_ptr<CongestionControl> cc;        // congestion window; nullptr with cc = none
+    RttRow *row = nullptr;                        // this peer's row of the engine's RTT table
+    PathState path;                               // the rest of what the row shows
+    ProbeState probe;                             // RTT probes to this peer
 
     // Receiving.
     RecvWindow rx;                   // arrivals and the cumulative ACK
@@ -44,9 +78,10 @@ struct Peer {
     Link ack_link;                   // in the engine's delayed-ACK queue
     bool ack_owed = false;           // an ACK must go out
     nanos ack_owed_since = 0;        // when it became owed
-    uint32_t echo_tx_id = 0;         // tx_id of the latest new segment
+    uint32_t echo_tx_id = 0;         // tx_id to echo: the latest new segment, or a timed one
+    bool echo_timed = false;         // echo_tx_id is a timed transmission: keep it until ACKed
     seq_t echo_seq = 0;              // its sequence number
-    nanos echo_arrival = 0;          // when that segment arrived
+    nanos echo_arrival = 0;          // when that segment arrived (kernel/NIC stamp if any)
     uint32_t unacked_arrivals = 0;   // new segments since our last ACK
 
     rttcc_stats_t stats = {};        // this peer's counters

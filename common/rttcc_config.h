@@ -16,6 +16,16 @@ extern "C" {
 
 enum rttcc_wire_kind { RTTCC_WIRE_AUTO = 0, RTTCC_WIRE_UDP = 1, RTTCC_WIRE_OFI = 2 };
 enum rttcc_rto_mode { RTTCC_RTO_FIXED = 0, RTTCC_RTO_RTT = 1 };
+/* Where RTT timestamps come from (also the source reported per sample). */
+enum rttcc_timestamp { RTTCC_TS_AUTO = 0, RTTCC_TS_USER = 1, RTTCC_TS_KERNEL = 2, RTTCC_TS_NIC = 3 };
+enum rttcc_ptp_enable { RTTCC_PTP_NO = 0, RTTCC_PTP_YES = 1, RTTCC_PTP_AUTO = 2 };
+enum rttcc_cc { RTTCC_CC_NONE = 0, RTTCC_CC_AIMD = 1, RTTCC_CC_TIMELY = 2, RTTCC_CC_SWIFT = 3 };
+enum rttcc_probe_strategy {
+    RTTCC_PROBE_ROUND_ROBIN = 0,
+    RTTCC_PROBE_ALL_PAIRS = 1,
+    RTTCC_PROBE_RANDOM = 2,
+    RTTCC_PROBE_ADAPTIVE = 3
+};
 
 typedef struct rttcc_config {
     int wire;                       /* rttcc_wire_kind */
@@ -41,6 +51,36 @@ typedef struct rttcc_config {
     unsigned sock_buf;              /* socket send and receive buffer bytes */
     bool udp_offload;               /* use UDP GSO and GRO where the kernel has them */
     bool stats;                     /* print counters at finalize */
+    int timestamp;                  /* rttcc_timestamp */
+    unsigned timestamp_interval_us; /* least spacing of kernel/NIC-stamped sends per peer */
+    int ptp_enable;                 /* rttcc_ptp_enable */
+    bool ptp_require_sync;          /* refuse to run on an unsynchronised clock */
+    char *ptp_clock_device;         /* PTP hardware clock, e.g. /dev/ptp0 */
+    unsigned ptp_max_offset;        /* largest tolerated clock error, ns */
+    int cc;                         /* rttcc_cc */
+    unsigned initial_cwnd;          /* congestion window at start, segments */
+    unsigned max_cwnd;              /* congestion window ceiling, segments */
+    unsigned timely_tlow_us;        /* TIMELY: below this RTT, always increase */
+    unsigned timely_thigh_us;       /* TIMELY: above this RTT, always decrease */
+    double timely_add_step;         /* TIMELY: additive increase, segments per RTT */
+    double timely_beta;             /* TIMELY: multiplicative decrease factor */
+    double timely_ewma;             /* TIMELY: EWMA gain of the RTT difference */
+    unsigned timely_hai_count;      /* TIMELY: negative gradients in a row before HAI */
+    unsigned swift_target_us;       /* Swift: base target delay */
+    unsigned swift_fs_range_us;     /* Swift: flow-scaling range added to the target */
+    double swift_fs_min_cwnd;       /* Swift: window where flow scaling is largest */
+    double swift_fs_max_cwnd;       /* Swift: window where flow scaling is zero */
+    double swift_ai;                /* Swift: additive increase, segments per RTT */
+    double swift_beta;              /* Swift: multiplicative decrease gain */
+    double swift_max_mdf;           /* Swift: largest decrease per RTT (fraction) */
+    bool probe_enable;              /* send RTT probes */
+    unsigned probe_interval;        /* between probe rounds, microseconds */
+    unsigned probe_msg_size;        /* probe datagram payload, bytes */
+    int probe_strategy;             /* rttcc_probe_strategy */
+    unsigned probe_startup_delay;   /* before the first probe, milliseconds */
+    unsigned probe_max_rate;        /* most probes per second to one peer */
+    bool probe_thread;              /* probe from a thread while MPI is idle */
+    char *rtt_dump;                 /* write the RTT table at finalize: PATH.<rank>.{csv,json} */
     unsigned fault_drop;            /* test only: drop per million datagrams sent */
     unsigned fault_dup;             /* test only: duplicate per million */
     unsigned fault_reorder;         /* test only: reorder per million */

@@ -28,7 +28,9 @@ enum {
     RTTCC_ERR = -1,          /* generic failure; the error text says why */
     RTTCC_ERR_BUSY = -2,     /* out of resources now; retry after progress */
     RTTCC_ERR_UNREACH = -3,  /* the peer is unknown or has been declared dead */
-    RTTCC_ERR_ARG = -4       /* bad argument */
+    RTTCC_ERR_ARG = -4,      /* bad argument */
+    RTTCC_ERR_CLOCK = -5,    /* the clock domain asked for (ptp_enable, ptp_require_sync) is missing */
+    RTTCC_ERR_TIMESTAMP = -6 /* the timestamps asked for (timestamp=kernel|nic) are missing */
 };
 
 /* Callbacks into the component.  They run without engine locks held, so
@@ -70,7 +72,11 @@ typedef struct rttcc_callbacks {
     X(window_stalls, "times a send found its peer's window or credits full")       \
     X(wire_stalls, "times the wire refused a datagram (socket buffer full)")       \
     X(msgs_tx, "messages (fragments) handed to the engine")                        \
-    X(msgs_rx, "messages (fragments) delivered")
+    X(msgs_rx, "messages (fragments) delivered")                                   \
+    X(probes_tx, "RTT probes sent")                                                \
+    X(probes_answered, "RTT probes of peers answered")                             \
+    X(probe_replies, "replies to our RTT probes received in time")                 \
+    X(probes_lost, "RTT probes never answered")
 
 typedef struct rttcc_stats {
 #define RTTCC_STATS_FIELD(name, help) uint64_t name;
@@ -83,6 +89,10 @@ typedef struct rttcc_stats {
 int rttcc_engine_create(const rttcc_config_t *config, const rttcc_callbacks_t *callbacks,
                         rttcc_engine_t **out, char *err, size_t errlen);
 void rttcc_engine_destroy(rttcc_engine_t *engine);
+
+/* What the engine chose where the configuration let it (timestamps, clock
+ * domain) and why: one line for a verbose log. */
+const char *rttcc_engine_notes(const rttcc_engine_t *engine);
 
 /* Which wire the engine runs on ("udp", "mem", ...). */
 const char *rttcc_engine_wire_name(const rttcc_engine_t *engine);
@@ -126,13 +136,51 @@ int rttcc_engine_drain(rttcc_engine_t *engine, unsigned timeout_ms);
 
 /* This process's counters, summed over its peers. */
 void rttcc_engine_stats(const rttcc_engine_t *engine, rttcc_stats_t *out);
-/* One peer's round trips (RFC 6298 estimator over ACK-echo samples). */
-typedef struct rttcc_rtt {
-    uint64_t srtt_ns, rttvar_ns, min_ns, max_ns, latest_ns; /* 0 before the first sample */
-    uint64_t samples;                                       /* RTT samples taken */
-    uint64_t rto_ns;                                        /* current retransmission timeout */
-} rttcc_rtt_t;
-int rttcc_engine_peer_rtt(const rttcc_engine_t *engine, uint32_t peer, rttcc_rtt_t *out);
+/* One peer's row of the RTT table.  Times are nanoseconds; a field whose
+ * flag is clear is unknown.  Read without locks (a seqlock snapshot). */
+enum {
+    RTTCC_ROW_OWD = 1u << 0,        /* owd_fwd_ns / owd_rev_ns are valid */
+    RTTCC_ROW_OFFSET = 1u << 1,     /* clock_offset_ns / offset_bound_ns are valid */
+    RTTCC_ROW_LAST_PROBE = 1u << 2, /* the latest sample came from a probe, not data */
+    RTTCC_ROW_CC = 1u << 3          /* cwnd is a congestion window (cc != none) */
+};
+typedef struct rttcc_rtt_row {
+    uint64_t srtt_ns, rttvar_ns;   /* RFC 6298 estimator */
+    uint64_t min_ns, max_ns, latest_ns;
+    uint64_t samples;              /* RTT samples from data ACKs */
+    uint64_t probe_samples;        /* RTT samples from probe replies */
+    int64_t owd_fwd_ns;            /* one-way delay to the peer (latest sample) */
+    int64_t owd_rev_ns;            /* one-way delay from the peer */
+    int64_t clock_offset_ns;       /* peer's clock minus ours */
+    uint64_t offset_bound_ns;      /* the offset is right within +- this */
+    uint64_t losses;               /* segments retransmitted for loss, plus probes lost */
+    uint64_t retransmits;          /* segments retransmitted, all causes */
+    uint64_t probes_sent;          /* probes sent to the peer */
+    uint64_t probes_lost;          /* probes never answered */
+    double cwnd;                   /* congestion window, segments (0 with cc = none) */
+    uint64_t bytes_tx, bytes_rx;   /* payload bytes sent (first transmissions) and received */
+    uint64_t rto_ns;               /* current retransmission timeout */
+    uint64_t last_update_ns;       /* when the row last changed (engine's monotonic clock) */
+    uint32_t rtt_source;           /* where the latest sample's stamps came from: 1 user, 2 kernel, 3 nic */
+    uint32_t flags;                /* RTTCC_ROW_* */
+} rttcc_rtt_row_t;
+
+/* Lock-free read of a peer's row; RTTCC_ERR_ARG if the peer has none yet. */
+int rttcc_engine_rtt_row(const rttcc_engine_t *engine, uint32_t peer, rttcc_rtt_row_t *out);
+
+/* Name of a timestamp source (rtt_source): "user", "kernel", "nic", "none". */
+const char *rttcc_timestamp_source_name(uint32_t source);
+
+/* Where this engine's RTT samples take their stamps: "user", "kernel" or "nic". */
+const char *rttcc_engine_timestamp_source(const rttcc_engine_t *engine);
+
+/* The clock domain of one-way delays and clock offsets (e.g. "phc:/dev/ptp0",
+ * "realtime_synced", "realtime_estimated"). */
+const char *rttcc_engine_clock_domain(const rttcc_engine_t *engine);
+
+/* Writes the RTT table to PREFIX.<rank>.csv and PREFIX.<rank>.json. */
+int rttcc_engine_dump_rtt(rttcc_engine_t *engine, const char *prefix, uint32_t rank, const char *host,
+                          char *err, size_t errlen);
 
 /* One peer's counters; RTTCC_ERR_ARG for an unknown peer. */
 int rttcc_engine_peer_stats(const rttcc_engine_t *engine, uint32_t peer, rttcc_stats_t *out);

@@ -8,6 +8,7 @@
 #include "clock.h"
 #include "intrusive_list.h"
 #include "seq.h"
+#include "wire.h"
 
 namespace rttcc {
 
@@ -43,7 +44,9 @@ struct TxSegment {
     uint32_t len = 0;          // payload bytes carried
     uint32_t tx_id = 0;        // id of the latest transmission (see transmission_id)
     nanos first_tx = 0;        // first transmission time
-    nanos last_tx = 0;         // latest transmission time
+    nanos last_tx = 0;         // latest transmission time (engine clock, at post)
+    nanos stamp = 0;           // its kernel/NIC transmit stamp once the wire reported it, else 0
+    TsSource stamp_source = TsSource::kNone;  // what took `stamp`
     nanos deadline = 0;        // retransmission deadline while in the hotel
     uint16_t retries = 0;      // retransmissions so far
     bool cmd_channel = false;  // travels on the command channel

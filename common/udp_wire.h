@@ -1,5 +1,7 @@
 // The native Linux UDP wire: one nonblocking socket per channel bound to the
-// chosen interface, sendmmsg/recvmmsg batches, large socket buffers.
+// chosen interface, sendmmsg/recvmmsg batches, large socket buffers, and
+// (btl_rttcc_timestamp) kernel or NIC timestamps of datagrams: every received
+// datagram's, and those of sends that carry a stamp_cookie.
 #pragma once
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -8,16 +10,27 @@
 #include <string>
 #include <vector>
 
+#include "clock_domain.h"
 #include "netif.h"
 #include "rttcc_config.h"
+#include "timestamping.h"
 #include "wire.h"
 
 namespace rttcc {
 
 class UdpWire final : public Wire {
 public:
-    // Opens both sockets; nullptr with *err saying why.
-    static std::unique_ptr<UdpWire> open(const rttcc_config_t &cfg, std::string *err);
+    // How transmit stamps are matched to sends: by a key named in each send
+    // (SCM_TS_OPT_ID, Linux 6.13+), or by counting stamped sends as the kernel
+    // does (older kernels; after a failed stamped send the count is uncertain,
+    // so the channel restarts its keys and takes no stamps for a while).
+    enum class StampKeys : uint8_t { kAuto, kExplicit, kCounted };
+
+    // Opens both sockets and turns on the timestamps cfg.timestamp asks for;
+    // nullptr with *err saying why.  `keys` is for tests (kAuto: explicit
+    // keys when the kernel takes them).
+    static std::unique_ptr<UdpWire> open(const rttcc_config_t &cfg, std::string *err,
+                                         StampKeys keys = StampKeys::kAuto);
     ~UdpWire() override;
 
     const char *name() const override { return "udp"; }
@@ -27,11 +40,21 @@ public:
     int tx_burst(Channel ch, TxDatagram *d, int n) override;
     int rx_burst(Channel ch, RxDatagram *d, int n) override;
     unsigned ready() override;
+    TsSource stamp_source() const override { return stamp_source_; }
+    int tx_stamps(TxStamp *out, int n) override;
 
     const Interface &interface() const { return iface_; }
     bool gso() const { return gso_; }
     bool gro() const { return gro_; }
     uint64_t tx_errors() const { return tx_errors_; }
+    // What cfg.timestamp gave and why (for a verbose log line).
+    const std::string &stamp_note() const { return stamp_note_; }
+    // How transmit stamps are matched (kAuto when there are none).
+    StampKeys stamp_keys() const { return stamp_keys_; }
+    // Stamped sends whose transmit stamp has not come yet.
+    unsigned stamps_outstanding() const { return rings_[kCmd].outstanding() + rings_[kData].outstanding(); }
+    // Counted keys restarted after an uncertain failed send.
+    uint64_t stamp_restarts() const { return stamp_restarts_; }
 
 private:
     // What a peer publishes per channel.
@@ -45,7 +68,8 @@ private:
         std::vector<mmsghdr> msgs;      // one per slot
         std::vector<iovec> iovs;        // one per slot
         std::vector<sockaddr_in> from;  // sender per slot
-        std::vector<uint8_t> control;   // cmsg space per slot (GRO segment size)
+        std::vector<uint8_t> control;   // cmsg space per slot (GRO segment size, stamp)
+        size_t control_space = 0;       // cmsg bytes per slot (0 = none)
         size_t slot = 0;                // bytes per slot
         // Datagrams of the last recvmmsg not yet handed out (a GRO buffer can
         // hold more datagrams than the caller asked for).
@@ -58,13 +82,31 @@ private:
         int first;     // index of its first datagram
         int count;     // datagrams in it
         uint16_t gso;  // segment size when count > 1
+        bool stamped;  // asks for a transmit stamp (a datagram has a cookie)
+        uint32_t key;  // its explicit stamp key
     };
 
     UdpWire() = default;
     bool open_channel(Channel ch, const rttcc_config_t &cfg, std::string *err);
-    int group(TxDatagram *d, int n);
-    int send_groups(Channel ch, int ngroups);
-    void split(RxRing &r, int slot, size_t len, WireHandle src);
+    void size_rx_control(Channel ch);
+    int group(Channel ch, TxDatagram *d, int n);
+    size_t put_group_control(uint8_t *at, const TxGroup &g) const;
+    int send_groups(Channel ch, const TxDatagram *d, int ngroups);
+    void split(RxRing &r, int slot, size_t len, WireHandle src, nanos stamp, TsSource source);
+
+    // Timestamps (timestamping.h): setup, then the send and receive sides.
+    bool setup_stamping(const rttcc_config_t &cfg, StampKeys keys, std::string *err);
+    bool start_nic_stamping(StampKeys keys, std::string *err);
+    bool start_stamping(StampMode mode, StampKeys keys, std::string *err);
+    bool may_stamp(Channel ch);
+    void note_sent(Channel ch, const TxDatagram *d, int first_group, int groups);
+    void note_failed(int group);
+    void restart_keys(Channel ch);
+    void drain_stamps(Channel ch);
+    void collect_stamps(Channel ch);
+    int take_pending(TxStamp *out, int n);
+    void refresh_offsets();
+    int64_t to_mono(const RawStamp &s, TsSource *source) const;
     static WireHandle handle_of(uint32_t ip, uint16_t port) { return (WireHandle{ip} << 16) | port; }
 
     Interface iface_;                         // where we are bound
@@ -78,10 +120,31 @@ private:
     std::vector<sockaddr_in> tx_to_;          // destinations scratch, one per group
     std::vector<iovec> tx_iovs_;              // the groups' iovecs, flattened
     std::vector<TxGroup> tx_groups_;          // how the burst was grouped
-    std::vector<uint8_t> tx_control_;         // cmsg space per group (UDP_SEGMENT)
+    std::vector<uint8_t> tx_control_;         // cmsg space per group (UDP_SEGMENT, stamp request)
+    size_t tx_control_space_ = 0;             // cmsg bytes per group
     bool gso_ = false;                        // the kernel takes UDP_SEGMENT
     bool gro_ = false;                        // the kernel gives UDP_GRO buffers
     uint64_t tx_errors_ = 0;                  // datagrams the kernel refused for good
+
+    TsSource stamp_source_ = TsSource::kNone; // best stamps the sockets take
+    StampMode stamp_mode_ = StampMode::kSoftware; // how the sockets were set up
+    StampKeys stamp_keys_ = StampKeys::kAuto; // kExplicit or kCounted once stamping
+    std::string stamp_note_;                  // what cfg.timestamp gave and why
+    bool stamp_rx_ = false;                   // received datagrams carry stamps
+    bool stamp_tx_ = false;                   // sends with a cookie ask for a stamp
+    bool tx_stamps_off_[kChannels] = {};      // a channel whose keys cannot be trusted any more
+    StampKeyRing rings_[kChannels];           // outstanding stamped sends per channel
+    nanos quiet_until_[kChannels] = {};       // counted keys restarted: no stamps before this (0 = none)
+    bool restart_due_ = false;                // a stamped send of this burst failed (counted keys)
+    uint64_t stamp_restarts_ = 0;             // counted-key restarts so far
+    nanos burst_now_ = 0;                     // engine clock of this burst's first stamped group (0 = unread)
+    int stamped_groups_ = 0;                  // groups of this burst that ask for a stamp
+    ErrQueueReader errq_;                     // error-queue batch reader
+    std::vector<TxStamp> pending_;            // stamps read but not handed out yet
+    size_t pending_next_ = 0;                 // next of pending_ to hand out
+    int64_t rt_offset_ = 0;                   // CLOCK_REALTIME - CLOCK_MONOTONIC, last sample
+    nanos offsets_at_ = 0;                    // coarse monotonic time of that sample
+    std::unique_ptr<ClockDomain> nic_clock_;  // the NIC's PTP clock (nic stamps)
 };
 
 }  // namespace rttcc

@@ -7,7 +7,21 @@
 #include <cstdint>
 #include <string>
 
+#include "clock.h"
+
 namespace rttcc {
+
+// Where a timestamp was taken, best last.  Also the source reported per RTT sample.
+enum class TsSource : uint8_t { kNone = 0, kUser = 1, kKernel = 2, kNic = 3 };
+
+inline const char *ts_source_name(TsSource s) {
+    switch (s) {
+        case TsSource::kUser: return "user";
+        case TsSource::kKernel: return "kernel";
+        case TsSource::kNic: return "nic";
+        default: return "none";
+    }
+}
 
 enum Channel : int { kCmd = 0, kData = 1, kChannels = 2 };
 
@@ -17,12 +31,22 @@ struct TxDatagram {
     WireHandle dest;  // resolved destination
     iovec iov[4];     // header, then up to three payload pieces
     int iovcnt;
+    uint64_t stamp_cookie;  // nonzero: report this datagram's transmit time (tx_stamps) with it
+};
+
+// A transmit timestamp the wire learnt after the send (kernel or NIC).
+struct TxStamp {
+    uint64_t cookie;  // the datagram's stamp_cookie
+    nanos when;       // transmit time on the engine's clock (monotonic ns)
+    TsSource source;  // kKernel or kNic
 };
 
 struct RxDatagram {
     const uint8_t *buf;  // owned by the wire, valid until its next rx_burst on that channel
     size_t len;          // datagram length
     WireHandle src;      // sender, comparable with resolve()'s result
+    nanos rx_stamp;      // arrival on the engine's clock from the kernel or NIC, 0 = none
+    TsSource rx_source;  // what took rx_stamp (kNone when 0)
 };
 
 class Wire {
@@ -49,6 +73,16 @@ public:
     // Bit (1 << ch) set for each channel that may have datagrams: lets the
     // progress loop skip empty channels with one cheap check.
     virtual unsigned ready() { return (1u << kCmd) | (1u << kData); }
+
+    // The best timestamps this wire takes (kNone: the engine's own clock only).
+    virtual TsSource stamp_source() const { return TsSource::kNone; }
+    // Transmit timestamps of datagrams sent with a stamp_cookie, as they
+    // become known; returns how many it wrote (never more than n).
+    virtual int tx_stamps(TxStamp *out, int n) {
+        (void)out;
+        (void)n;
+        return 0;
+    }
 };
 
 }  // namespace rttcc

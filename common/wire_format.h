@@ -14,7 +14,9 @@ namespace rttcc {
 #define RTTCC_PACKET_TYPES(X)                                                      \
     X(DATA, 1)  /* a whole message in one segment */                                \
     X(CHUNK, 2) /* one chunk of a message larger than a segment */                  \
-    X(ACK, 3)   /* a standalone cumulative ACK (no sequence number of its own) */
+    X(ACK, 3)   /* a standalone cumulative ACK (no sequence number of its own) */      \
+    X(PROBE, 4) /* an RTT probe (unsequenced, command channel): seq = probe id */     \
+    X(PROBE_REPLY, 5) /* its answer: seq = probe id, ack_delay_ns = hold time */
 
 enum class PacketType : uint8_t {
 #define RTTCC_PT_ENUM(name, value) name = value,
@@ -38,6 +40,7 @@ constexpr uint8_t kVersion = 1;
 
 enum HeaderFlags : uint8_t {
     kFlagAckValid = 1u << 0,  // `ack`, `echo_tx_id`, `ack_delay_ns` carry an ACK
+    kFlagTimed = 1u << 1,     // the sender stamps this transmission: echo it in preference
 };
 
 #pragma pack(push, 1)
@@ -54,11 +57,11 @@ struct PacketHeader {
     seq_t ack;              // cumulative ACK: every segment before `ack` arrived
     uint32_t tx_id;         // unique id of this transmission (Karn: never reused)
     uint32_t echo_tx_id;    // tx_id of the segment that made the receiver send `ack`
-    uint32_t ack_delay_ns;  // how long the receiver held that ACK before sending it
+    uint32_t ack_delay_ns;  // how long the receiver held that ACK (or PROBE_REPLY) before sending it
     uint32_t msg_id;        // CHUNK: the sender's id of the message being cut
     uint32_t msg_len;       // CHUNK: the message's whole length
     uint32_t chunk_offset;  // CHUNK: where this chunk's payload goes in the message
-    uint64_t tx_stamp_ns;   // sender's clock at transmission (one-way delay estimates)
+    uint64_t tx_stamp_ns;   // sender's clock-domain time at transmission (offsets, one-way delays)
     uint64_t put_addr;      // reserved for puts into a receiver-provided buffer: must be 0
 };
 #pragma pack(pop)
@@ -87,6 +90,12 @@ inline Verdict check_header(const void *buf, size_t len, uint32_t job_key, const
             break;
         case PacketType::ACK:
             if (h->payload_len != 0 || !(h->flags & kFlagAckValid)) return Verdict::kMalformed;
+            break;
+        case PacketType::PROBE:
+            if (h->flags & kFlagAckValid) return Verdict::kMalformed;
+            break;
+        case PacketType::PROBE_REPLY:
+            if (h->payload_len != 0 || (h->flags & kFlagAckValid)) return Verdict::kMalformed;
             break;
         default:
             return Verdict::kMalformed;

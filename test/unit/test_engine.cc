@@ -9,42 +9,6 @@
 using namespace rttcc;
 using namespace rttcc_test;
 
-// Sends `count` messages of sizes cycling through `sizes` from node 0 to
-// node 1 and checks that exactly those bytes arrive, once each.
-static void exchange(std::vector<std::unique_ptr<Node>> &nodes, const std::vector<size_t> &sizes,
-                     uint32_t count) {
-    std::vector<std::vector<uint8_t>> sent;
-    for (uint32_t m = 0; m < count; ++m) sent.push_back(make_message(m, sizes[m % sizes.size()]));
-    uint32_t next = 0;
-    size_t zero_copy = 0;
-    // Submit as the engine accepts them; zero-copy buffers stay alive in `sent`.
-    auto all_done = [&] {
-        while (next < count) {
-            iovec iov{sent[next].data(), sent[next].size()};
-            const int rc = nodes[0]->engine->send(1, static_cast<uint8_t>(next % 200), &iov, 1, &sent[next]);
-            assert_true(rc == RTTCC_OK || rc == RTTCC_DONE);
-            zero_copy += rc == RTTCC_OK;
-            ++next;
-        }
-        return nodes[1]->received.size() >= count && nodes[0]->completed.size() == zero_copy;
-    };
-    assert_true(run_until(nodes, all_done, 30));
-    assert_int_equal(nodes[1]->received.size(), count);
-    // Delivered on arrival: order may differ, so match by tag and content.
-    std::vector<bool> seen(count, false);
-    for (const auto &r : nodes[1]->received) {
-        bool matched = false;
-        for (uint32_t m = r.tag; m < count; m += 200) {
-            if (!seen[m] && r.bytes == sent[m]) {
-                seen[m] = matched = true;
-                break;
-            }
-        }
-        assert_true(matched);
-    }
-    assert_int_equal(nodes[0]->failed.size(), 0);
-}
-
 static const std::vector<size_t> kSizes = {0, 1, 8, 900, 1000, 3935, 3936, 3937, 65536, 300001};
 
 static void test_every_size_arrives_intact(void **) {
@@ -184,7 +148,7 @@ static void test_idle_peer_memory_is_small(void **) {
     auto nodes = make_nodes(net, 2);
     const size_t idle = nodes[0]->engine->peer_memory(1);
     print_message("idle peer: %zu bytes\n", idle);
-    assert_true(idle < 1024);
+    assert_true(idle < 2048);  // with its RTT row, clock-offset filter and probe state
 }
 
 int main() {

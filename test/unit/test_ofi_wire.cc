@@ -53,7 +53,7 @@ static void test_datagrams_both_channels(void **) {
         const size_t max = ch == kCmd ? 1024 : a->path_datagram(addr, alen);
         for (size_t size : {size_t{1}, size_t{64}, max / 2, max}) {
             std::vector<uint8_t> head(16, 0xab), body = make_message(7, size - 16 > size ? 0 : size - 16);
-            TxDatagram d{to_b, {{head.data(), head.size()}, {body.data(), body.size()}}, 2};
+            TxDatagram d{to_b, {{head.data(), head.size()}, {body.data(), body.size()}}, 2, 0};
             assert_int_equal(a->tx_burst(ch, &d, 1), 1);
             RxDatagram r[4];
             int got = 0;

@@ -1,0 +1,90 @@
+// AIMD on RTT: TCP-style slow start and congestion avoidance, with a delay
+// spike instead of a loss as the congestion signal.
+//
+//   congestion:  sample > SRTT + 4 * RTTVAR of the estimator *before* that
+//                sample (the RTO bound).  The event carries the state after
+//                the sample, which has already absorbed the spike (it moves
+//                the bound by 1.125x the spike), so the controller keeps the
+//                previous event's state and compares against that.
+//   reaction:    ssthresh = max(cwnd / 2, 2), cwnd = min(cwnd, ssthresh),
+//                at most once per RTT; the ACK does not grow the window.
+//   otherwise:   slow start (cwnd += acked) up to ssthresh, then congestion
+//                avoidance (cwnd += acked / cwnd, about one segment per RTT).
+//   fast retransmit: as congestion.  Timeout: ssthresh = max(cwnd / 2, 2),
+//                cwnd = 1.
+#pragma once
+#include <algorithm>
+
+#include "congestion.h"
+
+namespace rttcc {
+
+class AimdCc final : public CongestionControl {
+public:
+    explicit AimdCc(const CcParams &p)
+        : CongestionControl(p.max_cwnd),
+          cwnd_(clamp_cwnd(p.initial_cwnd)),
+          ssthresh_(clamp_cwnd(p.max_cwnd)) {}
+
+    void on_ack(const AckEvent &e) override {
+        gate_.observe(e);
+        const bool congested = is_spike(e);
+        if (e.rtt != 0) {
+            prev_srtt_ = e.srtt;
+            prev_rttvar_ = e.rttvar;
+        }
+        if (congested) {
+            halve(e.now);
+        } else {
+            grow(e.acked);
+        }
+    }
+
+    void on_fast_retransmit(nanos now) override { halve(now); }
+
+    void on_timeout(nanos now) override {
+        ssthresh_ = std::max(cwnd_ / 2, 2.0);
+        cwnd_ = 1;
+        gate_.close(now);
+    }
+
+    double cwnd() const override { return cwnd_; }
+    const char *name() const override { return "aimd"; }
+    // Slow-start threshold, segments.
+    double ssthresh() const { return ssthresh_; }
+
+private:
+    // True when the sample exceeds SRTT + 4 * RTTVAR of the state before it;
+    // never before the estimator had a sample.
+    bool is_spike(const AckEvent &e) const {
+        return e.rtt != 0 && prev_srtt_ != 0 && e.rtt > prev_srtt_ + 4 * prev_rttvar_;
+    }
+
+    // Multiplicative decrease, once per round trip.
+    void halve(nanos now) {
+        if (!gate_.open(now)) return;
+        ssthresh_ = std::max(cwnd_ / 2, 2.0);
+        cwnd_ = std::min(cwnd_, ssthresh_);
+        gate_.close(now);
+    }
+
+    // Slow start for the part of `acked` below ssthresh, congestion avoidance
+    // for the rest.
+    void grow(uint32_t acked) {
+        double left = acked;
+        if (cwnd_ < ssthresh_) {
+            const double slow = std::min(left, ssthresh_ - cwnd_);
+            cwnd_ += slow;
+            left -= slow;
+        }
+        cwnd_ = clamp_cwnd(cwnd_ + left / cwnd_);
+    }
+
+    double cwnd_;             // congestion window, segments; in [1, max_cwnd]
+    double ssthresh_;         // slow start below this, congestion avoidance above; >= 1
+    nanos prev_srtt_ = 0;     // SRTT after the previous sample; 0 before any
+    nanos prev_rttvar_ = 0;   // RTTVAR after the previous sample
+    DecreaseGate gate_;       // one decrease per round trip
+};
+
+}  // namespace rttcc

@@ -1,0 +1,167 @@
+// RTT probes on the command channel: unsequenced PROBE / PROBE_REPLY
+// pairs that keep every peer's row fresh while no data flows to it.
+//
+//   us:   t1 post PROBE(id) ............................ t4 arrival of REPLY
+//   peer:           t2 arrival ... t3 post REPLY(id, hold = t3 - t2)
+//   RTT sample = (t4 - t1) - hold
+//
+// One probe per peer is outstanding; a probe still unanswered when the next
+// one to that peer leaves is counted lost.  A reply to anything but the
+// outstanding probe is late and ignored.
+#include <algorithm>
+#include <chrono>
+#include <limits>
+
+#include "engine.h"
+
+namespace rttcc {
+
+// Sends the round of probes that is due, if one is.
+void Engine::serve_probes(nanos now) {
+    if (now < next_probe_round_) return;
+    next_probe_round_ = now + usec(cfg_.probe_interval);
+    probe_round(now);
+}
+
+void Engine::probe_round(nanos now) {
+    if (cfg_.probe_strategy == RTTCC_PROBE_ALL_PAIRS) {
+        for (auto &p : peers_)
+            if (p && probe_allowed(*p, now)) send_probe(*p, now);
+        return;
+    }
+    if (Peer *p = next_probe_target(now)) send_probe(*p, now);
+}
+
+bool Engine::probe_allowed(const Peer &p, nanos now) const { return !p.dead && now >= p.probe.next_allowed; }
+
+// How much a peer needs a probe (adaptive): peers never sampled first, then
+// by the age of their latest sample in probe intervals, weighted up by their
+// RTT variation relative to SRTT.
+static double probe_need(const Peer &p, nanos now, nanos interval) {
+    if (p.rtt.samples() == 0) return std::numeric_limits<double>::infinity();
+    const double age = static_cast<double>(now - p.path.last_sample) / static_cast<double>(interval);
+    const double srtt = static_cast<double>(p.rtt.srtt());
+    const double variation = srtt > 0 ? static_cast<double>(p.rtt.rttvar()) / srtt : 0;
+    return age * (1 + 4 * variation);
+}
+
+// The one peer a round_robin, random or adaptive round probes, if any may be.
+Peer *Engine::next_probe_target(nanos now) {
+    const size_t n = peers_.size();
+    if (n == 0) return nullptr;
+    size_t start = probe_cursor_;
+    if (cfg_.probe_strategy == RTTCC_PROBE_RANDOM) {
+        probe_rng_ ^= probe_rng_ << 13;
+        probe_rng_ ^= probe_rng_ >> 7;
+        probe_rng_ ^= probe_rng_ << 17;
+        start = probe_rng_ % n;
+    }
+    Peer *best = nullptr;
+    double best_need = -1;
+    for (size_t i = 1; i <= n; ++i) {
+        const size_t index = (start + i) % n;
+        Peer *p = peers_[index].get();
+        if (!p || !probe_allowed(*p, now)) continue;
+        if (cfg_.probe_strategy != RTTCC_PROBE_ADAPTIVE) {
+            probe_cursor_ = static_cast<uint32_t>(index);
+            return p;
+        }
+        const double need = probe_need(*p, now, usec(cfg_.probe_interval));
+        if (need > best_need) {
+            best = p;
+            best_need = need;
+        }
+    }
+    return best;
+}
+
+void Engine::send_probe(Peer &p, nanos now) {
+    ProbeState &pr = p.probe;
+    if (pr.outstanding) {  // the previous one never came back
+        ++p.stats.probes_lost;
+        ++stats_.probes_lost;
+        publish(p, now);
+    }
+    pr.outstanding = pr.next_id++;
+    if (pr.next_id == 0) pr.next_id = 1;
+    pr.sent = now;
+    pr.stamp = 0;
+    pr.stamp_source = TsSource::kNone;
+    pr.next_allowed = now + 1000000000ull / cfg_.probe_max_rate;
+    ++p.stats.probes_tx;
+    ++stats_.probes_tx;
+    PacketHeader &h = stage(kCmd, p, Staged::kProbe, nullptr);
+    h.type = static_cast<uint8_t>(PacketType::PROBE);
+    h.seq = pr.outstanding;
+    h.payload_len = static_cast<uint16_t>(probe_pad_.size());
+    h.tx_stamp_ns = domain_time(now);
+    TxDatagram &d = batch_[kCmd].dgrams[batch_[kCmd].count - 1];
+    if (!probe_pad_.empty()) d.iov[d.iovcnt++] = {probe_pad_.data(), probe_pad_.size()};
+    if (stamp_source_ != TsSource::kNone) {
+        d.stamp_cookie = probe_cookie(p.id, pr.outstanding);
+        h.flags |= kFlagTimed;
+    }
+}
+
+// Answers at once; the hold time runs from the probe's arrival (its kernel
+// stamp when there is one) to the reply's post.
+void Engine::answer_probe(Peer &p, const PacketHeader &h, const Arrival &a) {
+    const nanos post = monotonic_now();
+    PacketHeader &r = stage(kCmd, p, Staged::kProbe, nullptr);
+    r.type = static_cast<uint8_t>(PacketType::PROBE_REPLY);
+    r.seq = h.seq;
+    r.ack_delay_ns = static_cast<uint32_t>(std::min<nanos>(post > a.best() ? post - a.best() : 0, UINT32_MAX));
+    r.tx_stamp_ns = domain_time(post);
+    ++p.stats.probes_answered;
+    ++stats_.probes_answered;
+}
+
+void Engine::take_probe_reply(Peer &p, const PacketHeader &h, const Arrival &a) {
+    ProbeState &pr = p.probe;
+    if (!pr.outstanding || h.seq != pr.outstanding) return;  // late: already counted lost
+    pr.outstanding = 0;
+    ++p.stats.probe_replies;
+    ++stats_.probe_replies;
+    const bool stamped = pr.stamp && a.stamp && pr.stamp_source == a.source;
+    const nanos sent = stamped ? pr.stamp : pr.sent;
+    const nanos arrived = stamped ? a.stamp : a.now;
+    const nanos age = arrived > sent ? arrived - sent : 0;
+    const nanos rtt = age > h.ack_delay_ns ? age - h.ack_delay_ns : age;
+    if (rtt && take_sample(p, rtt, stamped ? a.source : TsSource::kUser, /*probe=*/true, a.now))
+        take_offset(p, sent, arrived, h);
+    publish(p, a.now);
+}
+
+// probe_thread: while the application computes outside MPI nobody calls
+// progress, so probes would stop and peers' probes go unanswered.  The
+// thread steps in whenever progress has not run for a probe interval.  It
+// needs the locked engine (thread_safe), which the caller grants only under
+// MPI_THREAD_MULTIPLE, where callbacks from any thread are allowed.
+void Engine::start_probe_thread() {
+    if (!cfg_.probe_thread || !cfg_.probe_enable || !cfg_.thread_safe) return;
+    probe_thread_ = std::thread([this] { probe_thread_main(); });
+}
+
+void Engine::stop_probe_thread() {
+    if (!probe_thread_.joinable()) return;
+    {
+        std::lock_guard<std::mutex> g(probe_thread_mu_);
+        stopping_ = true;
+    }
+    probe_thread_cv_.notify_all();
+    probe_thread_.join();
+}
+
+void Engine::probe_thread_main() {
+    const nanos interval = usec(cfg_.probe_interval);
+    const auto period = std::chrono::microseconds(std::max(cfg_.probe_interval / 2, 100u));
+    std::unique_lock<std::mutex> lock(probe_thread_mu_);
+    while (!probe_thread_cv_.wait_for(lock, period, [this] { return stopping_; })) {
+        if (monotonic_now() - last_progress_.load(std::memory_order_relaxed) < interval) continue;
+        lock.unlock();
+        progress();
+        lock.lock();
+    }
+}
+
+}  // namespace rttcc

@@ -1,0 +1,160 @@
+// RTT samples, the RTT table and congestion control inside the engine
+// (engine_rtt.cc), over the in-memory wire.
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include "cmocka_cxx.h"
+#include "engine_harness.h"
+
+using namespace rttcc;
+using namespace rttcc_test;
+
+static const std::vector<size_t> kSizes = {8, 900, 3937, 65536, 300001};
+
+static rttcc_rtt_row_t row_of(Node &n, uint32_t peer) {
+    rttcc_rtt_row_t r;
+    assert_true(n.engine->rtt_row(peer, &r));
+    return r;
+}
+
+static void test_row_is_populated_and_plausible(void **) {
+    MemNetwork net(4000);
+    auto nodes = make_nodes(net, 2);
+    exchange(nodes, kSizes, 40);
+    const rttcc_rtt_row_t r = row_of(*nodes[0], 1);
+    assert_true(r.samples > 0);
+    assert_int_equal(r.probe_samples, 0);
+    assert_true(r.min_ns > 0 && r.min_ns <= r.srtt_ns && r.srtt_ns <= r.max_ns);
+    assert_true(r.max_ns < msec(20));
+    assert_int_equal(r.rtt_source, static_cast<uint32_t>(TsSource::kUser));
+    assert_int_equal(r.flags & RTTCC_ROW_CC, 0);  // cc = none
+    assert_int_equal(r.rto_ns, nodes[0]->engine->peer(1)->rtt.rto());
+    assert_int_equal(r.bytes_tx, nodes[0]->engine->stats().bytes_tx);
+    // The receiving side sends only ACKs, which nobody echoes: no samples,
+    // but a row that says so.
+    const rttcc_rtt_row_t back = row_of(*nodes[1], 0);
+    assert_int_equal(back.samples, 0);
+    assert_int_equal(back.rtt_source, static_cast<uint32_t>(TsSource::kNone));
+}
+
+// With kernel-like stamps the samples come from the stamps alone: the
+// sender stamps some transmissions, the receiver echoes those in preference.
+static void test_kernel_stamps_give_kernel_samples(void **) {
+    MemNetwork net(4000);
+    auto nodes = make_nodes(net, 2, {}, [](rttcc_config_t &c) { c.timestamp_interval_us = 0; }, nullptr, true);
+    assert_int_equal(static_cast<int>(nodes[0]->engine->timestamp_source()), static_cast<int>(TsSource::kKernel));
+    exchange(nodes, kSizes, 40);
+    const Peer &p = *nodes[0]->engine->peer(1);
+    const rttcc_rtt_row_t r = row_of(*nodes[0], 1);
+    assert_true(nodes[0]->stamps->stamped > 0);
+    assert_true(p.path.best_samples > 0);
+    assert_int_equal(r.rtt_source, static_cast<uint32_t>(TsSource::kKernel));
+    // Once stamped samples arrive the user clock is no longer sampled.
+    assert_true(p.rtt.samples() - p.path.best_samples <= 1);
+    // Stamps are 3 us early on arrival and 2 us late on sending: the kernel
+    // sample is shorter than the engine's own view by about 5 us each way.
+    assert_true(r.min_ns > 0 && r.min_ns <= r.srtt_ns);
+}
+
+static void test_stamped_sends_are_spaced_by_the_interval(void **) {
+    MemNetwork net(4000);
+    auto nodes = make_nodes(net, 2, {}, [](rttcc_config_t &c) { c.timestamp_interval_us = 1000000; }, nullptr, true);
+    exchange(nodes, kSizes, 40);
+    assert_int_equal(nodes[0]->stamps->stamped, 1);  // one per second per peer at most
+}
+
+static void test_user_clock_ignores_wire_stamps_when_asked(void **) {
+    MemNetwork net(4000);
+    auto nodes = make_nodes(net, 2, {}, [](rttcc_config_t &c) { c.timestamp = RTTCC_TS_USER; }, nullptr, true);
+    exchange(nodes, kSizes, 20);
+    assert_int_equal(nodes[0]->stamps->stamped, 0);
+    assert_int_equal(row_of(*nodes[0], 1).rtt_source, static_cast<uint32_t>(TsSource::kUser));
+}
+
+// cc = aimd: the data segments in flight never exceed the congestion
+// window, which starts at initial_cwnd and grows in slow start.
+static void test_congestion_window_gates_data_segments(void **) {
+    MemNetwork net(4000);
+    auto nodes = make_nodes(net, 2, {}, [](rttcc_config_t &c) {
+        c.cc = RTTCC_CC_AIMD;
+        c.initial_cwnd = 2;
+        c.max_cwnd = 64;
+    });
+    const Peer &p = *nodes[0]->engine->peer(1);
+    assert_non_null(p.cc.get());
+    assert_int_equal(p.cc->window(), 2);
+    std::vector<uint8_t> big = make_message(7, 300000);  // dozens of data segments
+    iovec iov{big.data(), big.size()};
+    assert_int_equal(nodes[0]->engine->send(1, 3, &iov, 1, &big), RTTCC_OK);
+    assert_true(p.data_in_flight <= 2);
+    uint32_t most = 0;
+    assert_true(run_until(nodes, [&] {
+        most = std::max(most, p.data_in_flight);
+        assert_true(p.data_in_flight <= p.cc->window() + 1);  // + the one just ACKed may refill
+        return nodes[0]->completed.size() == 1;
+    }));
+    assert_true(p.cc->window() > 2);  // slow start grew it
+    assert_true(most > 2);
+    assert_true(nodes[1]->received[0].bytes == big);
+    const rttcc_rtt_row_t r = row_of(*nodes[0], 1);
+    assert_true(r.flags & RTTCC_ROW_CC);
+    assert_true(r.cwnd == p.cc->cwnd());
+}
+
+static void test_losses_cut_the_window_and_show_in_the_row(void **) {
+    MemNetwork net(4000);
+    auto nodes = make_nodes(net, 2, FaultRates{50000, 0, 0, 0}, [](rttcc_config_t &c) {
+        c.cc = RTTCC_CC_AIMD;
+        c.max_cwnd = 128;
+    });
+    exchange(nodes, kSizes, 60);
+    const rttcc_rtt_row_t r = row_of(*nodes[0], 1);
+    assert_true(r.losses > 0);
+    assert_true(r.retransmits > 0);
+    assert_true(r.cwnd < 128);
+}
+
+static std::string slurp(const std::string &path) {
+    std::ifstream f(path);
+    std::stringstream s;
+    s << f.rdbuf();
+    return s.str();
+}
+
+static void test_dump_writes_csv_and_json(void **) {
+    MemNetwork net(4000);
+    auto nodes = make_nodes(net, 3);
+    exchange(nodes, kSizes, 10);
+    char dir[] = "/tmp/rttcc-dump.XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    const std::string prefix = std::string(dir) + "/rtt";
+    std::string err;
+    assert_true(nodes[0]->engine->dump_rtt(prefix.c_str(), 0, "hostA", &err));
+    const std::string csv = slurp(prefix + ".0.csv"), json = slurp(prefix + ".0.json");
+    assert_non_null(std::strstr(csv.c_str(), "# rttcc rtt table rank=0 host=hostA timestamp_source=user"));
+    assert_non_null(std::strstr(csv.c_str(), "\nrank,peer,srtt_us,"));
+    assert_non_null(std::strstr(csv.c_str(), "\n0,1,"));
+    assert_non_null(std::strstr(csv.c_str(), "\n0,2,"));  // a peer without traffic still has its row
+    assert_non_null(std::strstr(json.c_str(), "\"peer\": 1, \"srtt_us\": "));
+    assert_non_null(std::strstr(json.c_str(), "\"owd_fwd_us\": null"));
+    std::remove((prefix + ".0.csv").c_str());
+    std::remove((prefix + ".0.json").c_str());
+    std::remove(dir);
+    // An unwritable place is an error that says where.
+    assert_false(nodes[0]->engine->dump_rtt("/nonexistent-dir/rtt", 0, "hostA", &err));
+    assert_non_null(std::strstr(err.c_str(), "/nonexistent-dir/rtt.0.csv"));
+}
+
+int main() {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_row_is_populated_and_plausible),
+        cmocka_unit_test(test_kernel_stamps_give_kernel_samples),
+        cmocka_unit_test(test_stamped_sends_are_spaced_by_the_interval),
+        cmocka_unit_test(test_user_clock_ignores_wire_stamps_when_asked),
+        cmocka_unit_test(test_congestion_window_gates_data_segments),
+        cmocka_unit_test(test_losses_cut_the_window_and_show_in_the_row),
+        cmocka_unit_test(test_dump_writes_csv_and_json),
+    };
+    return cmocka_run_group_tests(tests, nullptr, nullptr);
+}
