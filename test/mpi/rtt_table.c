@@ -3,7 +3,8 @@
  * flowed), every peer's row is populated and plausible:
  * samples > 0, 0 < min <= srtt <= max < 10 s; the own entry is empty.
  *
- *   rtt_table [-idle SECONDS]   -idle: no data; expects probe samples instead */
+ *   rtt_table [-idle SECONDS [-spin]]   -idle: no data; expects probe samples instead
+ *                                       -spin: poll MPI without sleeping while idle */
 #include <unistd.h>
 
 #include "mpitest.h"
@@ -50,8 +51,9 @@ static void exchange(int rank, int n)
     }
 }
 
-/* Waits inside MPI (progress runs, so probes are sent and answered). */
-static void idle_in_mpi(double seconds)
+/* Waits inside MPI (progress runs, so probes are sent and answered),
+ * sleeping 200 us between polls unless `spin`. */
+static void idle_in_mpi(double seconds, int spin)
 {
     MPI_Request req;
     int flag = 0, rank, token = 0;
@@ -60,7 +62,9 @@ static void idle_in_mpi(double seconds)
     double end = MPI_Wtime() + seconds;
     while (MPI_Wtime() < end) {
         MPI_Test(&req, &flag, MPI_STATUS_IGNORE);
-        usleep(200);
+        if (!spin) {
+            usleep(200);
+        }
     }
     MPI_Send(&rank, 1, MPI_INT, 0, 99, MPI_COMM_SELF);
     MPI_Wait(&req, MPI_STATUS_IGNORE);
@@ -70,17 +74,19 @@ int main(int argc, char **argv)
 {
     int provided, rank, n;
     double idle = 0;
-    for (int i = 1; i + 1 < argc; ++i) {
-        if (0 == strcmp(argv[i], "-idle")) {
+    int spin = 0;
+    for (int i = 1; i < argc; ++i) {
+        if (0 == strcmp(argv[i], "-idle") && i + 1 < argc) {
             idle = atof(argv[i + 1]);
         }
+        spin |= 0 == strcmp(argv[i], "-spin");
     }
     MPI_T_init_thread(MPI_THREAD_SINGLE, &provided);
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &n);
     if (idle > 0) {
-        idle_in_mpi(idle);
+        idle_in_mpi(idle, spin);
     } else {
         exchange(rank, n);
     }
