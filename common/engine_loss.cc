@@ -10,8 +10,7 @@ namespace rttcc {
 // clamped so it cannot overflow), capped at max_rto.
 nanos Engine::rto(const TxSegment &seg) const {
     const nanos base = cfg_.rto_mode == RTTCC_RTO_RTT ? seg.peer->rtt.rto() : usec(cfg_.retrans_timeout_us);
-    const unsigned shift = std::min<unsigned>(seg.retries, 20);
-    return std::min<nanos>(base << shift, usec(cfg_.max_rto_us));
+    return backed_off_rto(base, seg.retries, usec(cfg_.max_rto_us));
 }
 
 void Engine::expire_timers(nanos now) {

@@ -19,6 +19,14 @@ struct RttParams {
     nanos granularity = usec(16);  // G: the hotel's tick
 };
 
+// The timeout of a segment's next transmission after `retries` resends:
+// the base RTO doubled per retry (the shift clamped, so it cannot overflow
+// however often a segment is resent), capped at max_rto.
+inline nanos backed_off_rto(nanos base, unsigned retries, nanos max_rto) {
+    constexpr unsigned kMaxShift = 20;  // 2^20 x any sane base is far past every max_rto
+    return std::min<nanos>(base << std::min(retries, kMaxShift), max_rto);
+}
+
 class RttEstimator {
 public:
     using Params = RttParams;

@@ -23,15 +23,19 @@ static void test_every_size_arrives_intact(void **) {
 
 static void test_drops_are_recovered(void **) {
     MemNetwork net(4000);
-    auto nodes = make_nodes(net, 2, FaultRates{50000, 0, 0, 0});
+    // A 150 ms RTO: far longer than any scheduling hiccup of a loaded machine.
+    auto nodes = make_nodes(net, 2, FaultRates{50000, 0, 0, 0}, [](rttcc_config_t &c) {
+        c.retrans_timeout_us = c.min_rto_us = 150000;
+        c.max_rto_us = 300000;
+    });
     exchange(nodes, kSizes, 60);
     assert_true(nodes[0]->engine->stats().retx > 0);
     assert_true(nodes[0]->faults->injected > 0);
     // Karn: an echo of a resend is never timed from the lost first
-    // transmission, so no sample includes a retransmission timeout (20 ms).
+    // transmission, so no sample includes a retransmission timeout.
     const RttEstimator &rtt = nodes[0]->engine->peer(1)->rtt;
     assert_true(rtt.samples() > 0);
-    assert_true(rtt.max() < msec(20));
+    assert_true(rtt.max() < msec(150));
     assert_true(rtt.min() <= rtt.srtt() && rtt.srtt() <= rtt.max());
 }
 

@@ -45,6 +45,17 @@ static void test_rto_is_clamped(void **) {
     assert_int_equal(high.rto(), msec(500));              // ceiling
 }
 
+static void test_backoff_doubles_and_is_capped(void **) {
+    assert_int_equal(backed_off_rto(msec(1), 0, msec(1000)), msec(1));
+    assert_int_equal(backed_off_rto(msec(1), 1, msec(1000)), msec(2));
+    assert_int_equal(backed_off_rto(msec(1), 9, msec(1000)), msec(512));
+    assert_int_equal(backed_off_rto(msec(1), 10, msec(1000)), msec(1000));  // capped
+    // A segment resent thousands of times: no shift overflow wraps it small.
+    assert_int_equal(backed_off_rto(msec(1), 40, msec(1000)), msec(1000));
+    assert_int_equal(backed_off_rto(msec(1), 65535, msec(1000)), msec(1000));
+    assert_int_equal(backed_off_rto(usec(20), 3, msec(1000)), usec(160));
+}
+
 static void test_granularity_when_variance_vanishes(void **) {
     RttParams p = params();
     p.min_rto = 1;
@@ -66,6 +77,7 @@ int main() {
         cmocka_unit_test(test_initial_rto_before_samples),
         cmocka_unit_test(test_rfc6298_sequence),
         cmocka_unit_test(test_rto_is_clamped),
+        cmocka_unit_test(test_backoff_doubles_and_is_capped),
         cmocka_unit_test(test_granularity_when_variance_vanishes),
         cmocka_unit_test(test_transmission_ids_are_unique_per_attempt),
     };
