@@ -48,6 +48,7 @@ typedef struct opts {
     size_t size;        /* bytes per stream message */
     int window;         /* stream messages in flight per streamer */
     int gap_us;         /* pause between pings, microseconds */
+    int nap_us;         /* streamers and sink sleep this long when a poll finds nothing */
 } opts_t;
 
 static void fail(const char *what, long a, long b)
@@ -189,6 +190,9 @@ static void streamer(const opts_t *o, int rank, int n, int sink, int pinger, dou
         MPI_Status st;
         MPI_Testany(o->window + 1, req, &index, &flag, &st);
         if (!flag || MPI_UNDEFINED == index) {
+            if (o->nap_us > 0) {
+                usleep(o->nap_us);
+            }
             continue;
         }
         if (index == o->window) {
@@ -246,6 +250,9 @@ static double sink(const opts_t *o, int n, const int *is_streamer, int pinger, d
         MPI_Status st;
         MPI_Testany(nslots + 1, req, &index, &flag, &st);
         if (!flag || MPI_UNDEFINED == index) {
+            if (o->nap_us > 0) {
+                usleep(o->nap_us);
+            }
             continue;
         }
         if (index == nslots) {
@@ -331,7 +338,7 @@ static double ping_us(int peer, uint64_t seq)
 
 int main(int argc, char **argv)
 {
-    opts_t o = {NULL, 4.0, 1.0, 1u << 20, 4, 200};
+    opts_t o = {NULL, 4.0, 1.0, 1u << 20, 4, 200, 0};
     int provided, rank, n;
 
     MPI_T_init_thread(MPI_THREAD_SINGLE, &provided);
@@ -351,6 +358,8 @@ int main(int argc, char **argv)
             o.window = atoi(argv[i + 1]);
         } else if (0 == strcmp(argv[i], "-gap_us")) {
             o.gap_us = atoi(argv[i + 1]);
+        } else if (0 == strcmp(argv[i], "-nap_us")) {
+            o.nap_us = atoi(argv[i + 1]);
         }
     }
 

@@ -14,7 +14,7 @@ while (($#)); do
     case $1 in
         -runs) runs=$2; shift 2 ;;
         -max) max=$2; shift 2 ;;
-        -testbed) testbed=1 iface=198.18.0.0/24; shift ;;
+        -testbed) testbed=1 iface=$("$top/contrib/testbed/testbed" subnet); shift ;;
         --) shift; break ;;
         *) echo "usage: $0 [-runs N] [-max BYTES] [-testbed] [-- mpirun args]" >&2; exit 2 ;;
     esac
@@ -38,7 +38,7 @@ fi_pp() {
     local server=() client=() peer=127.0.0.1
     if [ -n "$testbed" ]; then
         local p=${RTTCC_TB_PREFIX:-rttcc}
-        server=(ip netns exec "$p-h2") client=(ip netns exec "$p-h1") peer=198.18.0.2
+        server=(ip netns exec "$p-h2") client=(ip netns exec "$p-h1") peer=${iface%.0/24}.2
     fi
     "${server[@]}" timeout 30 fi_pingpong -p udp -e dgram -S 8 -I 20000 >/dev/null 2>&1 &
     sleep 0.5

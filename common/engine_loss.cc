@@ -9,7 +9,7 @@ namespace rttcc {
 // The peer's RTO (RTT-derived, or the fixed one) doubled per retry (shift
 // clamped so it cannot overflow), capped at max_rto.
 nanos Engine::rto(const TxSegment &seg) const {
-    const nanos base = cfg_.rto_mode == RTTCC_RTO_RTT ? seg.peer->rtt.rto() : usec(cfg_.retrans_timeout_us);
+    const nanos base = cfg_.rto_mode == RTTCC_RTO_RTT ? seg.peer->response.rto() : usec(cfg_.retrans_timeout_us);
     return backed_off_rto(base, seg.retries, usec(cfg_.max_rto_us));
 }
 

@@ -68,6 +68,10 @@ nanos Engine::sample_rtt(Peer &p, const PacketHeader &h, const Arrival &a) {
     const TxSegment *seg = find_transmission(p, echo);
     if (!seg) return 0;  // long ACKed, or an older transmission of it
     p.last_echo = echo;
+    // The retransmission timer waits for ACKs as they really come, the
+    // peer's hold included (delayed ACKs, a descheduled peer), as TCP's
+    // does; the RTT of the table and of congestion control leaves it out.
+    if (a.now > seg->last_tx) p.response.on_sample(a.now - seg->last_tx);
     const bool stamped = seg->stamp && a.stamp && seg->stamp_source == a.source;
     const nanos sent = stamped ? seg->stamp : seg->last_tx;
     const nanos arrived = stamped ? a.stamp : a.now;
@@ -161,7 +165,7 @@ void Engine::publish(Peer &p, nanos now) {
     row.cwnd = p.cc ? p.cc->cwnd() : 0.0;
     row.bytes_tx = p.stats.bytes_tx;
     row.bytes_rx = p.stats.bytes_rx;
-    row.rto_ns = r.rto();
+    row.rto_ns = p.response.rto();
     row.last_update_ns = now;
     row.rtt_source = static_cast<uint32_t>(sampled ? p.path.last_source : TsSource::kNone);
     uint32_t flags = 0;

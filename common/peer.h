@@ -51,7 +51,7 @@ struct Peer {
     static constexpr seq_t kFirstSeq = 0u - 1024u;
 
     Peer(uint32_t index, uint32_t window, const RttEstimator::Params &rtt_params)
-        : id(index), tx(window, kFirstSeq), rtt(rtt_params), rx(window, kFirstSeq) {}
+        : id(index), tx(window, kFirstSeq), rtt(rtt_params), response(rtt_params), rx(window, kFirstSeq) {}
 
     uint32_t id;                       // caller's index of this peer
     WireHandle addr[kChannels] = {};   // resolved address per channel
@@ -65,7 +65,8 @@ struct Peer {
     Link sends_link;                              // in the engine's peers-with-sends queue
     uint32_t next_msg_id = 1;                     // id for the next cut message
     uint32_t dup_acks = 0;                        // duplicate ACKs in a row
-    RttEstimator rtt;                             // round trips to this peer, and the RTO
+    RttEstimator rtt;                             // round trips to this peer (the table, CC)
+    RttEstimator response;                        // time until its ACKs arrive, holds included: the RTO
     uint32_t last_echo = 0;                       // transmission id of the latest RTT sample
     std::unique_ptr<CongestionControl> cc;        // congestion window; nullptr with cc = none
     RttRow *row = nullptr;                        // this peer's row of the engine's RTT table
