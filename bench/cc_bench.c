@@ -36,6 +36,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 enum { TAG_DATA = 1, TAG_LAST = 2, TAG_PING = 3, TAG_PONG = 4, TAG_STOP = 5 };
@@ -49,6 +50,7 @@ typedef struct opts {
     int window;         /* stream messages in flight per streamer */
     int gap_us;         /* pause between pings, microseconds */
     int nap_us;         /* streamers and sink sleep this long when a poll finds nothing */
+    int ping_nap_us;    /* the pinger sleeps this long between polls for a pong */
 } opts_t;
 
 static void fail(const char *what, long a, long b)
@@ -323,12 +325,19 @@ static void bystander(int pinger)
 }
 
 /* One verified 8-byte round trip to `peer`, microseconds. */
-static double ping_us(int peer, uint64_t seq)
+static double ping_us(int peer, uint64_t seq, int nap_us)
 {
     uint64_t out = seq, in = 0;
+    MPI_Request req;
+    int done = 0;
     const double t = MPI_Wtime();
+    MPI_Irecv(&in, 1, MPI_UINT64_T, peer, TAG_PONG, MPI_COMM_WORLD, &req);
     MPI_Send(&out, 1, MPI_UINT64_T, peer, TAG_PING, MPI_COMM_WORLD);
-    MPI_Recv(&in, 1, MPI_UINT64_T, peer, TAG_PONG, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    for (MPI_Test(&req, &done, MPI_STATUS_IGNORE); !done; MPI_Test(&req, &done, MPI_STATUS_IGNORE)) {
+        if (nap_us > 0) {
+            usleep(nap_us);
+        }
+    }
     const double us = (MPI_Wtime() - t) * 1e6;
     if (in != seq) {
         fail("pong carries the wrong number (got, sent)", (long) in, (long) seq);
@@ -338,7 +347,7 @@ static double ping_us(int peer, uint64_t seq)
 
 int main(int argc, char **argv)
 {
-    opts_t o = {NULL, 4.0, 1.0, 1u << 20, 4, 200, 0};
+    opts_t o = {NULL, 4.0, 1.0, 1u << 20, 4, 200, 0, 0};
     int provided, rank, n;
 
     MPI_T_init_thread(MPI_THREAD_SINGLE, &provided);
@@ -360,6 +369,8 @@ int main(int argc, char **argv)
             o.gap_us = atoi(argv[i + 1]);
         } else if (0 == strcmp(argv[i], "-nap_us")) {
             o.nap_us = atoi(argv[i + 1]);
+        } else if (0 == strcmp(argv[i], "-ping_nap_us")) {
+            o.ping_nap_us = atoi(argv[i + 1]);
         }
     }
 
@@ -394,6 +405,7 @@ int main(int argc, char **argv)
         return 1;
     }
 
+    prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0); /* naps of microseconds, not the default 50 us slack */
     MPI_Barrier(MPI_COMM_WORLD);
     const double t0 = MPI_Wtime();
     double mbps = 0, row[3] = {NAN, NAN, NAN};
@@ -411,14 +423,14 @@ int main(int argc, char **argv)
         int have_srtt = 0;
         uint64_t seq = 1;
         for (double now = MPI_Wtime(); now < t0 + o.t - 0.1; now = MPI_Wtime()) {
-            const double us = ping_us(the_sink, seq++);
+            const double us = ping_us(the_sink, seq++, o.ping_nap_us);
             if (now >= t0 + o.warm && np < cap) {
                 rtt[np++] = us;
             }
             if (0 == seq % REF_EVERY) {
                 for (int r = 1; r < n; ++r) {
                     if (!shaped[r]) {
-                        const double u = ping_us(r, seq++);
+                        const double u = ping_us(r, seq++, o.ping_nap_us);
                         if (now >= t0 + o.warm && nref < cap) {
                             ref[nref++] = u;
                         }

@@ -6,6 +6,13 @@
 //                the sample, which has already absorbed the spike (it moves
 //                the bound by 1.125x the spike), so the controller keeps the
 //                previous event's state and compares against that.
+//                Or a standing queue: SRTT > max(2 * base, base + 4 * RTTVAR),
+//                base = the smallest sample of an ACK that released data
+//                segments (the path's delay for a full segment with an empty
+//                queue).  A queue that grows by a segment per RTT never makes
+//                a spike: without this rule AIMD fills the bottleneck's
+//                buffer like loss-based Reno.  Queueing is allowed up to one
+//                base RTT (the classic one-BDP buffer) or 4 RTTVAR of noise.
 //   reaction:    ssthresh = max(cwnd / 2, 2), cwnd = min(cwnd, ssthresh),
 //                at most once per RTT; the ACK does not grow the window.
 //   otherwise:   slow start (cwnd += acked) up to ssthresh, then congestion
@@ -14,6 +21,7 @@
 //                cwnd = 1.
 #pragma once
 #include <algorithm>
+#include <cstdlib>  // XEXPERIMENT
 
 #include "congestion.h"
 
@@ -28,7 +36,8 @@ public:
 
     void on_ack(const AckEvent &e) override {
         gate_.observe(e);
-        const bool congested = is_spike(e);
+        if (e.rtt != 0 && e.acked != 0) base_ = base_ != 0 ? std::min(base_, e.rtt) : e.rtt;
+        const bool congested = is_spike(e) || is_standing_queue(e);
         if (e.rtt != 0) {
             prev_srtt_ = e.srtt;
             prev_rttvar_ = e.rttvar;
@@ -60,6 +69,14 @@ private:
         return e.rtt != 0 && prev_srtt_ != 0 && e.rtt > prev_srtt_ + 4 * prev_rttvar_;
     }
 
+    // True when the smoothed RTT sits well above the path's base delay: more
+    // than one base RTT and more than 4 * RTTVAR of queueing.
+    bool is_standing_queue(const AckEvent &e) const {
+        static const double kq = getenv("XAIMD_KQ") ? atof(getenv("XAIMD_KQ")) : 2.0;  // XEXPERIMENT
+        static const double kv = getenv("XAIMD_KV") ? atof(getenv("XAIMD_KV")) : 4.0;  // XEXPERIMENT
+        return e.rtt != 0 && base_ != 0 && e.srtt > std::max(kq * base_, base_ + kv * e.rttvar);
+    }
+
     // Multiplicative decrease, once per round trip.
     void halve(nanos now) {
         if (!gate_.open(now)) return;
@@ -84,6 +101,7 @@ private:
     double ssthresh_;         // slow start below this, congestion avoidance above; >= 1
     nanos prev_srtt_ = 0;     // SRTT after the previous sample; 0 before any
     nanos prev_rttvar_ = 0;   // RTTVAR after the previous sample
+    nanos base_ = 0;          // smallest sample of an ACK that released data; 0 before any
     DecreaseGate gate_;       // one decrease per round trip
 };
 

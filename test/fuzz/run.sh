@@ -13,7 +13,8 @@ if ! command -v clang++ >/dev/null; then
     echo "0 passed, 1 failed"
     exit 1
 fi
-sources=(config netif faulty_wire engine engine_tx engine_rx engine_ack engine_loss)
+sources=(config netif faulty_wire engine engine_tx engine_rx engine_ack engine_loss engine_rtt engine_probe
+         rtt_dump congestion clock_domain)
 clang++ -std=c++17 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
     -I"$top/common" -I"$top/test/unit" "$here/fuzz_rx.cc" \
     "${sources[@]/#/$top/common/}" -o "$out/fuzz_rx" 2>/dev/null ||

@@ -51,6 +51,16 @@ static void exchange(int rank, int n)
     }
 }
 
+/* Each rank sends one verified message to the next. */
+static void ring(int rank, int n)
+{
+    unsigned char out[64], in[64];
+    int to = (rank + 1) % n, from = (rank - 1 + n) % n;
+    mt_fill(out, sizeof out, rank, to, 9);
+    MPI_Sendrecv(out, sizeof out, MPI_BYTE, to, 9, in, sizeof in, MPI_BYTE, from, 9, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    mt_check("rtt_table", in, sizeof in, from, rank, 9);
+}
+
 /* Waits inside MPI (progress runs, so probes are sent and answered),
  * sleeping 200 us between polls unless `spin`. */
 static void idle_in_mpi(double seconds, int spin)
@@ -87,6 +97,7 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &n);
     if (idle > 0) {
         idle_in_mpi(idle, spin);
+        ring(rank, n); /* one verified message each: the corruption self-test must bite here too */
     } else {
         exchange(rank, n);
     }
