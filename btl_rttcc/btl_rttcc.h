@@ -9,6 +9,7 @@
 #include "opal_config.h"
 
 #include "opal/class/opal_free_list.h"
+#include "opal/threads/mutex.h"
 #include "opal/mca/btl/btl.h"
 #include "opal/util/proc.h"
 
@@ -36,6 +37,7 @@ typedef struct mca_btl_rttcc_module_t {
     mca_btl_rttcc_frag_list_t max_frags;         /* descriptors with max_send_size bytes */
     mca_btl_rttcc_endpoint_t **endpoints;        /* by vpid, NULL if unknown */
     size_t num_endpoints;                        /* size of endpoints */
+    opal_mutex_t endpoints_lock;                 /* guards endpoints when MPI threads are on */
     mca_btl_base_module_error_cb_fn_t error_cb;  /* registered by the PML */
     char *rtt_dump;                              /* btl_rttcc_rtt_dump, copied at init (MCA
                                                     strings are gone by finalize) */

@@ -33,7 +33,7 @@ static int map_rc(int rc)
 
 /* ------------------------------------------------------------ peers */
 
-static mca_btl_rttcc_endpoint_t *endpoint_for(mca_btl_rttcc_module_t *m, opal_proc_t *proc)
+static mca_btl_rttcc_endpoint_t *endpoint_for_locked(mca_btl_rttcc_module_t *m, opal_proc_t *proc)
 {
     uint32_t vpid = proc->proc_name.vpid;
     mca_btl_rttcc_endpoint_t *ep;
@@ -79,6 +79,17 @@ static mca_btl_rttcc_endpoint_t *endpoint_for(mca_btl_rttcc_module_t *m, opal_pr
                         "btl:rttcc: peer %s reachable, %zu-byte segments",
                         OPAL_NAME_PRINT(proc->proc_name),
                         rttcc_engine_peer_segment_size(m->engine, vpid));
+    return ep;
+}
+
+/* add_procs (any MPI thread) and a datagram from a peer not yet added (the
+ * progressing thread, maybe the probe thread) may add the same peer at once. */
+static mca_btl_rttcc_endpoint_t *endpoint_for(mca_btl_rttcc_module_t *m, opal_proc_t *proc)
+{
+    mca_btl_rttcc_endpoint_t *ep;
+    OPAL_THREAD_LOCK(&m->endpoints_lock);
+    ep = endpoint_for_locked(m, proc);
+    OPAL_THREAD_UNLOCK(&m->endpoints_lock);
     return ep;
 }
 
@@ -298,7 +309,10 @@ void mca_btl_rttcc_on_unknown_peer(void *user, uint32_t peer)
 void mca_btl_rttcc_on_peer_dead(void *user, uint32_t peer, const char *why)
 {
     mca_btl_rttcc_module_t *m = (mca_btl_rttcc_module_t *) user;
-    mca_btl_rttcc_endpoint_t *ep = peer < m->num_endpoints ? m->endpoints[peer] : NULL;
+    mca_btl_rttcc_endpoint_t *ep;
+    OPAL_THREAD_LOCK(&m->endpoints_lock);
+    ep = peer < m->num_endpoints ? m->endpoints[peer] : NULL;
+    OPAL_THREAD_UNLOCK(&m->endpoints_lock);
     opal_proc_t *proc = ep ? ep->proc : NULL;
     char *host = proc ? opal_get_proc_hostname(proc) : NULL;
 
@@ -336,6 +350,7 @@ static int rttcc_finalize(struct mca_btl_base_module_t *btl)
     }
     free(m->endpoints);
     free(m->rtt_dump);
+    OBJ_DESTRUCT(&m->endpoints_lock);
     mca_btl_rttcc_frag_lists_fini(m);
     free(m);
     return OPAL_SUCCESS;
@@ -343,6 +358,7 @@ static int rttcc_finalize(struct mca_btl_base_module_t *btl)
 
 int mca_btl_rttcc_module_init(mca_btl_rttcc_module_t *module)
 {
+    OBJ_CONSTRUCT(&module->endpoints_lock, opal_mutex_t);
     return mca_btl_rttcc_frag_lists_init(module);
 }
 

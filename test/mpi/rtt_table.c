@@ -3,8 +3,11 @@
  * flowed), every peer's row is populated and plausible:
  * samples > 0, 0 < min <= srtt <= max < 10 s; the own entry is empty.
  *
- *   rtt_table [-idle SECONDS [-spin]]   -idle: no data; expects probe samples instead
- *                                       -spin: poll MPI without sleeping while idle */
+ *   rtt_table [-idle SECONDS [-spin|-outside]] [-threads]
+ *     -idle: no data; expects probe samples instead
+ *     -spin: poll MPI without sleeping while idle
+ *     -outside: idle outside MPI (no MPI call at all: only btl_rttcc_probe_thread probes)
+ *     -threads: MPI_THREAD_MULTIPLE */
 #include <unistd.h>
 
 #include "mpitest.h"
@@ -84,18 +87,28 @@ int main(int argc, char **argv)
 {
     int provided, rank, n;
     double idle = 0;
-    int spin = 0;
+    int spin = 0, outside = 0, threads = 0;
     for (int i = 1; i < argc; ++i) {
         if (0 == strcmp(argv[i], "-idle") && i + 1 < argc) {
             idle = atof(argv[i + 1]);
         }
         spin |= 0 == strcmp(argv[i], "-spin");
+        outside |= 0 == strcmp(argv[i], "-outside");
+        threads |= 0 == strcmp(argv[i], "-threads");
     }
-    MPI_T_init_thread(MPI_THREAD_SINGLE, &provided);
-    MPI_Init(&argc, &argv);
+    int level = threads ? MPI_THREAD_MULTIPLE : MPI_THREAD_SINGLE;
+    MPI_T_init_thread(level, &provided);
+    MPI_Init_thread(&argc, &argv, level, &provided);
+    if (provided < level) {
+        mt_fail("rtt_table", "MPI gave thread level %zu, asked %zu", (size_t) provided, (size_t) level);
+    }
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &n);
-    if (idle > 0) {
+    if (idle > 0 && outside) {
+        MPI_Barrier(MPI_COMM_WORLD);
+        usleep((useconds_t) (idle * 1e6)); /* computing: no MPI call, no progress from this thread */
+        ring(rank, n);
+    } else if (idle > 0) {
         idle_in_mpi(idle, spin);
         ring(rank, n); /* one verified message each: the corruption self-test must bite here too */
     } else {

@@ -27,6 +27,7 @@ plan=(
     "mpit:2 4"
     "rtt_table:2 4"
     "rtt_table:3:-idle 1:--mca btl_rttcc_probe_enable 1 --mca btl_rttcc_probe_interval 2000 --mca btl_rttcc_probe_startup_delay 0"
+    "rtt_table:3:-idle 1 -outside -threads:--mca btl_rttcc_probe_enable 1 --mca btl_rttcc_probe_thread 1 --mca btl_rttcc_probe_interval 2000 --mca btl_rttcc_probe_startup_delay 0"
     "pingpong:2:-max 4194304:--mca btl_rttcc_cc aimd"
     "storm:4::--mca btl_rttcc_cc timely"
     "collectives:4::--mca btl_rttcc_cc swift"
