@@ -109,6 +109,7 @@ static mca_btl_base_module_t **rttcc_component_init(int *num_btls, bool progress
     cbs.on_send_done = mca_btl_rttcc_on_send_done;
     cbs.on_peer_dead = mca_btl_rttcc_on_peer_dead;
     cbs.on_unknown_peer = mca_btl_rttcc_on_unknown_peer;
+    cbs.on_put = NULL; /* the BTL exposes no memory; coll_rttcc will */
 
     rc = rttcc_engine_create(cfg, &cbs, &module->engine, err, sizeof err);
     if (RTTCC_OK != rc) {

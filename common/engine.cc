@@ -70,6 +70,7 @@ Engine::~Engine() {
             segments_.put(seg);
         });
         p->reassembly.clear(reassembly_buffers_);
+        p->puts.clear();
     }
 }
 
@@ -141,13 +142,36 @@ void copy_iovecs(void *ctx, void *dst, size_t) {
 }  // namespace
 
 int Engine::send(uint32_t index, uint8_t tag, const iovec *iov, int iovcnt, void *cookie) {
+    return send_message(index, tag, 0, iov, iovcnt, cookie);
+}
+
+int Engine::put(uint32_t index, uint32_t key, uint64_t offset, uint8_t tag, const iovec *iov, int iovcnt,
+                void *cookie) {
+    if (key == 0 || key > kPutKeyMask || offset > kPutOffsetMask) return RTTCC_ERR_ARG;
+    return send_message(index, tag, put_addr(key, offset), iov, iovcnt, cookie);
+}
+
+uint32_t Engine::expose(void *base, size_t len) {
+    std::lock_guard<MaybeMutex> g(state_mu_);
+    return base && len ? regions_.expose(base, len) : 0;
+}
+
+bool Engine::unexpose(uint32_t key) {
+    std::lock_guard<MaybeMutex> g(state_mu_);
+    return regions_.unexpose(key);
+}
+
+// A message (put_addr 0) or a put: copied up to inline_max, zero-copy above.
+int Engine::send_message(uint32_t index, uint8_t tag, uint64_t put_addr, const iovec *iov, int iovcnt,
+                         void *cookie) {
     if (iovcnt < 0 || iovcnt > 2) return RTTCC_ERR_ARG;
     size_t len = 0;
     for (int i = 0; i < iovcnt; ++i) len += iov[i].iov_len;
-    if (len > cfg_.max_message) return RTTCC_ERR_ARG;
+    if (len > cfg_.max_message || (put_addr && len == 0)) return RTTCC_ERR_ARG;
     TxMessage m;
     m.tag = tag;
     m.len = static_cast<uint32_t>(len);
+    m.put_addr = put_addr;
     if (len <= cfg_.inline_max) {
         std::pair<const iovec *, int> pieces{iov, iovcnt};
         return submit(index, m, false, copy_iovecs, &pieces);

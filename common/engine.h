@@ -22,6 +22,7 @@
 #include "hotel.h"
 #include "peer.h"
 #include "pool.h"
+#include "regions.h"
 #include "rttcc_config.h"
 #include "rttcc_engine.h"
 #include "rtt_table.h"
@@ -69,6 +70,9 @@ public:
 
     // rttcc_engine_send / rttcc_engine_send_now.
     int send(uint32_t peer, uint8_t tag, const iovec *iov, int iovcnt, void *cookie);
+    int put(uint32_t peer, uint32_t key, uint64_t offset, uint8_t tag, const iovec *iov, int iovcnt, void *cookie);
+    uint32_t expose(void *base, size_t len);
+    bool unexpose(uint32_t key);
     int send_now(uint32_t peer, uint8_t tag, size_t len, rttcc_fill_fn fill, void *ctx);
     int progress();
     bool drain(unsigned timeout_ms);
@@ -119,6 +123,7 @@ private:
     };
 
     // engine_tx.cc
+    int send_message(uint32_t peer, uint8_t tag, uint64_t put_addr, const iovec *iov, int iovcnt, void *cookie);
     int submit(uint32_t peer, TxMessage &m, bool only_if_open, rttcc_fill_fn fill, void *ctx);
     bool has_room(const Peer &p, const TxMessage &m) const;
     void pump(Peer &p, nanos now, uint32_t budget);
@@ -138,6 +143,7 @@ private:
     bool handle_datagram(Channel ch, const RxDatagram &d, nanos now);
     Peer *sender_of(Channel ch, const RxDatagram &d, const PacketHeader **h);
     bool accept_segment(Peer &p, const PacketHeader &h, const Arrival &a);
+    bool land_put(Peer &p, const PacketHeader &h, const uint8_t *payload, std::unique_lock<MaybeMutex> &lock);
 
     // engine_ack.cc
     void owe_ack(Peer &p, const PacketHeader &h, const Arrival &a, bool at_once);
@@ -196,6 +202,7 @@ private:
     BufferPool inline_buffers_;          // copies of small messages
     BufferPool reassembly_buffers_;      // whole-message buffers for chunked receives
     Hotel hotel_;                        // retransmission timers
+    RegionTable regions_;                // memory exposed to peers' puts
     List<TxSegment, &TxSegment::link> resends_;  // due for retransmission, served first
     List<Peer, &Peer::sends_link> sends_;        // peers with messages to cut and room to send
     List<Peer, &Peer::ack_link> acks_;           // peers owing a delayed ACK, oldest first

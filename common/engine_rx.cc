@@ -1,4 +1,5 @@
 // Receiving: validation, the sequence check, delivery and reassembly.
+#include <cstring>
 #include <mutex>
 
 #include "engine.h"
@@ -74,6 +75,7 @@ bool Engine::handle_datagram(Channel ch, const RxDatagram &d, nanos now) {
 
     const uint8_t *payload = d.buf + kHeaderSize;
     const uint32_t peer = p->id;
+    if (h->type == static_cast<uint8_t>(PacketType::PUT)) return land_put(*p, *h, payload, lock);
     if (h->type == static_cast<uint8_t>(PacketType::DATA)) {
         ++p->stats.msgs_rx;
         ++stats_.msgs_rx;
@@ -96,6 +98,29 @@ bool Engine::handle_datagram(Channel ch, const RxDatagram &d, nanos now) {
     cb_.on_recv(cb_.user, peer, m->tag, m->buf, m->len);  // m stays put: only this thread adds chunks
     lock.lock();
     p->reassembly.release(reassembly_buffers_, p->reassembly.find(msg_id));
+    return true;
+}
+
+// Writes a new put chunk in place; when its put is whole, tells the caller
+// (with the lock released).  Returns 1 if it completed a put.
+bool Engine::land_put(Peer &p, const PacketHeader &h, const uint8_t *payload, std::unique_lock<MaybeMutex> &lock) {
+    const uint64_t first = put_offset(h.put_addr);
+    uint8_t *to = regions_.target(put_key(h.put_addr), first + h.chunk_offset, h.payload_len);
+    PutArrivals::Put done;
+    const auto step = to ? p.puts.add(h.msg_id, h.msg_len, h.put_addr, h.tag, h.payload_len, &done)
+                         : PutArrivals::Step::kBad;
+    if (step == PutArrivals::Step::kBad) {
+        ++stats_.drops;
+        ++stats_.drop_bad_put;
+        return false;
+    }
+    std::memcpy(to, payload, h.payload_len);
+    if (step != PutArrivals::Step::kComplete) return false;
+    ++p.stats.msgs_rx;
+    ++stats_.msgs_rx;
+    const uint32_t peer = p.id;
+    lock.unlock();
+    if (cb_.on_put) cb_.on_put(cb_.user, peer, put_key(done.addr), first, done.len, done.tag);
     return true;
 }
 

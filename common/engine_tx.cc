@@ -90,7 +90,7 @@ void Engine::cut_segment(Peer &p, TxMessage &m, nanos now) {
     seg.len = std::min(m.len - m.cut, ch == kCmd ? cmd_payload_ : p.seg_payload);
     m.cut += seg.len;
     m.all_cut = m.cut == m.len;
-    if (seg.offset == 0 && !m.all_cut) m.msg_id = p.next_msg_id++;
+    if (seg.offset == 0 && (!m.all_cut || m.put_addr)) m.msg_id = p.next_msg_id++;
     if (!seg.cmd_channel) ++p.data_in_flight;
     ++m.in_flight;
     p.tx.push(&seg);
@@ -106,8 +106,8 @@ void Engine::transmit(TxSegment &seg, nanos now) {
     const Channel ch = seg.cmd_channel ? kCmd : kData;
     const TxMessage &m = *seg.msg;
     PacketHeader &h = stage(ch, *seg.peer, Staged::kSegment, &seg);
-    const bool whole = seg.offset == 0 && seg.len == m.len;
-    h.type = static_cast<uint8_t>(whole ? PacketType::DATA : PacketType::CHUNK);
+    const bool whole = seg.offset == 0 && seg.len == m.len && !m.put_addr;
+    h.type = static_cast<uint8_t>(m.put_addr ? PacketType::PUT : whole ? PacketType::DATA : PacketType::CHUNK);
     h.tag = m.tag;
     h.seq = seg.seq;
     seg.tx_id = transmission_id(seg.seq, seg.retries);
@@ -117,6 +117,7 @@ void Engine::transmit(TxSegment &seg, nanos now) {
         h.msg_id = m.msg_id;
         h.msg_len = m.len;
         h.chunk_offset = seg.offset;
+        h.put_addr = m.put_addr;
     }
     h.tx_stamp_ns = domain_time(now);
     put_ack(*seg.peer, h, now);

@@ -9,6 +9,7 @@
 #include "offset_estimator.h"
 #include "intrusive_list.h"
 #include "reassembly.h"
+#include "regions.h"
 #include "recv_window.h"
 #include "rtt_estimator.h"
 #include "rtt_table.h"
@@ -76,6 +77,7 @@ struct Peer {
     // Receiving.
     RecvWindow rx;                   // arrivals and the cumulative ACK
     Reassembly reassembly;           // messages arriving in chunks
+    PutArrivals puts;                // one-sided puts landing in our regions
     Link ack_link;                   // in the engine's delayed-ACK queue
     bool ack_owed = false;           // an ACK must go out
     nanos ack_owed_since = 0;        // when it became owed

@@ -23,7 +23,8 @@ struct TxMessage {
     uint32_t len = 0;        // total bytes
     uint32_t cut = 0;        // bytes already cut into segments
     uint32_t in_flight = 0;  // segments sent and not yet ACKed
-    uint32_t msg_id = 0;     // CHUNK header id (unique per peer)
+    uint32_t msg_id = 0;     // CHUNK/PUT header id (unique per peer)
+    uint64_t put_addr = 0;   // a put: where its first byte lands (regions.h); 0 = a message
     uint8_t tag = 0;         // caller's tag
     bool all_cut = false;    // the last segment has been made (a 0-byte message has one)
     uint8_t *inline_buf = nullptr;  // storage for a copied message (pool-owned)

@@ -16,7 +16,8 @@ namespace rttcc {
     X(CHUNK, 2) /* one chunk of a message larger than a segment */                  \
     X(ACK, 3)   /* a standalone cumulative ACK (no sequence number of its own) */      \
     X(PROBE, 4) /* an RTT probe (unsequenced, command channel): seq = probe id */     \
-    X(PROBE_REPLY, 5) /* its answer: seq = probe id, ack_delay_ns = hold time */
+    X(PROBE_REPLY, 5) /* its answer: seq = probe id, ack_delay_ns = hold time */     \
+    X(PUT, 6) /* a chunk of a one-sided put: lands at put_addr (regions.h) */
 
 enum class PacketType : uint8_t {
 #define RTTCC_PT_ENUM(name, value) name = value,
@@ -62,7 +63,7 @@ struct PacketHeader {
     uint32_t msg_len;       // CHUNK: the message's whole length
     uint32_t chunk_offset;  // CHUNK: where this chunk's payload goes in the message
     uint64_t tx_stamp_ns;   // sender's clock-domain time at transmission (offsets, one-way delays)
-    uint64_t put_addr;      // reserved for puts into a receiver-provided buffer: must be 0
+    uint64_t put_addr;      // PUT: region key << 40 | offset of the put's first byte; else 0
 };
 #pragma pack(pop)
 
@@ -79,11 +80,13 @@ inline Verdict check_header(const void *buf, size_t len, uint32_t job_key, const
     const auto *h = static_cast<const PacketHeader *>(buf);
     if (h->magic != kMagic || h->version != kVersion || h->job_key != job_key)
         return Verdict::kForeign;
-    if (h->payload_len != len - kHeaderSize || h->put_addr != 0) return Verdict::kMalformed;
+    if (h->payload_len != len - kHeaderSize) return Verdict::kMalformed;
+    if ((h->put_addr != 0) != (h->type == static_cast<uint8_t>(PacketType::PUT))) return Verdict::kMalformed;
     switch (static_cast<PacketType>(h->type)) {
         case PacketType::DATA:
             break;
         case PacketType::CHUNK:
+        case PacketType::PUT:
             if (h->msg_len == 0 || h->chunk_offset >= h->msg_len ||
                 h->payload_len == 0 || h->payload_len > h->msg_len - h->chunk_offset)
                 return Verdict::kMalformed;

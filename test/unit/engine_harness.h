@@ -74,6 +74,13 @@ struct Node {
     std::vector<void *> failed;         // cookies reported failed
     std::vector<uint32_t> dead;         // peers declared dead
     std::vector<uint32_t> unknown;      // unknown senders reported
+    struct Landed {
+        uint32_t peer, key;
+        uint64_t offset;
+        size_t len;
+        uint8_t tag;
+    };
+    std::vector<Landed> puts;           // puts that landed whole
     std::function<void(uint32_t)> add_unknown;  // how to add one, if set
     std::vector<uint8_t> address;       // what this node publishes
     std::unique_ptr<rttcc::Engine> engine;
@@ -90,6 +97,9 @@ struct Node {
         (status == RTTCC_OK ? self->completed : self->failed).push_back(cookie);
     }
     static void on_dead(void *u, uint32_t peer, const char *) { static_cast<Node *>(u)->dead.push_back(peer); }
+    static void on_put(void *u, uint32_t peer, uint32_t key, uint64_t offset, size_t len, uint8_t tag) {
+        static_cast<Node *>(u)->puts.push_back({peer, key, offset, len, tag});
+    }
     static void on_unknown(void *u, uint32_t peer) {
         auto *self = static_cast<Node *>(u);
         self->unknown.push_back(peer);
@@ -132,7 +142,7 @@ inline std::vector<std::unique_ptr<Node>> make_nodes(rttcc::MemNetwork &net, int
             node->stamps = sw.get();
             wire = std::move(sw);
         }
-        rttcc_callbacks_t cb{node.get(), Node::on_recv, Node::on_done, Node::on_dead, Node::on_unknown};
+        rttcc_callbacks_t cb{node.get(), Node::on_recv, Node::on_done, Node::on_dead, Node::on_unknown, Node::on_put};
         node->engine = std::make_unique<rttcc::Engine>(cfg, cb, std::move(wire));
         std::vector<uint8_t> a(256);
         a.resize(node->engine->local_address(a.data(), a.size()));

@@ -74,7 +74,7 @@ static void test_engines_over_ofi(void **) {
         auto node = std::make_unique<Node>();
         auto wire = open_wire(i);
         assert_non_null(wire.get());
-        rttcc_callbacks_t cb{node.get(), Node::on_recv, Node::on_done, Node::on_dead, Node::on_unknown};
+        rttcc_callbacks_t cb{node.get(), Node::on_recv, Node::on_done, Node::on_dead, Node::on_unknown, Node::on_put};
         node->engine = std::make_unique<Engine>(ofi_config(i), cb, std::move(wire));
         std::vector<uint8_t> a(512);
         a.resize(node->engine->local_address(a.data(), a.size()));

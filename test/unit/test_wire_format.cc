@@ -18,10 +18,11 @@ static std::vector<uint8_t> datagram(PacketType t, size_t payload) {
     h.job_key = kKey;
     h.payload_len = static_cast<uint16_t>(payload);
     if (t == PacketType::ACK) h.flags = kFlagAckValid;
-    if (t == PacketType::CHUNK) {
+    if (t == PacketType::CHUNK || t == PacketType::PUT) {
         h.msg_len = static_cast<uint32_t>(payload * 4);
         h.chunk_offset = static_cast<uint32_t>(payload);
     }
+    if (t == PacketType::PUT) h.put_addr = (uint64_t{7} << 40) | 4096;
     std::memcpy(b.data(), &h, sizeof h);
     return b;
 }
@@ -38,6 +39,9 @@ static void test_valid_packets_pass(void **) {
     assert_int_equal(static_cast<int>(check(datagram(PacketType::DATA, 0))), static_cast<int>(Verdict::kOk));
     assert_int_equal(static_cast<int>(check(datagram(PacketType::CHUNK, 100))), static_cast<int>(Verdict::kOk));
     assert_int_equal(static_cast<int>(check(datagram(PacketType::ACK, 0))), static_cast<int>(Verdict::kOk));
+    assert_int_equal(static_cast<int>(check(datagram(PacketType::PUT, 100))), static_cast<int>(Verdict::kOk));
+    assert_int_equal(static_cast<int>(check(datagram(PacketType::PROBE, 64))), static_cast<int>(Verdict::kOk));
+    assert_int_equal(static_cast<int>(check(datagram(PacketType::PROBE_REPLY, 0))), static_cast<int>(Verdict::kOk));
 }
 
 static void test_short_and_truncated_are_malformed(void **) {
@@ -71,7 +75,15 @@ static void test_bad_fields_are_malformed(void **) {
     hdr(b)->flags = 0;  // an ACK without an ACK
     assert_int_equal(static_cast<int>(check(b)), static_cast<int>(Verdict::kMalformed));
     b = datagram(PacketType::DATA, 8);
-    hdr(b)->put_addr = 0x1000;  // puts are not accepted by this version
+    hdr(b)->put_addr = 0x1000;  // only a PUT names a place to land
+    assert_int_equal(static_cast<int>(check(b)), static_cast<int>(Verdict::kMalformed));
+    b = datagram(PacketType::PUT, 100);
+    hdr(b)->put_addr = 0;  // a PUT that names no place
+    assert_int_equal(static_cast<int>(check(b)), static_cast<int>(Verdict::kMalformed));
+    b = datagram(PacketType::PUT, 100);
+    hdr(b)->chunk_offset = hdr(b)->msg_len - 10;  // chunk overruns the put
+    assert_int_equal(static_cast<int>(check(b)), static_cast<int>(Verdict::kMalformed));
+    b = datagram(PacketType::PROBE_REPLY, 8);  // a reply carries no payload
     assert_int_equal(static_cast<int>(check(b)), static_cast<int>(Verdict::kMalformed));
 }
 

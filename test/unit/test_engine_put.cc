@@ -1,0 +1,112 @@
+// One-sided puts through the engine over the in-memory wire: bytes land in
+// place exactly once, whatever the wire drops, duplicates or reorders; the
+// receiver hears of each put once, whole; puts outside exposed memory are
+// dropped and counted, never written.
+#include <algorithm>
+
+#include "cmocka_cxx.h"
+#include "engine_harness.h"
+
+using namespace rttcc;
+using namespace rttcc_test;
+
+// Puts `blocks` blocks of `block` bytes from node 0 into one region of node 1
+// and checks every byte and every completion.
+static void put_blocks(std::vector<std::unique_ptr<Node>> &nodes, size_t block, uint32_t blocks) {
+    nodes[1]->puts.clear();
+    nodes[0]->completed.clear();
+    std::vector<uint8_t> dst(block * blocks + 16, 0xee);
+    const uint32_t key = nodes[1]->engine->expose(dst.data(), block * blocks);
+    assert_int_not_equal(key, 0);
+    std::vector<std::vector<uint8_t>> src;
+    for (uint32_t b = 0; b < blocks; ++b) src.push_back(make_message(b, block));
+    size_t zero_copy = 0;
+    for (uint32_t b = 0; b < blocks; ++b) {
+        iovec iov{src[b].data(), block};
+        const int rc = nodes[0]->engine->put(1, key, b * block, static_cast<uint8_t>(b), &iov, 1, &src[b]);
+        assert_true(rc == RTTCC_OK || rc == RTTCC_DONE);
+        zero_copy += rc == RTTCC_OK;
+    }
+    assert_true(run_until(nodes, [&] {
+        return nodes[1]->puts.size() >= blocks && nodes[0]->completed.size() == zero_copy;
+    }, 30));
+    assert_int_equal(nodes[1]->puts.size(), blocks);
+    std::vector<bool> seen(blocks, false);
+    for (const auto &p : nodes[1]->puts) {
+        assert_int_equal(p.peer, 0);
+        assert_int_equal(p.key, key);
+        assert_int_equal(p.len, block);
+        assert_int_equal(p.offset % block, 0);
+        const uint32_t b = static_cast<uint32_t>(p.offset / block);
+        assert_int_equal(p.tag, static_cast<uint8_t>(b));
+        assert_false(seen[b]);  // once each
+        seen[b] = true;
+        assert_memory_equal(dst.data() + p.offset, src[b].data(), block);
+    }
+    for (size_t i = block * blocks; i < dst.size(); ++i) assert_int_equal(dst[i], 0xee);  // nothing past the region
+    assert_true(nodes[0]->received.empty() && nodes[1]->received.empty());  // puts are not messages
+    assert_true(nodes[1]->engine->unexpose(key));
+}
+
+static void test_puts_land_in_place(void **) {
+    MemNetwork net(4000);
+    auto nodes = make_nodes(net, 2);
+    put_blocks(nodes, 1, 10);        // copied, one datagram each
+    put_blocks(nodes, 3000, 20);     // several segments each
+    put_blocks(nodes, 262144, 4);    // the seed's segment size
+}
+
+static void test_puts_survive_a_faulty_wire(void **) {
+    MemNetwork net(4000);
+    auto nodes = make_nodes(net, 2, FaultRates{30000, 30000, 30000, 0}, [](rttcc_config_t &c) {
+        c.retrans_timeout_us = c.min_rto_us = 100000;
+        c.max_rto_us = 200000;
+    });
+    put_blocks(nodes, 70000, 12);
+    assert_true(nodes[0]->faults->injected > 0);
+    assert_int_equal(nodes[1]->engine->stats().drop_bad_put, 0);
+}
+
+static void test_puts_outside_exposed_memory_are_dropped(void **) {
+    MemNetwork net(4000);
+    auto nodes = make_nodes(net, 2);
+    std::vector<uint8_t> dst(100, 0);
+    const uint32_t key = nodes[1]->engine->expose(dst.data(), dst.size());
+    std::vector<uint8_t> bytes(64, 0x42);
+    iovec iov{bytes.data(), bytes.size()};
+    assert_int_equal(nodes[0]->engine->put(1, key, 50, 0, &iov, 1, nullptr), RTTCC_DONE);       // overruns by 14
+    assert_int_equal(nodes[0]->engine->put(1, key + 1, 0, 0, &iov, 1, nullptr), RTTCC_DONE);    // no such region
+    assert_true(run_until(nodes, [&] { return nodes[1]->engine->stats().drop_bad_put == 2; }, 5));
+    assert_true(std::all_of(dst.begin(), dst.end(), [](uint8_t b) { return b == 0; }));  // nothing written
+    assert_true(nodes[1]->puts.empty());
+    // The protocol went on: the next good put lands.
+    assert_int_equal(nodes[0]->engine->put(1, key, 36, 9, &iov, 1, nullptr), RTTCC_DONE);
+    assert_true(run_until(nodes, [&] { return nodes[1]->puts.size() == 1; }, 5));
+    assert_int_equal(dst[36], 0x42);
+    assert_int_equal(dst[99], 0x42);
+}
+
+static void test_bad_put_arguments(void **) {
+    MemNetwork net(4000);
+    auto nodes = make_nodes(net, 2);
+    uint8_t b = 1;
+    iovec iov{&b, 1}, none{&b, 0};
+    Engine &e = *nodes[0]->engine;
+    assert_int_equal(e.put(1, 0, 0, 0, &iov, 1, nullptr), RTTCC_ERR_ARG);                 // key 0
+    assert_int_equal(e.put(1, 1u << 24, 0, 0, &iov, 1, nullptr), RTTCC_ERR_ARG);          // key past 24 bits
+    assert_int_equal(e.put(1, 5, kPutOffsetMask + 1, 0, &iov, 1, nullptr), RTTCC_ERR_ARG);  // offset past 40 bits
+    assert_int_equal(e.put(1, 5, 0, 0, &none, 1, nullptr), RTTCC_ERR_ARG);                // empty
+    assert_int_equal(e.put(7, 5, 0, 0, &iov, 1, nullptr), RTTCC_ERR_UNREACH);             // no such peer
+    assert_int_equal(e.expose(nullptr, 10), 0);
+    assert_int_equal(e.expose(&b, 0), 0);
+}
+
+int main() {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_puts_land_in_place),
+        cmocka_unit_test(test_puts_survive_a_faulty_wire),
+        cmocka_unit_test(test_puts_outside_exposed_memory_are_dropped),
+        cmocka_unit_test(test_bad_put_arguments),
+    };
+    return cmocka_run_group_tests(tests, nullptr, nullptr);
+}
