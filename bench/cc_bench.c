@@ -235,8 +235,29 @@ typedef struct slot {
     uint64_t k; /* message number it was posted for (a source's messages match in order) */
 } slot_t;
 
+/* Cancels the receives posted to `src` past its last message, number `last`
+ * (a source's messages match its receives in posting order, so none of
+ * those can match any more). */
+static void cancel_past(slot_t *slots, MPI_Request *req, int nslots, int src, uint64_t last)
+{
+    for (int i = 0; i < nslots; ++i) {
+        if (slots[i].src == src && slots[i].k > last && MPI_REQUEST_NULL != req[i]) {
+            MPI_Status st;
+            int cancelled;
+            MPI_Cancel(&req[i]);
+            MPI_Wait(&req[i], &st);
+            MPI_Test_cancelled(&st, &cancelled);
+            if (!cancelled) {
+                fail("a message arrived after the last one (from, number)", src, (long) slots[i].k);
+            }
+        }
+    }
+}
+
 /* Sink: `window` receives posted per streamer; verifies and counts what
- * completes; answers pings.  Returns MB/s over [t0 + warm, t0 + t]. */
+ * completes; answers pings.  A streamer is done when its TAG_LAST message
+ * and every one before it completed (they may complete out of order).
+ * Returns MB/s over [t0 + warm, t0 + t]. */
 static double sink(const opts_t *o, int n, const int *is_streamer, double t0)
 {
     const size_t words = o->size / 8;
@@ -247,12 +268,12 @@ static double sink(const opts_t *o, int n, const int *is_streamer, double t0)
     nslots = streams_open * o->window;
     slot_t *slots = calloc(nslots, sizeof *slots);
     MPI_Request *req = calloc(nslots + 1, sizeof *req); /* the slots, then the ping receive */
-    uint64_t *next_k = calloc(n, sizeof *next_k), ping;
-    int *open = calloc(n, sizeof *open); /* a streamer whose TAG_LAST has not come */
-    double bytes = 0, first = 0, last = 0;
+    uint64_t *next_k = calloc(n, sizeof *next_k), *done = calloc(n, sizeof *done), ping;
+    uint64_t *last = calloc(n, sizeof *last); /* number of a streamer's TAG_LAST message, UINT64_MAX until seen */
+    double bytes = 0, first_t = 0, last_t = 0;
 
     for (int r = 0; r < n; ++r) {
-        open[r] = is_streamer[r];
+        last[r] = UINT64_MAX;
         for (int w = 0; is_streamer[r] && w < o->window; ++w, ++s) {
             slots[s] = (slot_t){malloc(words * 8), r, next_k[r]++};
             MPI_Irecv(slots[s].buf, (int) o->size, MPI_BYTE, r, MPI_ANY_TAG, MPI_COMM_WORLD, &req[s]);
@@ -272,38 +293,31 @@ static double sink(const opts_t *o, int n, const int *is_streamer, double t0)
             continue;
         }
         slot_t *sl = &slots[index];
+        const int src = sl->src;
         MPI_Get_count(&st, MPI_BYTE, &count);
         if ((size_t) count != o->size) {
             fail("stream message of the wrong size (bytes, expected)", count, (long) o->size);
         }
-        check(sl->buf, words, sl->src, sl->k);
+        check(sl->buf, words, src, sl->k);
         const double now = MPI_Wtime();
         if (now >= t0 + o->warm && now <= t0 + o->t) {
-            if (0 == first) {
-                first = now; /* the span starts at the first completion in it */
+            if (0 == first_t) {
+                first_t = now; /* the span starts at the first completion in it */
             } else {
                 bytes += (double) o->size;
             }
-            last = now;
+            last_t = now;
         }
         if (TAG_LAST == st.MPI_TAG) {
-            open[sl->src] = 0;
+            last[src] = sl->k;
+            cancel_past(slots, req, nslots, src, sl->k);
+        }
+        if (last[src] == UINT64_MAX) {
+            sl->k = next_k[src]++;
+            MPI_Irecv(sl->buf, (int) o->size, MPI_BYTE, src, MPI_ANY_TAG, MPI_COMM_WORLD, &req[index]);
+        }
+        if (++done[src] == last[src] + 1) {
             --streams_open;
-        }
-        if (open[sl->src]) {
-            sl->k = next_k[sl->src]++;
-            MPI_Irecv(sl->buf, (int) o->size, MPI_BYTE, sl->src, MPI_ANY_TAG, MPI_COMM_WORLD, &req[index]);
-        }
-        for (int i = 0; !streams_open && i < nslots; ++i) { /* receives posted past the last messages */
-            if (MPI_REQUEST_NULL != req[i]) {
-                int cancelled;
-                MPI_Cancel(&req[i]);
-                MPI_Wait(&req[i], &st);
-                MPI_Test_cancelled(&st, &cancelled);
-                if (!cancelled) {
-                    fail("a message arrived after the last one (slot, from)", i, slots[i].src);
-                }
-            }
         }
     }
     for (int i = 0; i < nslots; ++i) {
@@ -312,8 +326,9 @@ static double sink(const opts_t *o, int n, const int *is_streamer, double t0)
     free(slots);
     free(req);
     free(next_k);
-    free(open);
-    return last > first ? bytes / (last - first) / 1e6 : 0;
+    free(done);
+    free(last);
+    return last_t > first_t ? bytes / (last_t - first_t) / 1e6 : 0;
 }
 
 /* A rank on the shaped host that is not the sink: waits for the stop. */

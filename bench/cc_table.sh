@@ -22,7 +22,7 @@
 # down on exit, also on failure or interruption.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
-runs=5 rate=150mbit queue=100 t=4 swift_target=""
+runs=5 rate=150mbit queue=200 t=4 swift_target=""
 while (($#)); do
     case $1 in
         -runs) runs=$2; shift 2 ;;
@@ -65,7 +65,6 @@ mpicc -O2 -o "$work/cc_bench" "$top/bench/cc_bench.c" -lm
 # queue hold tens of milliseconds and never drop.  Segmenting in each host's
 # eth0 (before the bridge) gives the shaped queue wire-sized packets, for
 # rttcc and tcp alike.
-for i in 1 2 3; do ip -n "$RTTCC_TB_PREFIX-h$i" link set eth0 gso_max_segs 1; done
 
 # run LABEL BTL [mpirun args]: one cc_bench run over a freshly shaped link
 # (shaping anew zeroes its counters); appends "LABEL key=value ..." to $work/all.

@@ -94,8 +94,9 @@ const rttcc_param_t kParams[] = {
      RTTCC_PARAM_UINT, 5, nullptr, RTTCC_FIELD(ptp_max_offset)},
     {"cc",
      "Congestion control per peer, limiting data segments in flight below send_credits: "
-     "none, aimd (slow start, halve when RTT > SRTT + 4*RTTVAR), timely (RTT gradient), "
-     "swift (target delay with flow scaling)",
+     "none, aimd (slow start; halve when a sample exceeds SRTT + 4*RTTVAR or SRTT stands more "
+     "than max(base RTT, 3*RTTVAR) above the base RTT), timely (RTT gradient), swift (target "
+     "delay with flow scaling; set swift_target_us to a few frames' serialisation on slow links)",
      RTTCC_PARAM_ENUM, 3, "none=0,aimd=1,timely=2,swift=3", RTTCC_FIELD(cc)},
     {"initial_cwnd", "Congestion window at start and after idle, segments", RTTCC_PARAM_UINT, 5,
      nullptr, RTTCC_FIELD(initial_cwnd)},

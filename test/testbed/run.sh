@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Multi-host: the MPI tests across 3 namespace hosts over veth, then real
-# loss from a rate-limited link with a short queue.  Builds its own testbed
+# loss from a rate-limited link with a short queue, then congestion control
+# on such a link (the RTT table sees it; aimd and swift beat none).  Builds its own testbed
 # (prefix rttcct) and tears it down on exit, also when interrupted.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -63,7 +64,69 @@ else
 fi
 "$tb" unshape rttcct-h2
 
-# 4. Teardown leaves nothing behind.
+# 4. Congestion towards one host (bench/cc_bench.c): h2's link at 150 Mbit/s
+#    with a 200-packet queue (16 ms; the two streams could put 256 segments
+#    in flight, so without congestion control it overflows; with 100
+#    packets, none's go-back-N stalls drain the queue for part of each run
+#    and its ping p50 jumps between 1.2 and 6 ms from run to run).  Ranks on
+#    h1 and h3 stream 1 MiB messages to h2 while rank 0 (h1) ping-pongs
+#    8-byte messages with it, for 3 s, data verified.  Alternating runs of
+#    cc none, aimd and swift (with a target of two frames' serialisation on
+#    this link: the default 50 us is less than one; RTTCC_TB_SWIFT_TARGET_US
+#    overrides it); medians over RTTCC_TB_CC_RUNS (3) runs each.
+#    RTTCC_TB_CC_MCA adds MCA arguments to the aimd and swift runs (to see
+#    the checks fail: "--mca btl_rttcc_min_rto_us 50000" with a swift
+#    target of 100000 makes swift fill the queue as none does).
+mpicc -O2 -o "$build/cc_bench" "$top/bench/cc_bench.c" -lm || bad "cc_bench does not build"
+cc_runs=${RTTCC_TB_CC_RUNS:-3}
+swift_target=${RTTCC_TB_SWIFT_TARGET_US:-161}
+: >"$build/cc"
+for ((r = 0; r < cc_runs; ++r)); do
+    for cc in none aimd swift; do
+        "$tb" unshape rttcct-h2
+        "$tb" shape rttcct-h2 150mbit 200  # anew: zeroes its counters
+        args=(--mca btl_rttcc_cc "$cc")
+        [ "$cc" = swift ] && args+=(--mca btl_rttcc_swift_target_us "$swift_target")
+        # shellcheck disable=SC2206
+        [ "$cc" != none ] && args+=(${RTTCC_TB_CC_MCA:-})
+        timeout -k 5 60 "$top/contrib/testbed/mpirun-tb" -np 4 --mca pml ob1 --mca btl rttcc,self "${args[@]}" \
+            "$build/cc_bench" -shaped rttcct-h2 -t 3 >"$build/out" 2>&1
+        line=$(grep '^cc_bench ' "$build/out") || { bad "cc_bench cc=$cc run $r"; continue; }
+        drops=$("$tb" stats rttcct-h2 | tr ' ' '\n' | awk -F= '/dropped/ { s += $2 } END { print s + 0 }')
+        echo "$cc ${line#cc_bench } drops=$drops" >>"$build/cc"
+    done
+done
+"$tb" unshape rttcct-h2
+# cc_med CC KEY: median of KEY over CC's runs ("nan" without any).
+cc_med() {
+    awk -v c="$1" -v k="$2" '$1 == c { for (i = 2; i <= NF; ++i) { split($i, kv, "="); if (kv[1] == k) print kv[2] } }' "$build/cc" |
+        sort -g | awk '{ a[NR] = $1 } END { if (!NR) print "nan"; else print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'
+}
+cc_report() { echo "$1: MB/s $(cc_med "$1" MBps), ping p50 $(cc_med "$1" p50_us) us, drops $(cc_med "$1" drops)"; }
+# (A) the pinging rank's table during the load: h2's srtt over the median of
+#     the other peers' srtt, median over every run, at least 3.
+ratios=$(awk '{ for (i = 2; i <= NF; ++i) { split($i, kv, "="); v[kv[1]] = kv[2] }
+                printf "%.1f\n", (v["srtt_others_us"] > 0 ? v["srtt_shaped_us"] / v["srtt_others_us"] : 0) }' "$build/cc" | sort -g)
+ratio=$(awk '{ a[NR] = $1 } END { print NR ? a[int((NR + 1) / 2)] : 0 }' <<<"$ratios")
+if awk -v r="$ratio" 'BEGIN { exit !(r >= 3) }'; then
+    ok "RTT table under load: shaped peer's srtt / others' srtt = ${ratio} (median; each run: $(tr '\n' ' ' <<<"$ratios"))"
+else
+    bad "RTT table under load: shaped peer's srtt only ${ratio}x the others' (wanted >= 3): $(tr '\n' ';' <"$build/cc")"
+fi
+# (B) against none: fewer drops, lower p50 of the pings, at least 90% of its throughput.
+for cc in aimd swift; do
+    if awk -v d="$(cc_med "$cc" drops)" -v nd="$(cc_med none drops)" -v p="$(cc_med "$cc" p50_us)" \
+           -v np="$(cc_med none p50_us)" -v m="$(cc_med "$cc" MBps)" -v nm="$(cc_med none MBps)" \
+           'function num(x) { return x ~ /^[0-9.]+$/ }
+            BEGIN { exit !(num(d) && num(nd) && num(p) && num(np) && num(m) && num(nm) &&
+                           d < nd && p < np && m >= 0.9 * nm) }'; then
+        ok "cc=$cc on a congested link: $(cc_report "$cc") vs $(cc_report none)"
+    else
+        bad "cc=$cc on a congested link: wanted fewer drops, lower ping p50 and >= 90% of the throughput: $(cc_report "$cc") vs $(cc_report none)"
+    fi
+done
+
+# 5. Teardown leaves nothing behind.
 "$tb" down
 left=$(ip netns list | grep -c '^rttcct-' || true)
 links=$(ip -o link show | grep -c 'rttcct-' || true)

@@ -64,6 +64,15 @@ struct Driver {
     }
 };
 
+// One flow through a bottleneck: up to `bdp` segments in flight fill the
+// pipe, each one beyond it waits `per_segment` in the queue.
+struct Bottleneck {
+    nanos base;           // RTT with an empty queue
+    nanos per_segment;    // queueing delay each segment beyond the BDP adds
+    uint32_t bdp;         // segments the pipe holds
+    uint32_t max_cwnd;    // the controller's ceiling
+};
+
 // ---------------------------------------------------------------- AIMD
 
 static void test_aimd_slow_start_doubles_per_rtt_up_to_max(void **) {
@@ -180,6 +189,34 @@ static void test_aimd_fast_retransmit_halves_once_per_rtt(void **) {
     assert_near(cc.cwnd(), 32, 0);
     cc.on_fast_retransmit(usec(110));
     assert_near(cc.cwnd(), 16, 0);
+}
+
+// A queue that grows by a segment per round trip, under the jitter of a
+// real path (segments of a window meet the queue at different depths),
+// makes no spike; the standing-queue rule must still hold the window near
+// the pipe's size.  (A 150 Mbit/s link: 77 us per segment, a 3-segment
+// pipe; without the rule the window climbs to max_cwnd, a 9.6 ms queue.)
+static void test_aimd_holds_a_standing_queue_short(void **) {
+    const Bottleneck b{usec(231), usec(77), 3, 128};
+    AimdCc cc(params(CcKind::kAimd, 4, b.max_cwnd));
+    Driver d{cc};
+    double delay_sum = 0, window_sum = 0;
+    const int rounds = 600, measured = 200;
+    uint32_t k = 0;
+    for (int r = 0; r < rounds; ++r) {
+        const uint32_t w = cc.window();
+        const nanos delay = b.base + (w > b.bdp ? (w - b.bdp) * b.per_segment : 0);
+        if (r >= rounds - measured) {
+            delay_sum += delay;
+            window_sum += w;
+        }
+        for (uint32_t i = 0; i < w; ++i, ++k) d.ack(delay + (k * 37 % 7) * usec(40), 1, delay / w);
+    }
+    const double mean_delay = delay_sum / measured, mean_window = window_sum / measured;
+    print_message("aimd: mean delay %.0f us, mean window %.1f\n", mean_delay / 1000, mean_window);
+    assert_true(mean_delay < msec(2));        // not the 9.6 ms of a full window
+    assert_true(mean_window >= b.bdp);        // the pipe stays full
+    assert_true(mean_window < 30);
 }
 
 static void test_aimd_timeout_resets_to_one(void **) {
@@ -366,15 +403,6 @@ static void test_swift_flow_scaling(void **) {
     assert_near(large.cwnd(), 100 * (1 - 0.8 * 30.0 / 80), 1e-9);
 }
 
-// One flow through a bottleneck: up to `bdp` segments in flight fill the
-// pipe, each one beyond it waits `per_segment` in the queue.
-struct Bottleneck {
-    nanos base;           // RTT with an empty queue
-    nanos per_segment;    // queueing delay each segment beyond the BDP adds
-    uint32_t bdp;         // segments the pipe holds
-    uint32_t max_cwnd;    // the controller's ceiling
-};
-
 // Runs Swift (default target and flow scaling) for 600 round trips; checks
 // the last 100: delay near the target, the pipe full, the window above 1.
 static void check_swift_settles(const Bottleneck &b) {
@@ -527,6 +555,7 @@ int main() {
         cmocka_unit_test(test_aimd_acks_without_samples_keep_the_bound),
         cmocka_unit_test(test_aimd_detects_spike_through_the_estimator),
         cmocka_unit_test(test_aimd_fast_retransmit_halves_once_per_rtt),
+        cmocka_unit_test(test_aimd_holds_a_standing_queue_short),
         cmocka_unit_test(test_aimd_timeout_resets_to_one),
         cmocka_unit_test(test_timely_grows_below_tlow),
         cmocka_unit_test(test_timely_flat_rtt_in_band_grows),
