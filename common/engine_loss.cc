@@ -24,7 +24,11 @@ void Engine::serve_resends(nanos now) {
         TxSegment *seg = resends_.front();
         if (!seg) break;
         Peer &p = *seg->peer;
-        if (!seg->refused && seg->retries >= 2 && now - seg->first_tx >= give_up) {
+        // Dead: the oldest segment unACKed for peer_timeout despite resends,
+        // and nothing at all heard from the peer for half that.  A peer that
+        // still talks is alive behind a congested path: keep resending.
+        if (!seg->refused && seg->retries >= 2 && now - seg->first_tx >= give_up &&
+            now - p.last_heard >= give_up / 2) {
             declare_dead(p, now, *seg);
             continue;
         }
@@ -47,8 +51,10 @@ void Engine::serve_resends(nanos now) {
 void Engine::declare_dead(Peer &p, nanos now, const TxSegment &oldest) {
     char why[160];
     std::snprintf(why, sizeof why,
-                  "no acknowledgement for %.1f s despite %u retransmissions of the oldest segment",
-                  static_cast<double>(now - oldest.first_tx) / 1e9, unsigned{oldest.retries});
+                  "no acknowledgement for %.1f s despite %u retransmissions of the oldest segment, "
+                  "nothing heard for %.1f s",
+                  static_cast<double>(now - oldest.first_tx) / 1e9, unsigned{oldest.retries},
+                  static_cast<double>(now - p.last_heard) / 1e9);
     p.dead = true;
     dead_.push_back({p.id, why});
     p.tx.clear([&](TxSegment *seg) { release_segment(*seg, RTTCC_ERR_UNREACH); });

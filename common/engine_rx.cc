@@ -56,6 +56,7 @@ bool Engine::handle_datagram(Channel ch, const RxDatagram &d, nanos now) {
     const PacketHeader *h;
     Peer *p = sender_of(ch, d, &h);
     if (!p) return false;
+    p->last_heard = now;
     const Arrival a{now, d.rx_stamp, d.rx_source};
     switch (static_cast<PacketType>(h->type)) {
         case PacketType::PROBE:

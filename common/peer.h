@@ -58,6 +58,7 @@ struct Peer {
     WireHandle addr[kChannels] = {};   // resolved address per channel
     uint32_t seg_payload = 0;          // payload bytes per data-channel segment
     bool dead = false;                 // declared dead: every send fails
+    nanos last_heard = 0;              // when its latest valid datagram arrived
 
     // Sending.
     SendWindow tx;                                // segments in flight
