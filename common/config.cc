@@ -77,7 +77,8 @@ const rttcc_param_t kParams[] = {
      RTTCC_PARAM_ENUM, 4, "auto=0,user=1,kernel=2,nic=3", RTTCC_FIELD(timestamp)},
     {"timestamp_interval_us",
      "Least time between two kernel- or NIC-stamped transmissions to one peer, microseconds "
-     "(each stamp costs a read of the socket's error queue)",
+     "(each stamp costs a read of the socket's error queue; 0 = auto: 100 with congestion "
+     "control, which lives on samples, 1000 without)",
      RTTCC_PARAM_UINT, 6, nullptr, RTTCC_FIELD(timestamp_interval_us)},
     {"ptp_enable",
      "Clock domain for one-way delays: yes (a PTP hardware clock, ptp_clock_device, is "
@@ -188,7 +189,7 @@ extern "C" void rttcc_config_defaults(rttcc_config_t *c) {
     c->sock_buf = 32u << 20;
     c->udp_offload = true;
     c->timestamp = RTTCC_TS_AUTO;
-    c->timestamp_interval_us = 100;
+    c->timestamp_interval_us = 0;
     c->ptp_enable = RTTCC_PTP_AUTO;
     c->ptp_clock_device = const_cast<char *>("/dev/ptp0");  // the MCA layer copies it
     c->ptp_max_offset = 1000;

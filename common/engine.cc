@@ -39,6 +39,10 @@ Engine::Engine(const rttcc_config_t &config, const rttcc_callbacks_t &callbacks,
     cc_params_ = cc_params_from(cfg_);
     cfg_.ptp_clock_device = cfg_.rtt_dump = nullptr;  // owned by the caller too
     stamp_source_ = cfg_.timestamp == RTTCC_TS_USER ? TsSource::kNone : wire_->stamp_source();
+    // Every stamp costs an error-queue read: congestion control needs the
+    // samples (every 100 us), the table alone does with fewer (every 1 ms).
+    stamp_interval_ = usec(cfg_.timestamp_interval_us ? cfg_.timestamp_interval_us
+                                                      : cfg_.cc != RTTCC_CC_NONE ? 100 : 1000);
     tx_stamps_.resize(64);
     probe_pad_.resize(cfg_.probe_msg_size);
     probe_rng_ = 0x9e3779b97f4a7c15ull ^ (uint64_t{cfg_.self} << 17) ^ cfg_.job_key;

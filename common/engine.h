@@ -213,6 +213,7 @@ private:
     CcParams cc_params_;                 // for every peer's congestion control
     RttTable table_;                     // every peer's RTT row, readable without locks
     TsSource stamp_source_;              // stamps the wire takes for us (kNone: user clock only)
+    nanos stamp_interval_;               // least spacing of stamped transmissions to a peer
     std::vector<TxStamp> tx_stamps_;     // scratch for reap_tx_stamps
     std::vector<uint8_t> probe_pad_;     // a probe's payload (zeros)
     nanos start_ = 0;                    // when the engine started (engine clock)

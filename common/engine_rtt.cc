@@ -32,7 +32,7 @@ void Engine::stamp_transmission(Peer &p, TxDatagram &d, PacketHeader &h, uint64_
     if (stamp_source_ == TsSource::kNone || now < p.path.next_stamp) return;
     d.stamp_cookie = cookie;
     h.flags |= kFlagTimed;
-    p.path.next_stamp = now + usec(cfg_.timestamp_interval_us);
+    p.path.next_stamp = now + stamp_interval_;
 }
 
 // Attaches the transmit stamps the wire has learnt to their segment or probe.

@@ -52,7 +52,7 @@ typedef struct rttcc_config {
     bool udp_offload;               /* use UDP GSO and GRO where the kernel has them */
     bool stats;                     /* print counters at finalize */
     int timestamp;                  /* rttcc_timestamp */
-    unsigned timestamp_interval_us; /* least spacing of kernel/NIC-stamped sends per peer */
+    unsigned timestamp_interval_us; /* least spacing of kernel/NIC-stamped sends per peer, 0 = auto */
     int ptp_enable;                 /* rttcc_ptp_enable */
     bool ptp_require_sync;          /* refuse to run on an unsynchronised clock */
     char *ptp_clock_device;         /* PTP hardware clock, e.g. /dev/ptp0 */

@@ -47,7 +47,7 @@ static void test_row_is_populated_and_plausible(void **) {
 // sender stamps some transmissions, the receiver echoes those in preference.
 static void test_kernel_stamps_give_kernel_samples(void **) {
     MemNetwork net(4000);
-    auto nodes = make_nodes(net, 2, {}, [](rttcc_config_t &c) { c.timestamp_interval_us = 0; }, nullptr, true);
+    auto nodes = make_nodes(net, 2, {}, [](rttcc_config_t &c) { c.timestamp_interval_us = 1; }, nullptr, true);
     assert_int_equal(static_cast<int>(nodes[0]->engine->timestamp_source()), static_cast<int>(TsSource::kKernel));
     exchange(nodes, kSizes, 40);
     const Peer &p = *nodes[0]->engine->peer(1);
