@@ -175,7 +175,7 @@ extern "C" void rttcc_config_defaults(rttcc_config_t *c) {
     c->ack_every = 32;
     c->retrans_timeout_us = 10000;
     c->rto_mode = RTTCC_RTO_RTT;
-    c->min_rto_us = 1000;
+    c->min_rto_us = 5000;
     c->rtt_alpha = 0.125;
     c->rtt_beta = 0.25;
     c->max_rto_us = 1000000;
