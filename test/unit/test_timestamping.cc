@@ -165,22 +165,17 @@ void test_parse_ignores_garbage(void **) {
     m = shorty.msg();
     assert_false(parse_rx_stamp(m, &s));
 
-    Control lying;  // cmsg_len runs past the buffer
-    lying.add_stamps(kSec, 0);
-    cmsghdr h;
-    std::memcpy(&h, lying.buf, sizeof h);
-    h.cmsg_len = 4096;
-    std::memcpy(lying.buf, &h, sizeof h);
-    m = lying.msg();
-    assert_false(parse_rx_stamp(m, &s));
-
-    Control tiny;  // cmsg_len smaller than a header
-    tiny.add_stamps(kSec, 0);
-    std::memcpy(&h, tiny.buf, sizeof h);
-    h.cmsg_len = 3;
-    std::memcpy(tiny.buf, &h, sizeof h);
-    m = tiny.msg();
-    assert_false(parse_rx_stamp(m, &s));
+    // A stamp cmsg whose cmsg_len lies: past the buffer, or below a header.
+    for (size_t len : {size_t{4096}, size_t{3}}) {
+        Control lying;
+        lying.add_stamps(kSec, 0);
+        cmsghdr h;
+        std::memcpy(&h, lying.buf, sizeof h);
+        h.cmsg_len = len;
+        std::memcpy(lying.buf, &h, sizeof h);
+        m = lying.msg();
+        assert_false(parse_rx_stamp(m, &s));
+    }
 
     Control cut;  // controllen shorter than a header
     cut.add_stamps(kSec, 0);
