@@ -157,6 +157,8 @@ private:
     void reap_tx_stamps();
     void stamp_transmission(Peer &p, TxDatagram &d, PacketHeader &h, uint64_t cookie, nanos now);
     nanos sample_rtt(Peer &p, const PacketHeader &h, const Arrival &a);
+    nanos take_exchange(Peer &p, nanos posted, nanos stamp, TsSource source, const PacketHeader &h,
+                        const Arrival &a, bool probe);
     bool take_sample(Peer &p, nanos rtt, TsSource source, bool probe, nanos now);
     void on_acked(Peer &p, uint32_t acked_data, nanos rtt, nanos now);
     void on_loss(Peer &p, bool timeout, nanos now);

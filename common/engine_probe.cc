@@ -122,14 +122,7 @@ void Engine::take_probe_reply(Peer &p, const PacketHeader &h, const Arrival &a) 
     pr.outstanding = 0;
     ++p.stats.probe_replies;
     ++stats_.probe_replies;
-    if (a.now > pr.sent) p.response.on_sample(a.now - pr.sent);
-    const bool stamped = pr.stamp && a.stamp && pr.stamp_source == a.source;
-    const nanos sent = stamped ? pr.stamp : pr.sent;
-    const nanos arrived = stamped ? a.stamp : a.now;
-    const nanos age = arrived > sent ? arrived - sent : 0;
-    const nanos rtt = age > h.ack_delay_ns ? age - h.ack_delay_ns : age;
-    if (rtt && take_sample(p, rtt, stamped ? a.source : TsSource::kUser, /*probe=*/true, a.now))
-        take_offset(p, sent, arrived, h);
+    take_exchange(p, pr.sent, pr.stamp, pr.stamp_source, h, a, /*probe=*/true);
     publish(p, a.now);
 }
 

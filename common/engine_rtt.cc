@@ -68,16 +68,25 @@ nanos Engine::sample_rtt(Peer &p, const PacketHeader &h, const Arrival &a) {
     const TxSegment *seg = find_transmission(p, echo);
     if (!seg) return 0;  // long ACKed, or an older transmission of it
     p.last_echo = echo;
-    // The retransmission timer waits for ACKs as they really come, the
+    return take_exchange(p, seg->last_tx, seg->stamp, seg->stamp_source, h, a, /*probe=*/false);
+}
+
+// One exchange: ours posted at `posted` (and stamped at `stamp` by
+// `source`, 0 if the wire reported none), held by the peer h.ack_delay_ns,
+// answered by h, which arrived as `a`.  Feeds the retransmission timer, the
+// RTT estimator and the clock offset; returns the RTT sample (0 if none).
+nanos Engine::take_exchange(Peer &p, nanos posted, nanos stamp, TsSource source, const PacketHeader &h,
+                            const Arrival &a, bool probe) {
+    // The retransmission timer waits for answers as they really come, the
     // peer's hold included (delayed ACKs, a descheduled peer), as TCP's
     // does; the RTT of the table and of congestion control leaves it out.
-    if (a.now > seg->last_tx) p.response.on_sample(a.now - seg->last_tx);
-    const bool stamped = seg->stamp && a.stamp && seg->stamp_source == a.source;
-    const nanos sent = stamped ? seg->stamp : seg->last_tx;
+    if (a.now > posted) p.response.on_sample(a.now - posted);
+    const bool stamped = stamp && a.stamp && source == a.source;
+    const nanos sent = stamped ? stamp : posted;
     const nanos arrived = stamped ? a.stamp : a.now;
     const nanos age = arrived > sent ? arrived - sent : 0;
     const nanos rtt = age > h.ack_delay_ns ? age - h.ack_delay_ns : age;
-    if (!rtt || !take_sample(p, rtt, stamped ? a.source : TsSource::kUser, /*probe=*/false, a.now)) return 0;
+    if (!rtt || !take_sample(p, rtt, stamped ? a.source : TsSource::kUser, probe, a.now)) return 0;
     take_offset(p, sent, arrived, h);
     return rtt;
 }
