@@ -31,9 +31,11 @@
 
 namespace rttcc {
 
-// Stamp cookies (TxDatagram::stamp_cookie) name a segment's transmission or a probe.
-uint64_t segment_cookie(uint32_t peer, uint32_t tx_id);
-uint64_t probe_cookie(uint32_t peer, uint32_t probe_id);
+// Stamp cookies (TxDatagram::stamp_cookie) name a segment's transmission or,
+// with kProbeCookie set, a probe: peer index above, tx_id or probe id below.
+constexpr uint64_t kProbeCookie = 1ull << 63;
+inline uint64_t segment_cookie(uint32_t peer, uint32_t tx_id) { return (uint64_t{peer} << 32) | tx_id; }
+inline uint64_t probe_cookie(uint32_t peer, uint32_t probe_id) { return kProbeCookie | segment_cookie(peer, probe_id); }
 
 // A mutex that is only taken when the engine is shared between threads.
 class MaybeMutex {

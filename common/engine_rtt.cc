@@ -9,15 +9,6 @@
 
 namespace rttcc {
 
-namespace {
-constexpr uint64_t kProbeCookie = 1ull << 63;  // set in a probe's stamp cookie
-}  // namespace
-
-uint64_t segment_cookie(uint32_t peer, uint32_t tx_id) { return (uint64_t{peer} << 32) | tx_id; }
-uint64_t probe_cookie(uint32_t peer, uint32_t probe_id) {
-    return kProbeCookie | (uint64_t{peer} << 32) | probe_id;
-}
-
 // The segment in flight whose latest transmission has this id, if any.
 static TxSegment *find_transmission(const Peer &p, uint32_t tx_id) {
     const seq_t una = p.tx.una();
@@ -27,9 +18,9 @@ static TxSegment *find_transmission(const Peer &p, uint32_t tx_id) {
 }
 
 // Asks the wire to stamp this transmission (and the receiver to echo it),
-// at most once per timestamp_interval_us per peer.
+// at most once per timestamp interval per peer.  Only for a wire that stamps.
 void Engine::stamp_transmission(Peer &p, TxDatagram &d, PacketHeader &h, uint64_t cookie, nanos now) {
-    if (stamp_source_ == TsSource::kNone || now < p.path.next_stamp) return;
+    if (now < p.path.next_stamp) return;
     d.stamp_cookie = cookie;
     h.flags |= kFlagTimed;
     p.path.next_stamp = now + stamp_interval_;

@@ -126,7 +126,8 @@ void Engine::transmit(TxSegment &seg, nanos now) {
     seg.last_tx = now;
     seg.stamp = 0;
     seg.stamp_source = TsSource::kNone;
-    stamp_transmission(*seg.peer, d, h, segment_cookie(seg.peer->id, seg.tx_id), now);
+    if (stamp_source_ != TsSource::kNone)
+        stamp_transmission(*seg.peer, d, h, segment_cookie(seg.peer->id, seg.tx_id), now);
     hotel_.check_in(seg, now + rto(seg));
 }
 
