@@ -183,12 +183,6 @@ const char *rttcc_timestamp_source_name(uint32_t source) {
     return rttcc::ts_source_name(static_cast<rttcc::TsSource>(source));
 }
 
-const char *rttcc_engine_timestamp_source(const rttcc_engine_t *engine) {
-    return rttcc::ts_source_name(engine->impl->timestamp_source());
-}
-
-const char *rttcc_engine_clock_domain(const rttcc_engine_t *engine) { return engine->impl->clock_domain_name(); }
-
 int rttcc_engine_dump_rtt(rttcc_engine_t *engine, const char *prefix, uint32_t rank, const char *host,
                           char *err, size_t errlen) {
     return guarded(err, errlen, [&] {

@@ -58,14 +58,4 @@ std::unique_ptr<CongestionControl> make_congestion_control(const CcParams &p) {
     return nullptr;
 }
 
-const char *cc_kind_name(CcKind k) {
-    switch (k) {
-        case CcKind::kAimd: return "aimd";
-        case CcKind::kTimely: return "timely";
-        case CcKind::kSwift: return "swift";
-        case CcKind::kNone: break;
-    }
-    return "none";
-}
-
 }  // namespace rttcc

@@ -100,7 +100,4 @@ private:
 // The controller `p.kind` names; nullptr for CcKind::kNone.
 std::unique_ptr<CongestionControl> make_congestion_control(const CcParams &p);
 
-// "none", "aimd", "timely" or "swift", as the cc parameter spells them.
-const char *cc_kind_name(CcKind k);
-
 }  // namespace rttcc

@@ -90,7 +90,6 @@ public:
     const char *clock_domain_name() const {
         return clock_ ? ClockDomain::kind_name(clock_->kind()) : "none";
     }
-    const ClockDomain *clock_domain() const { return clock_.get(); }
     const Peer *peer(uint32_t index) const {
         return index < peers_.size() ? peers_[index].get() : nullptr;
     }

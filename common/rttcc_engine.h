@@ -188,13 +188,6 @@ int rttcc_engine_rtt_row(const rttcc_engine_t *engine, uint32_t peer, rttcc_rtt_
 /* Name of a timestamp source (rtt_source): "user", "kernel", "nic", "none". */
 const char *rttcc_timestamp_source_name(uint32_t source);
 
-/* Where this engine's RTT samples take their stamps: "user", "kernel" or "nic". */
-const char *rttcc_engine_timestamp_source(const rttcc_engine_t *engine);
-
-/* The clock domain of one-way delays and clock offsets (e.g. "phc:/dev/ptp0",
- * "realtime_synced", "realtime_estimated"). */
-const char *rttcc_engine_clock_domain(const rttcc_engine_t *engine);
-
 /* Writes the RTT table to PREFIX.<rank>.csv and PREFIX.<rank>.json. */
 int rttcc_engine_dump_rtt(rttcc_engine_t *engine, const char *prefix, uint32_t rank, const char *host,
                           char *err, size_t errlen);
