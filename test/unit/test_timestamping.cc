@@ -311,6 +311,19 @@ std::vector<TxReport> read_reports(int fd) {
     return all;
 }
 
+// One datagram of at most `cap` bytes with its control data (the stamps);
+// returns recvmsg's result and leaves *out pointing into `buf` and `control`.
+template <size_t Cap, size_t ControlCap>
+ssize_t recv_stamped(int fd, uint8_t (&buf)[Cap], uint8_t (&control)[ControlCap], iovec *iov, msghdr *out) {
+    *iov = {buf, Cap};
+    *out = msghdr{};
+    out->msg_iov = iov;
+    out->msg_iovlen = 1;
+    out->msg_control = control;
+    out->msg_controllen = ControlCap;
+    return recvmsg(fd, out, MSG_DONTWAIT);
+}
+
 void drain(int fd) {
     uint8_t buf[70000];
     while (recv(fd, buf, sizeof buf, MSG_DONTWAIT) >= 0) {
@@ -325,14 +338,10 @@ void test_socket_rx_stamps_are_realtime(void **) {
     const int64_t before = realtime_ns();
     assert_true(send_one(fa, b, 64, false));
     uint8_t buf[128];
-    iovec iov{buf, sizeof buf};
     alignas(cmsghdr) uint8_t control[256];
-    msghdr m{};
-    m.msg_iov = &iov;
-    m.msg_iovlen = 1;
-    m.msg_control = control;
-    m.msg_controllen = sizeof control;
-    assert_int_equal(recvmsg(fb, &m, MSG_DONTWAIT), 64);
+    iovec iov;
+    msghdr m;
+    assert_int_equal(recv_stamped(fb, buf, control, &iov, &m), 64);
     const int64_t after = realtime_ns();
     RawStamp s{};
     assert_true(parse_rx_stamp(m, &s));
@@ -627,15 +636,11 @@ int keep_rx_stamping_on(void **) {
     for (int i = 0; i < 1000; ++i) {
         if (!send_one(g_keeper, self, 8, false)) return -1;
         uint8_t buf[16];
-        iovec iov{buf, sizeof buf};
         alignas(cmsghdr) uint8_t control[256];
-        msghdr m{};
-        m.msg_iov = &iov;
-        m.msg_iovlen = 1;
-        m.msg_control = control;
-        m.msg_controllen = sizeof control;
+        iovec iov;
+        msghdr m;
         RawStamp s;
-        if (recvmsg(g_keeper, &m, MSG_DONTWAIT) == 8 && parse_rx_stamp(m, &s)) return 0;
+        if (recv_stamped(g_keeper, buf, control, &iov, &m) == 8 && parse_rx_stamp(m, &s)) return 0;
         usleep(1000);
     }
     return -1;  // the kernel never stamped a received datagram
