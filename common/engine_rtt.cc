@@ -101,10 +101,9 @@ void Engine::take_offset(Peer &p, nanos sent, nanos arrived, const PacketHeader 
         path.offset = path.offsets.offset();
         path.offset_bound = static_cast<uint64_t>(path.offsets.bound());
     }
-    path.offset_valid = true;
     path.owd_fwd = OffsetEstimator::forward_delay(t1, t2, path.offset);
     path.owd_rev = OffsetEstimator::reverse_delay(t3, t4, path.offset);
-    path.owd_valid = true;
+    path.clocked = true;
 }
 
 // Feeds the peer's estimator.  Once the wire's own stamps have given a
@@ -169,8 +168,7 @@ void Engine::publish(Peer &p, nanos now) {
     row.last_update_ns = now;
     row.rtt_source = static_cast<uint32_t>(sampled ? p.path.last_source : TsSource::kNone);
     uint32_t flags = 0;
-    if (p.path.owd_valid) flags |= RTTCC_ROW_OWD;
-    if (p.path.offset_valid) flags |= RTTCC_ROW_OFFSET;
+    if (p.path.clocked) flags |= RTTCC_ROW_OWD | RTTCC_ROW_OFFSET;
     if (sampled && p.path.last_was_probe) flags |= RTTCC_ROW_LAST_PROBE;
     if (p.cc) flags |= RTTCC_ROW_CC;
     row.flags = flags;

@@ -37,11 +37,10 @@ struct PathState {
     TsSource last_source = TsSource::kNone;  // stamps of the latest sample
     bool last_was_probe = false;         // the latest sample came from a probe
     uint64_t best_samples = 0;           // samples taken with the wire's own stamps
-    int64_t owd_fwd = 0, owd_rev = 0;    // latest one-way delays to and from the peer, when `owd_valid`
-    bool owd_valid = false;
-    int64_t offset = 0;                  // peer's clock minus ours, when `offset_valid`
+    bool clocked = false;                // an exchange gave the fields below
+    int64_t owd_fwd = 0, owd_rev = 0;    // latest one-way delays to and from the peer
+    int64_t offset = 0;                  // peer's clock minus ours
     uint64_t offset_bound = 0;           // +- error of `offset`
-    bool offset_valid = false;
     OffsetEstimator offsets{16, 2000000000};  // NTP-style filter: best of 16 exchanges within 2 s
     nanos next_stamp = 0;                // earliest post of the next stamped transmission
 };
