@@ -2,10 +2,12 @@
 // crosses it: every failure becomes a return code and a message.
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdio>
 #include <new>
 
 #include "engine.h"
+#include "engine_handle.h"
 #include "faulty_wire.h"
 #include "rttcc_engine.h"
 #include "udp_wire.h"
@@ -13,12 +15,9 @@
 #include "ofi_wire.h"
 #endif
 
-struct rttcc_engine {
-    std::unique_ptr<rttcc::Engine> impl;  // the engine
-    std::string notes;                    // what auto choices chose, for a verbose log line
-};
-
 namespace {
+
+std::atomic<rttcc_engine_t *> g_instance{nullptr};  // rttcc_engine_instance()
 
 void set_err(char *err, size_t errlen, const std::string &what) {
     if (err && errlen) std::snprintf(err, errlen, "%s", what.c_str());
@@ -103,13 +102,27 @@ int rttcc_engine_create(const rttcc_config_t *config, const rttcc_callbacks_t *c
         e->notes = wire_note + "; clock domain: " + clock->describe() + (clock_note.empty() ? "" : " (" + clock_note + ")");
         e->impl = std::make_unique<rttcc::Engine>(*config, *callbacks, std::move(wire), std::move(clock));
         *out = e.release();
+        rttcc_engine_t *none = nullptr;
+        g_instance.compare_exchange_strong(none, *out);
         return RTTCC_OK;
     });
 }
 
 const char *rttcc_engine_notes(const rttcc_engine_t *engine) { return engine->notes.c_str(); }
 
-void rttcc_engine_destroy(rttcc_engine_t *engine) { delete engine; }
+void rttcc_engine_destroy(rttcc_engine_t *engine) {
+    rttcc_engine_t *self = engine;
+    g_instance.compare_exchange_strong(self, nullptr);
+    delete engine;
+}
+
+rttcc_engine_t *rttcc_engine_instance(void) { return g_instance.load(); }
+
+int rttcc_engine_attach(rttcc_engine_t *engine, uint8_t tag, const rttcc_callbacks_t *callbacks) {
+    return callbacks ? engine->impl->attach(tag, *callbacks) : RTTCC_ERR_ARG;
+}
+
+int rttcc_engine_detach(rttcc_engine_t *engine, uint8_t tag) { return engine->impl->detach(tag); }
 
 const char *rttcc_engine_wire_name(const rttcc_engine_t *engine) { return engine->impl->wire_name(); }
 

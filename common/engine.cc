@@ -21,7 +21,7 @@ struct AddressHeader {
 Engine::Engine(const rttcc_config_t &config, const rttcc_callbacks_t &callbacks,
                std::unique_ptr<Wire> wire, std::unique_ptr<ClockDomain> clock)
     : cfg_(config),
-      cb_(callbacks),
+      clients_(callbacks),
       wire_(std::move(wire)),
       clock_(std::move(clock)),
       verify_source_(wire_->verifies_source()),
@@ -267,12 +267,17 @@ int Engine::run_callbacks() {
         dead.swap(dead_);
         unknown.swap(unknown_);
     }
+    const rttcc_callbacks_t &creator = clients_.creator();
     for (uint32_t u : unknown)
-        if (cb_.on_unknown_peer) cb_.on_unknown_peer(cb_.user, u);
+        if (creator.on_unknown_peer) creator.on_unknown_peer(creator.user, u);
     for (const auto &d : dead)
-        if (cb_.on_peer_dead) cb_.on_peer_dead(cb_.user, d.peer, d.why.c_str());
-    for (const auto &c : done)
-        if (cb_.on_send_done) cb_.on_send_done(cb_.user, c.cookie, c.status);
+        clients_.for_each_live([&](const rttcc_callbacks_t &cb) {
+            if (cb.on_peer_dead) cb.on_peer_dead(cb.user, d.peer, d.why.c_str());
+        });
+    for (const auto &c : done) {
+        const rttcc_callbacks_t &cb = clients_.of(c.tag);
+        if (cb.on_send_done) cb.on_send_done(cb.user, c.cookie, c.status);
+    }
     const int n = static_cast<int>(done.size());
     done.clear();
     std::lock_guard<MaybeMutex> g(state_mu_);

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "clock.h"
+#include "clients.h"
 #include "clock_domain.h"
 #include "hotel.h"
 #include "peer.h"
@@ -75,6 +76,9 @@ public:
     int put(uint32_t peer, uint32_t key, uint64_t offset, uint8_t tag, const iovec *iov, int iovcnt, void *cookie);
     uint32_t expose(void *base, size_t len);
     bool unexpose(uint32_t key);
+    // rttcc_engine_attach / rttcc_engine_detach.
+    int attach(uint8_t tag, const rttcc_callbacks_t &cb) { return clients_.attach(tag, cb); }
+    int detach(uint8_t tag) { return clients_.detach(tag); }
     int send_now(uint32_t peer, uint8_t tag, size_t len, rttcc_fill_fn fill, void *ctx);
     int progress();
     bool drain(unsigned timeout_ms);
@@ -117,6 +121,7 @@ private:
     struct Completion {
         void *cookie;
         int status;
+        uint8_t tag;  // the message's: picks the client told
     };
     struct DeadPeer {
         uint32_t peer;
@@ -192,7 +197,7 @@ private:
     int run_callbacks();
 
     rttcc_config_t cfg_;                 // tunables (strings not kept)
-    rttcc_callbacks_t cb_;               // the caller's callbacks
+    ClientTable clients_;                // whose callbacks hear each tag
     std::unique_ptr<Wire> wire_;         // where datagrams go
     std::unique_ptr<ClockDomain> clock_; // clock domain of one-way delays (may be null)
     nanos next_clock_refresh_ = 0;       // when clock_'s offset to our clock is sampled again

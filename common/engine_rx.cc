@@ -81,7 +81,8 @@ bool Engine::handle_datagram(Channel ch, const RxDatagram &d, nanos now) {
         ++p->stats.msgs_rx;
         ++stats_.msgs_rx;
         lock.unlock();
-        cb_.on_recv(cb_.user, peer, h->tag, payload, h->payload_len);
+        const rttcc_callbacks_t &cb = clients_.of(h->tag);
+        if (cb.on_recv) cb.on_recv(cb.user, peer, h->tag, payload, h->payload_len);
         return true;
     }
     bool bad;
@@ -96,7 +97,8 @@ bool Engine::handle_datagram(Channel ch, const RxDatagram &d, nanos now) {
     ++stats_.msgs_rx;
     const uint32_t msg_id = m->msg_id;
     lock.unlock();
-    cb_.on_recv(cb_.user, peer, m->tag, m->buf, m->len);  // m stays put: only this thread adds chunks
+    const rttcc_callbacks_t &cb = clients_.of(m->tag);
+    if (cb.on_recv) cb.on_recv(cb.user, peer, m->tag, m->buf, m->len);  // m stays put: only this thread adds chunks
     lock.lock();
     p->reassembly.release(reassembly_buffers_, p->reassembly.find(msg_id));
     return true;
@@ -121,7 +123,8 @@ bool Engine::land_put(Peer &p, const PacketHeader &h, const uint8_t *payload, st
     ++stats_.msgs_rx;
     const uint32_t peer = p.id;
     lock.unlock();
-    if (cb_.on_put) cb_.on_put(cb_.user, peer, put_key(done.addr), first, done.len, done.tag);
+    const rttcc_callbacks_t &cb = clients_.of(done.tag);
+    if (cb.on_put) cb.on_put(cb.user, peer, put_key(done.addr), first, done.len, done.tag);
     return true;
 }
 

@@ -208,7 +208,7 @@ void Engine::flush_all() {
 }
 
 void Engine::finish_message(TxMessage &m, int status) {
-    if (m.cookie) completions_.push_back({m.cookie, status});
+    if (m.cookie) completions_.push_back({m.cookie, status, m.tag});
     if (m.inline_buf) inline_buffers_.put(m.inline_buf);
     messages_.put(&m);
 }

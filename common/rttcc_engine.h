@@ -30,7 +30,8 @@ enum {
     RTTCC_ERR_UNREACH = -3,  /* the peer is unknown or has been declared dead */
     RTTCC_ERR_ARG = -4,      /* bad argument */
     RTTCC_ERR_CLOCK = -5,    /* the clock domain asked for (ptp_enable, ptp_require_sync) is missing */
-    RTTCC_ERR_TIMESTAMP = -6 /* the timestamps asked for (timestamp=kernel|nic) are missing */
+    RTTCC_ERR_TIMESTAMP = -6, /* the timestamps asked for (timestamp=kernel|nic) are missing */
+    RTTCC_ERR_TRUNCATE = -7   /* an exchange's block and its landing room differ in size */
 };
 
 /* Callbacks into the component.  They run without engine locks held, so
@@ -93,6 +94,18 @@ typedef struct rttcc_stats {
 int rttcc_engine_create(const rttcc_config_t *config, const rttcc_callbacks_t *callbacks,
                         rttcc_engine_t **out, char *err, size_t errlen);
 void rttcc_engine_destroy(rttcc_engine_t *engine);
+
+/* The process's engine: the first one created and not yet destroyed, or
+ * NULL.  How a second component (coll_rttcc) finds the BTL's engine. */
+rttcc_engine_t *rttcc_engine_instance(void);
+
+/* A second client of the engine: messages, puts and send completions with
+ * `tag` go to `callbacks` instead of the creator's; on_peer_dead goes to
+ * both; on_unknown_peer stays with the creator.  RTTCC_ERR_BUSY if the tag
+ * is attached already or the engine has no room for another client.
+ * After detach, deliveries with the tag are dropped (never the creator's). */
+int rttcc_engine_attach(rttcc_engine_t *engine, uint8_t tag, const rttcc_callbacks_t *callbacks);
+int rttcc_engine_detach(rttcc_engine_t *engine, uint8_t tag);
 
 /* What the engine chose where the configuration let it (timestamps, clock
  * domain) and why: one line for a verbose log. */
