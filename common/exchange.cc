@@ -1,0 +1,395 @@
+// One alltoall(v) call over puts, and the hub that routes to it (exchange.h).
+#include "exchange.h"
+
+#include <algorithm>
+#include <cinttypes>
+#include <cstdio>
+#include <cstring>
+
+#include "engine.h"
+
+namespace rttcc {
+
+namespace {
+
+constexpr uint32_t kRefreshPerFinish = 4;  // not-yet-picked peers re-read from the table per finished peer
+constexpr double kRateGain = 0.25;         // EWMA gain of a peer's measured put rate
+constexpr uint64_t kRateMinBytes = 16384;  // blocks smaller than this say little about the rate
+
+SchedParams sched_params_of(const rttcc_exchange_params_t &p) {
+    SchedParams s;
+    s.threshold_us = p.threshold_us;
+    s.variance_factor = p.variance_factor;
+    s.max_concurrent = p.max_concurrent;
+    s.reorder_window = p.reorder_window;
+    s.backoff_ms = p.backoff_ms;
+    return s;
+}
+
+}  // namespace
+
+SchedPolicy sched_policy_of(int p) {
+    switch (p) {
+        case RTTCC_SCHED_GREEDY: return SchedPolicy::kGreedy;
+        case RTTCC_SCHED_THRESHOLD: return SchedPolicy::kThreshold;
+        case RTTCC_SCHED_BALANCED: return SchedPolicy::kBalanced;
+        case RTTCC_SCHED_ADAPTIVE: return SchedPolicy::kAdaptive;
+        default: return SchedPolicy::kLinear;
+    }
+}
+
+// ---------------------------------------------------------------- the hub
+
+ExchangeHub::ExchangeHub(Engine &engine, uint8_t tag, int *rc) : engine_(engine), tag_(tag) {
+    rttcc_callbacks_t cb{};
+    cb.user = this;
+    cb.on_recv = on_recv;
+    cb.on_send_done = on_send_done;
+    cb.on_peer_dead = on_peer_dead;
+    cb.on_put = on_put;
+    *rc = engine_.attach(tag, cb);
+    attached_ = *rc == RTTCC_OK;
+}
+
+ExchangeHub::~ExchangeHub() {
+    if (attached_) engine_.detach(tag_);
+}
+
+bool ExchangeHub::add(Exchange *x) {
+    if (find(x->channel(), x->seq())) return false;
+    live_.push_back(x);
+    return true;
+}
+
+void ExchangeHub::remove(Exchange *x) { live_.erase(std::remove(live_.begin(), live_.end(), x), live_.end()); }
+
+Exchange *ExchangeHub::find(uint64_t channel, uint64_t seq) const {
+    for (Exchange *x : live_)
+        if (x->channel() == channel && x->seq() == seq) return x;
+    return nullptr;
+}
+
+void ExchangeHub::measured(uint32_t engine_peer, double bytes_per_s) {
+    if (engine_peer >= rates_.size()) rates_.resize(engine_peer + 1, 0.0);
+    double &r = rates_[engine_peer];
+    r = r == 0 ? bytes_per_s : r + kRateGain * (bytes_per_s - r);
+}
+
+void ExchangeHub::on_recv(void *user, uint32_t peer, uint8_t, const void *data, size_t len) {
+    auto *hub = static_cast<ExchangeHub *>(user);
+    XControl c;
+    if (len != sizeof c) return;  // not ours to guess at: the same job speaks one version
+    std::memcpy(&c, data, sizeof c);
+    std::lock_guard<std::mutex> g(hub->mu_);
+    if (Exchange *x = hub->find(c.channel, c.seq))
+        x->take_control(peer, c);
+    else
+        hub->early_.emplace_back(peer, c);
+}
+
+void ExchangeHub::on_put(void *user, uint32_t peer, uint32_t key, uint64_t offset, size_t len, uint8_t) {
+    auto *hub = static_cast<ExchangeHub *>(user);
+    std::lock_guard<std::mutex> g(hub->mu_);
+    for (Exchange *x : hub->live_)
+        if (x->key() == key) return x->take_put(peer, offset, len);
+    // A put into a region no call owns cannot land: the engine checked the key.
+}
+
+void ExchangeHub::on_send_done(void *user, void *cookie, int status) {
+    auto *hub = static_cast<ExchangeHub *>(user);
+    std::lock_guard<std::mutex> g(hub->mu_);
+    Exchange::take_send_done(cookie, status);
+}
+
+void ExchangeHub::on_peer_dead(void *user, uint32_t peer, const char *) {
+    auto *hub = static_cast<ExchangeHub *>(user);
+    std::lock_guard<std::mutex> g(hub->mu_);
+    for (Exchange *x : hub->live_) x->take_peer_dead(peer);
+}
+
+// ---------------------------------------------------------------- a call
+
+Exchange::Exchange(ExchangeHub &hub, const rttcc_exchange_params_t &params)
+    : hub_(hub), params_(params), sched_(sched_policy_of(params.policy), sched_params_of(params)) {
+    const uint64_t most = hub_.engine().config().max_message;
+    segment_ = std::max<uint64_t>(1, std::min<uint64_t>(params.segment_size ? params.segment_size : most, most));
+    params_.segments_ahead = std::max<uint32_t>(1, params.segments_ahead);
+}
+
+Exchange::~Exchange() {
+    // An abandoned call: its peers array may be gone already; the puts still
+    // in flight name Tx entries, so the destroyer must have drained them.
+    std::lock_guard<std::mutex> g(hub_.mutex());
+    if (!running()) return;
+    if (key_) hub_.engine().unexpose(key_);
+    hub_.remove(this);
+}
+
+int Exchange::begin(uint64_t channel, uint64_t seq, uint32_t self, uint32_t npeers, const rttcc_xpeer_t *peers,
+                    void *land, size_t land_len) {
+    if (npeers == 0 || self >= npeers || !peers || (land_len && !land)) return RTTCC_ERR_ARG;
+    uint32_t top = 0;
+    for (uint32_t r = 0; r < npeers; ++r) {
+        if (r == self) continue;
+        const rttcc_xpeer_t &p = peers[r];
+        if ((p.send_len && !p.send) || p.recv_offset > land_len || p.recv_len > land_len - p.recv_offset ||
+            p.engine_peer >= Engine::kMaxPeers)
+            return RTTCC_ERR_ARG;
+        top = std::max(top, p.engine_peer);
+    }
+    std::lock_guard<std::mutex> g(hub_.mutex());
+    if (running()) return RTTCC_ERR_BUSY;
+    channel_ = channel;
+    seq_ = seq;
+    if (!hub_.add(this)) return RTTCC_ERR_BUSY;
+    if (land_len && !(key_ = hub_.engine().expose(land, land_len))) {
+        hub_.remove(this);
+        return RTTCC_ERR_ARG;
+    }
+    self_ = self;
+    npeers_ = npeers;
+    peers_ = peers;
+    tx_.assign(npeers, Tx{});
+    rx_.assign(npeers, Rx{});
+    if (rank_of_.size() <= top) rank_of_.resize(top + 1, 0);
+    for (uint32_t r = 0; r < npeers; ++r) {
+        tx_[r].x = this;
+        if (r != self) rank_of_[peers[r].engine_peer] = r + 1;
+    }
+    rx_[self].done = tx_[self].finished = true;
+    rx_left_ = tx_left_ = npeers - 1;
+    for (uint32_t r = 0; r < npeers; ++r)
+        if (r != self && peers[r].recv_len == 0) {
+            rx_[r].done = true;
+            --rx_left_;
+        }
+    rtr_next_ = self == 0 ? 1 : 0;
+    refresh_next_ = 1;
+    error_ = RTTCC_OK;
+    truncated_ = false;
+    active_.clear();
+    sum_ = rttcc_exchange_summary_t{};
+    began_ = monotonic_now();
+
+    sched_.reset(self, npeers);
+    for (uint32_t r = 0; r < npeers; ++r)
+        if (r != self) sched_.set_peer(r, cost_of(r));
+    hub_.take_early(channel, seq, [this](uint32_t engine_peer, const XControl &c) { take_control(engine_peer, c); });
+    return RTTCC_OK;
+}
+
+PeerCost Exchange::cost_of(uint32_t rank) const {
+    const rttcc_xpeer_t &p = peers_[rank];
+    rttcc_rtt_row_t row;
+    if (!hub_.engine().rtt_row(p.engine_peer, &row)) row = rttcc_rtt_row_t{};
+    return peer_cost_from_row(row, p.send_len, hub_.rate(p.engine_peer));
+}
+
+int Exchange::progress() {
+    std::unique_lock<std::mutex> lock(hub_.mutex());
+    if (!running()) return RTTCC_ERR_ARG;
+    lock_ = &lock;
+    const nanos now = monotonic_now();
+    if (error_ == RTTCC_OK && send_controls() == RTTCC_OK) {
+        pick(now);
+        // Backwards: feed() may finish a peer, which leaves active_.
+        for (size_t i = active_.size(); i-- > 0 && error_ == RTTCC_OK;)
+            if (i < active_.size() && feed(active_[i]) == RTTCC_ERR_BUSY) break;
+        pick(now);  // slots freed by finished peers
+    }
+    lock_ = nullptr;
+    uint32_t outstanding = 0;
+    for (uint32_t r : active_) outstanding += tx_[r].outstanding;
+    if (error_ != RTTCC_OK) {
+        if (outstanding) return RTTCC_OK;  // their cookies point here: wait for them
+        const int rc = error_;
+        close_call();
+        return rc;
+    }
+    if (tx_left_ || rx_left_ || rtr_next_ < npeers_) return RTTCC_OK;
+    close_call();
+    return truncated_ ? RTTCC_ERR_TRUNCATE : RTTCC_DONE;
+}
+
+// Sends a control message with the hub unlocked: the engine may make
+// completion callbacks from inside a send, and they take the lock.
+int Exchange::send_control(uint32_t rank, const XControl &c) {
+    const uint32_t to = peers_[rank].engine_peer;
+    iovec iov{const_cast<XControl *>(&c), sizeof c};
+    lock_->unlock();
+    const int rc = hub_.engine().send(to, hub_.tag(), &iov, 1, nullptr);
+    lock_->lock();
+    return rc;
+}
+
+// RTRs to every peer (rank order); RTTCC_ERR_BUSY while the engine is full.
+int Exchange::send_controls() {
+    for (; rtr_next_ < npeers_; rtr_next_ += (rtr_next_ + 1 == self_) ? 2 : 1) {
+        const rttcc_xpeer_t &p = peers_[rtr_next_];
+        const int rc = send_control(rtr_next_, {XControl::kRtr, self_, channel_, seq_, key_, 0, p.recv_offset, p.recv_len});
+        if (rc == RTTCC_ERR_BUSY) return rc;
+        if (rc < 0) set_error(rc);
+    }
+    return RTTCC_OK;
+}
+
+void Exchange::pick(nanos now) {
+    uint32_t r;
+    while (error_ == RTTCC_OK && sched_.next(now, &r)) {
+        Tx &t = tx_[r];
+        t.picked = true;
+        t.started = now;
+        if (!t.rtr) ++sum_.rtr_waits;
+        active_.push_back(r);
+        if (t.rtr) feed(r);
+    }
+}
+
+// Puts the next segments of a picked peer whose RTR is in (or the TRUNC
+// that says why not); finishes it when all were ACKed.  RTTCC_ERR_BUSY when
+// the engine is full.  The engine is called with the hub unlocked, so the
+// put is counted outstanding before (its completion may come at once).
+int Exchange::feed(uint32_t rank) {
+    Tx &t = tx_[rank];
+    if (!t.rtr || t.finished) return RTTCC_OK;
+    const rttcc_xpeer_t &p = peers_[rank];
+    if (t.room != p.send_len) {
+        const int rc = send_control(rank, {XControl::kTrunc, self_, channel_, seq_, 0, 0, 0, p.send_len});
+        if (rc == RTTCC_ERR_BUSY) return rc;
+        if (rc < 0) set_error(rc);
+        truncated_ = true;
+        finish_tx(rank, monotonic_now());
+        return RTTCC_OK;
+    }
+    while (t.issued < p.send_len && t.outstanding < params_.segments_ahead && error_ == RTTCC_OK) {
+        const uint64_t n = std::min(segment_, p.send_len - t.issued);
+        iovec iov{const_cast<uint8_t *>(static_cast<const uint8_t *>(p.send) + t.issued), n};
+        const uint64_t at = t.offset + t.issued;
+        ++t.outstanding;
+        lock_->unlock();
+        const int rc = hub_.engine().put(p.engine_peer, t.key, at, hub_.tag(), &iov, 1, &t);
+        lock_->lock();
+        if (rc != RTTCC_OK) --t.outstanding;  // copied (RTTCC_DONE) or refused: no completion follows
+        if (rc == RTTCC_ERR_BUSY) return rc;
+        if (rc < 0) {
+            set_error(rc);
+            return rc;
+        }
+        t.issued += n;
+        ++sum_.puts;
+        sum_.bytes += n;
+    }
+    if (t.issued == p.send_len && t.outstanding == 0) finish_tx(rank, monotonic_now());
+    return RTTCC_OK;
+}
+
+void Exchange::finish_tx(uint32_t rank, nanos now) {
+    Tx &t = tx_[rank];
+    t.finished = true;
+    --tx_left_;
+    sched_.finished(rank);
+    active_.erase(std::find(active_.begin(), active_.end(), rank));
+    const uint64_t len = peers_[rank].send_len;
+    if (len >= kRateMinBytes && now > t.started)
+        hub_.measured(peers_[rank].engine_peer, static_cast<double>(len) * 1e9 / static_cast<double>(now - t.started));
+    refresh_costs();
+}
+
+// The live table: a few peers not yet picked get their costs re-read, so a
+// long call follows the samples its own segments (and probes) bring.
+void Exchange::refresh_costs() {
+    if (sched_.remaining() == 0) return;
+    for (uint32_t k = 0; k < kRefreshPerFinish; ++k) {
+        const uint32_t r = (self_ + refresh_next_) % npeers_;
+        refresh_next_ = refresh_next_ + 1 < npeers_ ? refresh_next_ + 1 : 1;
+        if (!tx_[r].picked) sched_.update(r, cost_of(r));
+    }
+}
+
+void Exchange::take_control(uint32_t engine_peer, const XControl &c) {
+    const uint32_t r = c.rank;
+    if (r >= npeers_ || r == self_ || peers_[r].engine_peer != engine_peer) return set_error(RTTCC_ERR);
+    if (c.type == XControl::kRtr) {
+        Tx &t = tx_[r];
+        if (t.rtr) return set_error(RTTCC_ERR);
+        t.rtr = true;
+        t.key = c.key;
+        t.offset = c.offset;
+        t.room = c.len;  // fed from progress(): the engine is not called from a callback
+    } else if (c.type == XControl::kTrunc) {
+        Rx &x = rx_[r];  // the peer's block does not fit its room: nothing of it comes
+        if (!x.done) {
+            x.done = true;
+            --rx_left_;
+        }
+        truncated_ = true;
+    } else {
+        set_error(RTTCC_ERR);
+    }
+}
+
+void Exchange::take_put(uint32_t engine_peer, uint64_t offset, size_t len) {
+    const uint32_t r1 = engine_peer < rank_of_.size() ? rank_of_[engine_peer] : 0;
+    if (r1 == 0) return set_error(RTTCC_ERR);
+    const rttcc_xpeer_t &p = peers_[r1 - 1];
+    Rx &x = rx_[r1 - 1];
+    if (x.done || offset < p.recv_offset || offset + len > p.recv_offset + p.recv_len ||
+        x.landed + len > p.recv_len)
+        return set_error(RTTCC_ERR);  // a put outside the peer's block: a protocol error
+    x.landed += len;
+    if (x.landed == p.recv_len) {
+        x.done = true;
+        --rx_left_;
+    }
+}
+
+void Exchange::take_send_done(void *cookie, int status) {
+    Tx &t = *static_cast<Tx *>(cookie);
+    Exchange &x = *t.x;
+    --t.outstanding;
+    if (status != RTTCC_OK) x.set_error(status);
+    // The next segments go from progress(); a finished block frees its slot there too.
+}
+
+void Exchange::take_peer_dead(uint32_t engine_peer) {
+    if (engine_peer < rank_of_.size() && rank_of_[engine_peer]) set_error(RTTCC_ERR_UNREACH);
+}
+
+void Exchange::close_call() {
+    if (key_) hub_.engine().unexpose(key_);
+    key_ = 0;
+    for (uint32_t r = 0; r < npeers_; ++r)
+        if (r != self_) rank_of_[peers_[r].engine_peer] = 0;
+    hub_.remove(this);
+    sum_.deferrals = sched_.deferrals();
+    sum_.forced = sched_.forced();
+    sum_.elapsed_ns = monotonic_now() - began_;
+    npeers_ = 0;
+    peers_ = nullptr;
+}
+
+void Exchange::summary(rttcc_exchange_summary_t *out) const {
+    std::lock_guard<std::mutex> g(hub_.mutex());
+    *out = sum_;
+}
+
+std::string Exchange::schedule_text() const {
+    std::lock_guard<std::mutex> g(hub_.mutex());
+    std::string s;
+    char line[160];
+    const SchedEvent *ev = sched_.events();
+    const nanos t0 = sched_.nevents() ? ev[0].now : 0;
+    for (uint32_t i = 0; i < sched_.nevents(); ++i) {
+        std::snprintf(line, sizeof line, "+%.1fus %s peer %" PRIu32 " rtt %.1fus expected %.1fus\n",
+                      static_cast<double>(ev[i].now - t0) / 1e3, sched_event_name(ev[i].kind), ev[i].peer,
+                      static_cast<double>(ev[i].rtt) / 1e3, static_cast<double>(ev[i].expected) / 1e3);
+        s += line;
+    }
+    if (sched_.events_dropped()) {
+        std::snprintf(line, sizeof line, "(%" PRIu64 " more events not kept)\n", sched_.events_dropped());
+        s += line;
+    }
+    return s;
+}
+
+}  // namespace rttcc

@@ -1,0 +1,193 @@
+// One alltoall(v) call over the engine's puts (rttcc_exchange.h says what
+// it does), and the hub that routes the engine's deliveries to the calls.
+//
+// A call, seen from one process P:
+//
+//   begin:    expose the landing area; RTR(channel, seq, key, offset, len)
+//             to every peer (the room for its block, 0 bytes included, so
+//             a mismatch is seen by the sender and nobody waits forever)
+//   send:     the scheduler picks peers (at most max_concurrent at once);
+//             a picked peer whose RTR is in gets its block put in segments,
+//             segments_ahead at a time; one whose RTR is not in yet waits
+//             in its slot.  A block whose length differs from the room the
+//             RTR offers is not sent: TRUNC(len) tells the receiver why.
+//             The peer is finished when every segment was ACKed.
+//   receive:  on_put counts each peer's landed bytes; TRUNC ends a peer
+//             with an error.
+//   done:     every RTR sent, every peer finished on both sides; then the
+//             landing area is unexposed.  An error is returned only once
+//             no put of the call is in flight (cookies point into the call).
+//
+// Locking: one hub mutex guards the hub and every exchange's state; engine
+// callbacks take it.  An exchange releases it around the engine's send and
+// put, which may make completion callbacks from inside.  Only the thread
+// that drives a call touches its scheduler and active list; callbacks touch
+// its per-peer counters and flags.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "clock.h"
+#include "peer_scheduler.h"
+#include "rttcc_engine.h"
+#include "rttcc_exchange.h"
+
+namespace rttcc {
+
+class Engine;
+class Exchange;
+
+// The scheduler policy an RTTCC_SCHED_* value names (linear if none).
+SchedPolicy sched_policy_of(int rttcc_sched);
+
+// The wire form of an exchange's control messages (RTR and TRUNC).
+struct XControl {
+    enum Type : uint32_t { kRtr = 1, kTrunc = 2 };
+    uint32_t type;
+    uint32_t rank;     // the sender's rank in the call
+    uint64_t channel;  // the call's name: channel and seq
+    uint64_t seq;
+    uint32_t key;      // RTR: the landing area's region key
+    uint32_t pad;
+    uint64_t offset;   // RTR: where the sender of the RTR wants the peer's block
+    uint64_t len;      // RTR: room for it; TRUNC: the block's real length
+};
+
+class ExchangeHub {
+public:
+    // Attaches to `tag` of the engine; *rc says whether it could.
+    ExchangeHub(Engine &engine, uint8_t tag, int *rc);
+    ~ExchangeHub();
+    ExchangeHub(const ExchangeHub &) = delete;
+    ExchangeHub &operator=(const ExchangeHub &) = delete;
+
+    Engine &engine() { return engine_; }
+    uint8_t tag() const { return tag_; }
+    std::mutex &mutex() { return mu_; }
+
+    // Under mutex(): calls in progress.  add() false if (channel, seq) is taken.
+    bool add(Exchange *x);
+    void remove(Exchange *x);
+    // Under mutex(): RTR and TRUNC messages that came before their call began.
+    template <typename F>
+    void take_early(uint64_t channel, uint64_t seq, F f);
+    // Under mutex(): a peer's measured put rate (bytes/s, 0 = unknown), and a new measurement.
+    double rate(uint32_t engine_peer) const { return engine_peer < rates_.size() ? rates_[engine_peer] : 0; }
+    void measured(uint32_t engine_peer, double bytes_per_s);
+
+private:
+    static void on_recv(void *user, uint32_t peer, uint8_t tag, const void *data, size_t len);
+    static void on_put(void *user, uint32_t peer, uint32_t key, uint64_t offset, size_t len, uint8_t tag);
+    static void on_send_done(void *user, void *cookie, int status);
+    static void on_peer_dead(void *user, uint32_t peer, const char *why);
+    Exchange *find(uint64_t channel, uint64_t seq) const;
+
+    Engine &engine_;
+    uint8_t tag_;
+    bool attached_ = false;
+    std::mutex mu_;
+    std::vector<Exchange *> live_;           // calls in progress (few: one per communicator in use)
+    std::vector<std::pair<uint32_t, XControl>> early_;  // (engine peer, message) before its call began
+    std::vector<double> rates_;              // by engine peer
+};
+
+class Exchange {
+public:
+    Exchange(ExchangeHub &hub, const rttcc_exchange_params_t &params);
+    ~Exchange();  // an unfinished call is abandoned (its region unexposed)
+    Exchange(const Exchange &) = delete;
+    Exchange &operator=(const Exchange &) = delete;
+
+    int begin(uint64_t channel, uint64_t seq, uint32_t self, uint32_t npeers, const rttcc_xpeer_t *peers,
+              void *land, size_t land_len);
+    int progress();
+    void summary(rttcc_exchange_summary_t *out) const;
+    std::string schedule_text() const;
+
+    uint64_t channel() const { return channel_; }
+    uint64_t seq() const { return seq_; }
+    uint32_t key() const { return key_; }
+
+    // The hub's deliveries, under its mutex.
+    void take_control(uint32_t engine_peer, const XControl &c);
+    void take_put(uint32_t engine_peer, uint64_t offset, size_t len);
+    void take_peer_dead(uint32_t engine_peer);
+    // A segment's completion: the cookie is the peer's Tx.
+    static void take_send_done(void *cookie, int status);
+
+private:
+    // What this process sends one peer.
+    struct Tx {
+        Exchange *x = nullptr;
+        uint64_t issued = 0;       // bytes handed to the engine
+        uint64_t room = 0;         // RTR: bytes the peer has room for
+        uint64_t offset = 0;       // RTR: where in its landing area
+        uint32_t key = 0;          // RTR: its landing area's key
+        uint32_t outstanding = 0;  // puts not yet ACKed
+        nanos started = 0;         // when the scheduler picked it
+        bool rtr = false;          // the peer's RTR is in
+        bool picked = false;       // the scheduler picked it
+        bool finished = false;     // every byte ACKed (or never to be sent)
+    };
+    // What this process receives from one peer.
+    struct Rx {
+        uint64_t landed = 0;  // bytes landed
+        bool done = false;    // all in, or ended by TRUNC
+    };
+
+    bool running() const { return npeers_ != 0; }
+    int send_controls();                   // RTRs owed; RTTCC_ERR_BUSY if the engine is full
+    int send_control(uint32_t rank, const XControl &c);
+    void pick(nanos now);                  // scheduler picks while slots are free
+    int feed(uint32_t rank);               // puts for a picked peer whose RTR is in
+    void finish_tx(uint32_t rank, nanos now);
+    void refresh_costs();                  // a few not-yet-picked peers' costs from the live table
+    PeerCost cost_of(uint32_t rank) const;
+    void set_error(int rc) {  // the first fatal error stays
+        if (error_ == RTTCC_OK) error_ = rc;
+    }
+    void close_call();                     // unexpose, leave the hub
+
+    ExchangeHub &hub_;
+    rttcc_exchange_params_t params_;
+    PeerScheduler sched_;
+    uint64_t segment_ = 0;         // bytes per put
+
+    // The call (npeers_ == 0 between calls).
+    uint64_t channel_ = 0, seq_ = 0;
+    uint32_t self_ = 0, npeers_ = 0;
+    const rttcc_xpeer_t *peers_ = nullptr;
+    uint32_t key_ = 0;             // the landing area's region key, 0 = none
+    std::vector<Tx> tx_;           // by rank
+    std::vector<Rx> rx_;           // by rank
+    std::vector<uint32_t> rank_of_;  // engine peer -> rank + 1 (0 = not in the call)
+    std::vector<uint32_t> active_;   // picked ranks not yet finished
+    uint32_t rtr_next_ = 0;        // next rank owed an RTR (skips self)
+    uint32_t rx_left_ = 0;         // peers whose block has not fully landed
+    uint32_t tx_left_ = 0;         // peers not finished
+    uint32_t refresh_next_ = 1;    // refresh_costs() cursor (distance from self)
+    int error_ = RTTCC_OK;         // the call's first fatal error: it stops
+    bool truncated_ = false;       // a block and its room differed: the rest goes on, the call fails
+    std::unique_lock<std::mutex> *lock_ = nullptr;  // progress()'s hold of the hub mutex
+    nanos began_ = 0;
+    rttcc_exchange_summary_t sum_{};
+};
+
+template <typename F>
+void ExchangeHub::take_early(uint64_t channel, uint64_t seq, F f) {
+    size_t keep = 0;
+    for (auto &e : early_) {
+        if (e.second.channel == channel && e.second.seq == seq)
+            f(e.first, e.second);
+        else if (e.second.channel != channel || (e.second.seq > seq && seq != 0))
+            early_[keep++] = e;
+        // else: an earlier call of the channel, over (or of a freed communicator
+        // whose id was reused: nobody can be past call 0 of a new one): dropped
+    }
+    early_.resize(keep);
+}
+
+}  // namespace rttcc

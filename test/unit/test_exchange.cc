@@ -1,0 +1,305 @@
+// coll_rttcc's data path without MPI: every node of an in-memory network
+// runs the same alltoallv through its exchange; every byte must land where
+// its receiver asked, once, whatever the policy, the segment size, the
+// order in which nodes begin, or a wire that drops, duplicates and
+// reorders.  Size mismatches and dead peers end the call with an error,
+// never a hang.
+#include <random>
+
+#include "cmocka_cxx.h"
+#include "engine_harness.h"
+#include "exchange.h"
+
+using namespace rttcc;
+using namespace rttcc_test;
+
+namespace {
+
+constexpr uint8_t kTag = 0x3c;
+
+rttcc_exchange_params_t params(int policy, uint64_t segment) {
+    rttcc_exchange_params_t p{};
+    p.policy = policy;
+    p.threshold_us = 100;
+    p.variance_factor = 2;
+    p.max_concurrent = 2;
+    p.reorder_window = 3;
+    p.backoff_ms = 0.1;
+    p.segment_size = segment;
+    p.segments_ahead = 2;
+    return p;
+}
+
+// One node's side of a call: its send blocks, its landing area, its peers.
+struct Side {
+    std::vector<std::vector<uint8_t>> blocks;  // by destination
+    std::vector<uint8_t> land;                 // landing area (with gaps, filled 0xee)
+    std::vector<rttcc_xpeer_t> peers;
+    int rc = RTTCC_OK;                         // progress() result
+};
+
+uint8_t byte_of(uint32_t from, uint32_t to, uint64_t call, size_t i) {
+    return static_cast<uint8_t>(from * 37 + to * 11 + call * 5 + i + (i >> 9));
+}
+
+// counts[i][j]: bytes i sends j.  Receivers land blocks in reverse rank
+// order with a 7-byte gap after each.
+std::vector<Side> make_sides(const std::vector<std::vector<uint64_t>> &counts, uint64_t call) {
+    const uint32_t n = static_cast<uint32_t>(counts.size());
+    std::vector<Side> sides(n);
+    for (uint32_t i = 0; i < n; ++i) {
+        Side &s = sides[i];
+        s.peers.resize(n);
+        uint64_t at = 0;
+        for (uint32_t k = n; k-- > 0;) {
+            s.peers[k].recv_offset = at;
+            s.peers[k].recv_len = counts[k][i];
+            at += counts[k][i] + 7;
+        }
+        s.land.assign(at, 0xee);
+        s.blocks.resize(n);
+        for (uint32_t j = 0; j < n; ++j) {
+            s.blocks[j].resize(counts[i][j]);
+            for (size_t b = 0; b < counts[i][j]; ++b) s.blocks[j][b] = byte_of(i, j, call, b);
+            s.peers[j].engine_peer = j;
+            s.peers[j].send = s.blocks[j].data();
+            s.peers[j].send_len = counts[i][j];
+        }
+    }
+    return sides;
+}
+
+void check_landed(const std::vector<Side> &sides, uint64_t call) {
+    const uint32_t n = static_cast<uint32_t>(sides.size());
+    for (uint32_t i = 0; i < n; ++i) {
+        const Side &s = sides[i];
+        std::vector<bool> ours(s.land.size(), false);
+        for (uint32_t k = 0; k < n; ++k) {
+            if (k == i) continue;
+            for (size_t b = 0; b < s.peers[k].recv_len; ++b) {
+                assert_int_equal(s.land[s.peers[k].recv_offset + b], byte_of(k, i, call, b));
+                ours[s.peers[k].recv_offset + b] = true;
+            }
+        }
+        for (size_t b = 0; b < s.land.size(); ++b)
+            if (!ours[b]) assert_int_equal(s.land[b], 0xee);  // gaps and self's block untouched
+    }
+}
+
+struct Cluster {
+    std::vector<std::unique_ptr<Node>> nodes;
+    std::vector<std::unique_ptr<ExchangeHub>> hubs;
+    std::vector<std::unique_ptr<Exchange>> xs;
+
+    static void big_messages(rttcc_config_t &c) { c.max_message = 1 << 22; }
+    Cluster(MemNetwork &net, int n, const rttcc_exchange_params_t &p, FaultRates faults = {},
+            void (*tune)(rttcc_config_t &) = big_messages) {
+        nodes = make_nodes(net, n, faults, tune);
+        for (auto &node : nodes) {
+            int rc;
+            hubs.push_back(std::make_unique<ExchangeHub>(*node->engine, kTag, &rc));
+            assert_int_equal(rc, RTTCC_OK);
+            xs.push_back(std::make_unique<Exchange>(*hubs.back(), p));
+        }
+    }
+    // Begins the call on the nodes in `order`, progressing everyone `lag`
+    // rounds between two begins, then runs it to the end on every node.
+    bool run(std::vector<Side> &sides, uint64_t call, const std::vector<uint32_t> &order, int lag = 0) {
+        const uint32_t n = static_cast<uint32_t>(nodes.size());
+        std::vector<bool> begun(n, false), over(n, false);
+        auto step = [&] {
+            for (auto &node : nodes) node->engine->progress();
+            for (uint32_t i = 0; i < n; ++i)
+                if (begun[i] && !over[i]) {
+                    sides[i].rc = xs[i]->progress();
+                    over[i] = sides[i].rc != RTTCC_OK;
+                }
+        };
+        for (uint32_t i : order) {
+            assert_int_equal(xs[i]->begin(9, call, i, n, sides[i].peers.data(), sides[i].land.data(),
+                                          sides[i].land.size()),
+                             RTTCC_OK);
+            begun[i] = true;
+            for (int k = 0; k < lag; ++k) step();
+        }
+        const nanos end = monotonic_now() + 30 * 1000000000ull;
+        while (std::find(over.begin(), over.end(), false) != over.end()) {
+            if (monotonic_now() > end) return false;
+            step();
+        }
+        return true;
+    }
+};
+
+std::vector<uint32_t> in_order(uint32_t n) {
+    std::vector<uint32_t> o(n);
+    for (uint32_t i = 0; i < n; ++i) o[i] = i;
+    return o;
+}
+
+std::vector<std::vector<uint64_t>> random_counts(uint32_t n, uint64_t most, unsigned seed) {
+    std::mt19937 rng(seed);
+    std::vector<std::vector<uint64_t>> c(n, std::vector<uint64_t>(n));
+    for (auto &row : c)
+        for (auto &v : row) v = rng() % 4 == 0 ? 0 : rng() % most;  // a quarter are empty
+    return c;
+}
+
+}  // namespace
+
+static void test_every_policy_lands_every_byte(void **) {
+    for (int policy = RTTCC_SCHED_LINEAR; policy <= RTTCC_SCHED_ADAPTIVE; ++policy) {
+        MemNetwork net(4000);
+        Cluster c(net, 5, params(policy, 3000));
+        for (uint64_t call = 0; call < 3; ++call) {
+            auto sides = make_sides(random_counts(5, 20000, 7 + call + policy * 10), call);
+            assert_true(c.run(sides, call, in_order(5)));
+            for (const Side &s : sides) assert_int_equal(s.rc, RTTCC_DONE);
+            check_landed(sides, call);
+        }
+        for (auto &node : c.nodes) assert_true(node->received.empty());  // the hub's tag never reached the creator
+        rttcc_exchange_summary_t sum;
+        c.xs[0]->summary(&sum);
+        assert_true(sum.puts >= 1 && sum.bytes > 0);
+    }
+}
+
+static void test_late_beginners_and_large_blocks(void **) {
+    MemNetwork net(4000);
+    Cluster c(net, 4, params(RTTCC_SCHED_BALANCED, 262144));
+    std::vector<std::vector<uint64_t>> counts(4, std::vector<uint64_t>(4, 700000));
+    auto sides = make_sides(counts, 0);
+    assert_true(c.run(sides, 0, {3, 1, 0, 2}, 50));  // RTRs of the others wait in the hubs
+    for (const Side &s : sides) assert_int_equal(s.rc, RTTCC_DONE);
+    check_landed(sides, 0);
+    // One-byte and zero-byte calls right after.
+    for (uint64_t bytes : {1, 0}) {
+        std::vector<std::vector<uint64_t>> small(4, std::vector<uint64_t>(4, bytes));
+        auto s2 = make_sides(small, 1 + bytes);
+        assert_true(c.run(s2, 1 + bytes, {2, 0, 3, 1}, 3));
+        for (const Side &s : s2) assert_int_equal(s.rc, RTTCC_DONE);
+        check_landed(s2, 1 + bytes);
+    }
+}
+
+static void test_faulty_wire(void **) {
+    MemNetwork net(4000);
+    Cluster c(net, 4, params(RTTCC_SCHED_ADAPTIVE, 5000), FaultRates{20000, 20000, 20000, 0});
+    auto sides = make_sides(random_counts(4, 60000, 3), 0);
+    assert_true(c.run(sides, 0, in_order(4)));
+    for (const Side &s : sides) assert_int_equal(s.rc, RTTCC_DONE);
+    check_landed(sides, 0);
+    uint64_t injected = 0;
+    for (auto &node : c.nodes) injected += node->faults->injected;
+    assert_true(injected > 0);
+}
+
+static void test_size_mismatch_is_an_error_not_a_hang(void **) {
+    MemNetwork net(4000);
+    Cluster c(net, 3, params(RTTCC_SCHED_LINEAR, 4096));
+    auto counts = random_counts(3, 10000, 5);
+    counts[1][2] = 5000;
+    auto sides = make_sides(counts, 0);
+    sides[1].peers[2].send_len = 6000;  // node 1 sends 2 more than node 2 has room for
+    sides[1].blocks[2].resize(6000);
+    sides[1].peers[2].send = sides[1].blocks[2].data();
+    assert_true(c.run(sides, 0, in_order(3)));
+    assert_int_equal(sides[0].rc, RTTCC_DONE);
+    assert_int_equal(sides[1].rc, RTTCC_ERR_TRUNCATE);
+    assert_int_equal(sides[2].rc, RTTCC_ERR_TRUNCATE);
+    // Everything else of the call landed, and the next call works.
+    for (size_t b = 0; b < sides[2].peers[0].recv_len; ++b)
+        assert_int_equal(sides[2].land[sides[2].peers[0].recv_offset + b], byte_of(0, 2, 0, b));
+    auto next = make_sides(random_counts(3, 10000, 6), 1);
+    assert_true(c.run(next, 1, in_order(3)));
+    for (const Side &s : next) assert_int_equal(s.rc, RTTCC_DONE);
+    check_landed(next, 1);
+}
+
+static void test_two_channels_interleaved(void **) {
+    MemNetwork net(4000);
+    Cluster c(net, 3, params(RTTCC_SCHED_GREEDY, 2000));
+    std::vector<std::unique_ptr<Exchange>> second;
+    for (auto &h : c.hubs) second.push_back(std::make_unique<Exchange>(*h, params(RTTCC_SCHED_THRESHOLD, 1500)));
+    auto a = make_sides(random_counts(3, 9000, 11), 0);
+    auto b = make_sides(random_counts(3, 9000, 12), 4);
+    for (uint32_t i = 0; i < 3; ++i) {
+        assert_int_equal(c.xs[i]->begin(1, 0, i, 3, a[i].peers.data(), a[i].land.data(), a[i].land.size()), RTTCC_OK);
+        assert_int_equal(second[i]->begin(2, 0, i, 3, b[i].peers.data(), b[i].land.data(), b[i].land.size()),
+                         RTTCC_OK);
+    }
+    // The same (channel, seq) twice is refused.
+    assert_int_equal(second[0]->begin(2, 0, 0, 3, b[0].peers.data(), b[0].land.data(), b[0].land.size()),
+                     RTTCC_ERR_BUSY);
+    int left = 6;
+    assert_true(run_until(c.nodes, [&] {
+        for (uint32_t i = 0; i < 3; ++i) {
+            if (a[i].rc == RTTCC_OK && (a[i].rc = c.xs[i]->progress()) != RTTCC_OK) --left;
+            if (b[i].rc == RTTCC_OK && (b[i].rc = second[i]->progress()) != RTTCC_OK) --left;
+        }
+        return left == 0;
+    }, 30));
+    for (uint32_t i = 0; i < 3; ++i) {
+        assert_int_equal(a[i].rc, RTTCC_DONE);
+        assert_int_equal(b[i].rc, RTTCC_DONE);
+    }
+    check_landed(a, 0);
+    check_landed(b, 4);
+}
+
+static void test_bad_arguments(void **) {
+    MemNetwork net(4000);
+    Cluster c(net, 2, params(RTTCC_SCHED_LINEAR, 4096));
+    std::vector<uint8_t> land(10);
+    rttcc_xpeer_t peers[2] = {};
+    peers[1].engine_peer = 1;
+    peers[1].recv_offset = 8;
+    peers[1].recv_len = 3;  // past the area
+    assert_int_equal(c.xs[0]->begin(0, 0, 0, 2, peers, land.data(), land.size()), RTTCC_ERR_ARG);
+    peers[1].recv_len = 2;
+    assert_int_equal(c.xs[0]->begin(0, 0, 2, 2, peers, land.data(), land.size()), RTTCC_ERR_ARG);  // self
+    peers[1].send_len = 5;  // no send buffer
+    assert_int_equal(c.xs[0]->begin(0, 0, 0, 2, peers, land.data(), land.size()), RTTCC_ERR_ARG);
+    peers[1].send_len = 0;
+    assert_int_equal(c.xs[0]->begin(0, 0, 0, 2, peers, land.data(), land.size()), RTTCC_OK);
+    assert_int_equal(c.xs[0]->begin(0, 1, 0, 2, peers, land.data(), land.size()), RTTCC_ERR_BUSY);  // one at a time
+    // A second hub on the same tag is refused.
+    int rc;
+    ExchangeHub again(*c.nodes[0]->engine, kTag, &rc);
+    assert_int_equal(rc, RTTCC_ERR_BUSY);
+}
+
+static void test_dead_peer_ends_the_call(void **) {
+    MemNetwork net(4000);
+    Cluster c(net, 3, params(RTTCC_SCHED_LINEAR, 4096), {}, [](rttcc_config_t &cfg) { cfg.peer_timeout_ms = 300; });
+    auto sides = make_sides(random_counts(3, 9000, 21), 0);
+    // Node 2 never begins and never progresses: node 0's puts to it go unanswered.
+    for (uint32_t i = 0; i < 2; ++i)
+        assert_int_equal(c.xs[i]->begin(9, 0, i, 3, sides[i].peers.data(), sides[i].land.data(), sides[i].land.size()),
+                         RTTCC_OK);
+    c.xs[2].reset();
+    c.hubs[2].reset();
+    c.nodes[2]->engine.reset();
+    std::vector<std::unique_ptr<Node>> alive;
+    alive.push_back(std::move(c.nodes[0]));
+    alive.push_back(std::move(c.nodes[1]));
+    int rc0 = RTTCC_OK;
+    const bool ended = run_until(alive, [&] { return (rc0 = c.xs[0]->progress()) != RTTCC_OK; }, 60);
+    c.nodes[0] = std::move(alive[0]);
+    c.nodes[1] = std::move(alive[1]);
+    assert_true(ended);
+    assert_int_equal(rc0, RTTCC_ERR_UNREACH);
+}
+
+int main() {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_every_policy_lands_every_byte),
+        cmocka_unit_test(test_late_beginners_and_large_blocks),
+        cmocka_unit_test(test_faulty_wire),
+        cmocka_unit_test(test_size_mismatch_is_an_error_not_a_hang),
+        cmocka_unit_test(test_two_channels_interleaved),
+        cmocka_unit_test(test_bad_arguments),
+        cmocka_unit_test(test_dead_peer_ends_the_call),
+    };
+    return cmocka_run_group_tests(tests, nullptr, nullptr);
+}
