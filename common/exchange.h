@@ -66,6 +66,7 @@ public:
 
     Engine &engine() { return engine_; }
     uint8_t tag() const { return tag_; }
+    void forget_engine() { attached_ = false; }  // it is gone: the destructor leaves it alone
     std::mutex &mutex() { return mu_; }
 
     // Under mutex(): calls in progress.  add() false if (channel, seq) is taken.

@@ -54,7 +54,8 @@ typedef struct rttcc_xpeer {
 
 /* The hub of an engine: attaches to `tag`. */
 int rttcc_exchange_hub_create(rttcc_engine_t *engine, uint8_t tag, rttcc_exchange_hub_t **out);
-/* Detaches.  Every exchange of the hub must have been destroyed. */
+/* Detaches (unless the engine was destroyed first).  Every exchange of the
+ * hub must have been destroyed. */
 void rttcc_exchange_hub_destroy(rttcc_exchange_hub_t *hub);
 
 int rttcc_exchange_create(rttcc_exchange_hub_t *hub, const rttcc_exchange_params_t *params,

@@ -1,0 +1,165 @@
+/* Component: MCA parameters, MPI_T counters, open/close. */
+#include "coll_rttcc.h"
+
+#include "opal/mca/base/mca_base_pvar.h"
+#include "opal/mca/base/mca_base_var.h"
+#include "opal/mca/base/mca_base_var_enum.h"
+#include "opal/util/output.h"
+#include "opal/util/show_help.h"
+
+static int rttcc_register(void);
+static int rttcc_open(void);
+static int rttcc_close(void);
+static int rttcc_init_query(bool enable_progress_threads, bool enable_mpi_threads);
+
+mca_coll_rttcc_component_t mca_coll_rttcc_component = {
+    .super = {
+        .collm_version = {
+            MCA_COLL_BASE_VERSION_2_0_0,
+            .mca_component_name = "rttcc",
+            MCA_BASE_MAKE_VERSION(component, 0, 1, 0),
+            .mca_open_component = rttcc_open,
+            .mca_close_component = rttcc_close,
+            .mca_register_component_params = rttcc_register,
+        },
+        .collm_data = {
+            .param_field = MCA_BASE_METADATA_PARAM_CHECKPOINT,
+        },
+        .collm_init_query = rttcc_init_query,
+        .collm_comm_query = mca_coll_rttcc_comm_query,
+    },
+    .priority = 40,
+    .output = -1,
+    .xp = {
+        .policy = RTTCC_SCHED_ADAPTIVE,
+        .threshold_us = 100,
+        .variance_factor = 2.0,
+        .max_concurrent = 8,
+        .reorder_window = 10,
+        .backoff_ms = 0.1,
+        .segment_size = 262144,
+        .segments_ahead = 2,
+    },
+    .min_bytes = 0,
+};
+
+static void var(const char *name, const char *help, mca_base_var_type_t type, mca_base_var_enum_t *e,
+                int level, void *storage)
+{
+    (void) mca_base_component_var_register(&mca_coll_rttcc_component.super.collm_version, name, help, type, e, 0,
+                                           0, (mca_base_var_info_lvl_t) level, MCA_BASE_VAR_SCOPE_READONLY,
+                                           storage);
+}
+
+static int rttcc_register(void)
+{
+    mca_coll_rttcc_component_t *c = &mca_coll_rttcc_component;
+    mca_base_var_enum_value_t policies[] = {
+        {RTTCC_SCHED_LINEAR, "linear"},       {RTTCC_SCHED_GREEDY, "greedy"},
+        {RTTCC_SCHED_THRESHOLD, "threshold"}, {RTTCC_SCHED_BALANCED, "balanced"},
+        {RTTCC_SCHED_ADAPTIVE, "adaptive"},   {0, NULL},
+    };
+    mca_base_var_enum_t *policy_enum = NULL;
+
+    var("priority", "Priority of coll_rttcc on communicators whose every peer is reached through btl_rttcc",
+        MCA_BASE_VAR_TYPE_INT, NULL, OPAL_INFO_LVL_6, &c->priority);
+    var("verbose", "Verbosity: 10 = one line per call, 30 = each call's schedule, peer by peer",
+        MCA_BASE_VAR_TYPE_INT, NULL, OPAL_INFO_LVL_9, &c->verbose);
+    mca_base_var_enum_create("coll_rttcc_policy", policies, &policy_enum);
+    var("policy",
+        "Order of the puts: linear (rank+i, the control), greedy (lowest expected time first), threshold "
+        "(rank+i among peers whose RTT is within threshold_us of the best; the others deferred), balanced "
+        "(longest expected time first among those), adaptive (threshold, widened by each deferral)",
+        MCA_BASE_VAR_TYPE_INT, policy_enum, OPAL_INFO_LVL_5, &c->xp.policy);
+    OBJ_RELEASE(policy_enum);
+    var("threshold_us", "A peer goes now if its RTT is at most this many microseconds above the call's best",
+        MCA_BASE_VAR_TYPE_DOUBLE, NULL, OPAL_INFO_LVL_5, &c->xp.threshold_us);
+    var("variance_factor", "RTTVAR multiples by which a noisy peer's RTT may exceed the threshold",
+        MCA_BASE_VAR_TYPE_DOUBLE, NULL, OPAL_INFO_LVL_6, &c->xp.variance_factor);
+    var("max_concurrent", "Peers being put to at once (0 = no limit)", MCA_BASE_VAR_TYPE_UNSIGNED_INT, NULL,
+        OPAL_INFO_LVL_5, &c->xp.max_concurrent);
+    var("reorder_window", "A deferred peer is forced once this many peers started ahead of it",
+        MCA_BASE_VAR_TYPE_UNSIGNED_INT, NULL, OPAL_INFO_LVL_6, &c->xp.reorder_window);
+    var("backoff_ms", "A deferred peer is forced after this many milliseconds", MCA_BASE_VAR_TYPE_DOUBLE, NULL,
+        OPAL_INFO_LVL_6, &c->xp.backoff_ms);
+    var("segment_size", "Bytes per put: blocks are cut into puts of this size so RTT samples flow during a call",
+        MCA_BASE_VAR_TYPE_UNSIGNED_LONG, NULL, OPAL_INFO_LVL_5, &c->xp.segment_size);
+    var("segments_ahead", "Puts in flight per peer", MCA_BASE_VAR_TYPE_UNSIGNED_INT, NULL, OPAL_INFO_LVL_6,
+        &c->xp.segments_ahead);
+    var("min_bytes",
+        "Calls whose largest block is smaller than this many bytes go to the previously selected module "
+        "(0 = serve every call)",
+        MCA_BASE_VAR_TYPE_SIZE_T, NULL, OPAL_INFO_LVL_5, &c->min_bytes);
+    return mca_coll_rttcc_register_pvars();
+}
+
+/* MPI_T read of one counter: the pvar's context is the counter. */
+static int read_counter(const struct mca_base_pvar_t *pvar, void *value, void *obj)
+{
+    (void) obj;
+    *(unsigned long *) value = (unsigned long) *(volatile int64_t *) pvar->ctx;
+    return OPAL_SUCCESS;
+}
+
+int mca_coll_rttcc_register_pvars(void)
+{
+    const mca_base_component_t *c = &mca_coll_rttcc_component.super.collm_version;
+#define MCA_COLL_RTTCC_PVAR(name, help)                                                              \
+    (void) mca_base_component_pvar_register(c, #name, help, OPAL_INFO_LVL_4, MCA_BASE_PVAR_CLASS_COUNTER, \
+                                            MCA_BASE_VAR_TYPE_UNSIGNED_LONG, NULL,                       \
+                                            MCA_BASE_VAR_BIND_NO_OBJECT,                                 \
+                                            MCA_BASE_PVAR_FLAG_READONLY | MCA_BASE_PVAR_FLAG_CONTINUOUS, \
+                                            read_counter, NULL, NULL,                                    \
+                                            (void *) &mca_coll_rttcc_component.counters.name);
+    MCA_COLL_RTTCC_COUNTERS(MCA_COLL_RTTCC_PVAR)
+#undef MCA_COLL_RTTCC_PVAR
+    return OPAL_SUCCESS;
+}
+
+static int rttcc_open(void)
+{
+    mca_coll_rttcc_component_t *c = &mca_coll_rttcc_component;
+    c->output = opal_output_open(NULL);
+    opal_output_set_verbosity(c->output, c->verbose);
+    opal_show_help_add_dir(RTTCC_HELPDIR);
+    if (0 == c->xp.segment_size || 0 == c->xp.segments_ahead || c->xp.threshold_us < 0 ||
+        c->xp.variance_factor < 0 || c->xp.backoff_ms < 0) {
+        opal_show_help("help-mpi-coll-rttcc.txt", "bad parameter", true, c->xp.segment_size,
+                       c->xp.segments_ahead, c->xp.threshold_us, c->xp.variance_factor, c->xp.backoff_ms);
+        c->priority = -1; /* never selected */
+    }
+    return OMPI_SUCCESS;
+}
+
+static int rttcc_close(void)
+{
+    mca_coll_rttcc_component_t *c = &mca_coll_rttcc_component;
+    if (NULL != c->hub) {
+        rttcc_exchange_hub_destroy(c->hub);
+        c->hub = NULL;
+    }
+    opal_output_close(c->output);
+    c->output = -1;
+    return OMPI_SUCCESS;
+}
+
+/* Attaches the exchanges' hub to btl_rttcc's engine.  MPI_Init calls this
+ * after the BTLs started and before the modex that lets peers reach us, so
+ * no peer's ready-to-receive message can come before the hub listens. */
+static int rttcc_init_query(bool enable_progress_threads, bool enable_mpi_threads)
+{
+    mca_coll_rttcc_component_t *c = &mca_coll_rttcc_component;
+    rttcc_engine_t *engine = rttcc_engine_instance();
+    int rc;
+    (void) enable_progress_threads;
+    (void) enable_mpi_threads;
+    if (NULL == engine || NULL != c->hub) {
+        return OMPI_SUCCESS; /* no btl_rttcc here: comm_query declines */
+    }
+    rc = rttcc_exchange_hub_create(engine, MCA_COLL_RTTCC_ENGINE_TAG, &c->hub);
+    if (RTTCC_OK != rc) {
+        opal_output_verbose(1, c->output, "coll:rttcc: cannot attach to btl_rttcc's engine (code %d)", rc);
+        c->hub = NULL;
+    }
+    return OMPI_SUCCESS;
+}
