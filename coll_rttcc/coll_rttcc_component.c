@@ -39,6 +39,7 @@ mca_coll_rttcc_component_t mca_coll_rttcc_component = {
         .backoff_ms = 0.1,
         .segment_size = 262144,
         .segments_ahead = 2,
+        .max_grants = 2,
     },
     .min_bytes = 0,
 };
@@ -86,6 +87,10 @@ static int rttcc_register(void)
         MCA_BASE_VAR_TYPE_UNSIGNED_LONG, NULL, OPAL_INFO_LVL_5, &c->xp.segment_size);
     var("segments_ahead", "Puts in flight per peer", MCA_BASE_VAR_TYPE_UNSIGNED_INT, NULL, OPAL_INFO_LVL_6,
         &c->xp.segments_ahead);
+    var("max_grants",
+        "Peers whose blocks may come into this process at once: a receiver hands its buffer to this many senders "
+        "at a time, the longest expected transfer first, and to the next as a block lands (0 = all at once)",
+        MCA_BASE_VAR_TYPE_UNSIGNED_INT, NULL, OPAL_INFO_LVL_5, &c->xp.max_grants);
     var("min_bytes",
         "Calls whose largest block is smaller than this many bytes go to the previously selected module "
         "(0 = serve every call)",

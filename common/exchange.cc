@@ -163,11 +163,12 @@ int Exchange::begin(uint64_t channel, uint64_t seq, uint32_t self, uint32_t npee
             rx_[r].done = true;
             --rx_left_;
         }
-    rtr_next_ = self == 0 ? 1 : 0;
+    order_grants();
     refresh_next_ = 1;
     error_ = RTTCC_OK;
     truncated_ = false;
     active_.clear();
+    rtr_in_.clear();
     sum_ = rttcc_exchange_summary_t{};
     began_ = monotonic_now();
 
@@ -206,7 +207,7 @@ int Exchange::progress() {
         close_call();
         return rc;
     }
-    if (tx_left_ || rx_left_ || rtr_next_ < npeers_) return RTTCC_OK;
+    if (tx_left_ || rx_left_ || grant_next_ < grant_order_.size()) return RTTCC_OK;
     close_call();
     return truncated_ ? RTTCC_ERR_TRUNCATE : RTTCC_DONE;
 }
@@ -222,26 +223,67 @@ int Exchange::send_control(uint32_t rank, const XControl &c) {
     return rc;
 }
 
-// RTRs to every peer (rank order); RTTCC_ERR_BUSY while the engine is full.
+// The order in which this process hands its landing room over: empty
+// blocks first (they cost nothing), then the longest expected transfer
+// first, so slow senders overlap the fast ones (LPT).
+void Exchange::order_grants() {
+    grant_order_.clear();
+    for (uint32_t d = 1; d < npeers_; ++d) grant_order_.push_back((self_ + d) % npeers_);
+    grant_cost_.resize(npeers_);
+    for (uint32_t r : grant_order_) {
+        const rttcc_xpeer_t &p = peers_[r];
+        rttcc_rtt_row_t row;
+        const nanos rtt = hub_.engine().rtt_row(p.engine_peer, &row) ? row.srtt_ns : 0;
+        const double rate = hub_.rate(p.engine_peer) > 0 ? hub_.rate(p.engine_peer) : 1.25e9;
+        grant_cost_[r] = p.recv_len == 0 ? 0 : rtt + static_cast<nanos>(static_cast<double>(p.recv_len) * 1e9 / rate) + 1;
+    }
+    std::stable_sort(grant_order_.begin(), grant_order_.end(), [this](uint32_t a, uint32_t b) {
+        const bool ea = grant_cost_[a] == 0, eb = grant_cost_[b] == 0;
+        return ea != eb ? ea : grant_cost_[a] > grant_cost_[b];
+    });
+    grant_next_ = 0;
+    grants_open_ = 0;
+}
+
+// RTRs in grant order, at most max_grants non-empty blocks open at once;
+// RTTCC_ERR_BUSY while the engine is full.
 int Exchange::send_controls() {
-    for (; rtr_next_ < npeers_; rtr_next_ += (rtr_next_ + 1 == self_) ? 2 : 1) {
-        const rttcc_xpeer_t &p = peers_[rtr_next_];
-        const int rc = send_control(rtr_next_, {XControl::kRtr, self_, channel_, seq_, key_, 0, p.recv_offset, p.recv_len});
+    while (grant_next_ < grant_order_.size()) {
+        const uint32_t r = grant_order_[grant_next_];
+        const rttcc_xpeer_t &p = peers_[r];
+        if (p.recv_len && params_.max_grants && grants_open_ >= params_.max_grants) break;
+        const int rc = send_control(r, {XControl::kRtr, self_, channel_, seq_, key_, 0, p.recv_offset, p.recv_len});
         if (rc == RTTCC_ERR_BUSY) return rc;
         if (rc < 0) set_error(rc);
+        if (p.recv_len && !rx_[r].done) ++grants_open_;
+        ++grant_next_;
     }
     return RTTCC_OK;
 }
 
+// Starts the peers the scheduler picks; one whose RTR is not in yet is
+// parked (its slot goes to the next pick) until the RTR comes.
 void Exchange::pick(nanos now) {
+    for (uint32_t r : rtr_in_) {
+        if (tx_[r].parked && sched_.unpark(r)) {
+            tx_[r].parked = false;
+            active_.push_back(r);
+            feed(r);
+        }
+    }
+    rtr_in_.clear();
     uint32_t r;
     while (error_ == RTTCC_OK && sched_.next(now, &r)) {
         Tx &t = tx_[r];
         t.picked = true;
         t.started = now;
-        if (!t.rtr) ++sum_.rtr_waits;
+        if (!t.rtr) {
+            ++sum_.rtr_waits;
+            t.parked = sched_.park(r);
+            continue;
+        }
         active_.push_back(r);
-        if (t.rtr) feed(r);
+        feed(r);
     }
 }
 
@@ -316,11 +358,13 @@ void Exchange::take_control(uint32_t engine_peer, const XControl &c) {
         t.key = c.key;
         t.offset = c.offset;
         t.room = c.len;  // fed from progress(): the engine is not called from a callback
+        rtr_in_.push_back(r);
     } else if (c.type == XControl::kTrunc) {
         Rx &x = rx_[r];  // the peer's block does not fit its room: nothing of it comes
         if (!x.done) {
             x.done = true;
             --rx_left_;
+            --grants_open_;
         }
         truncated_ = true;
     } else {
@@ -340,6 +384,7 @@ void Exchange::take_put(uint32_t engine_peer, uint64_t offset, size_t len) {
     if (x.landed == p.recv_len) {
         x.done = true;
         --rx_left_;
+        --grants_open_;  // the next RTR goes from progress()
     }
 }
 

@@ -3,13 +3,18 @@
 //
 // A call, seen from one process P:
 //
-//   begin:    expose the landing area; RTR(channel, seq, key, offset, len)
+//   grant:    expose the landing area; RTR(channel, seq, key, offset, len)
 //             to every peer (the room for its block, 0 bytes included, so
-//             a mismatch is seen by the sender and nobody waits forever)
+//             a mismatch is seen by the sender and nobody waits forever),
+//             longest expected transfer first, at most max_grants
+//             non-empty blocks open at once: the receiver paces what comes
+//             into its link (an RTR goes out as a granted block lands)
 //   send:     the scheduler picks peers (at most max_concurrent at once);
 //             a picked peer whose RTR is in gets its block put in segments,
-//             segments_ahead at a time; one whose RTR is not in yet waits
-//             in its slot.  A block whose length differs from the room the
+//             segments_ahead at a time; one whose RTR is not in yet is
+//             parked without a slot (holding slots for peers that have not
+//             granted could deadlock against their own grants) and goes
+//             when its RTR comes.  A block whose length differs from the room the
 //             RTR offers is not sent: TRUNC(len) tells the receiver why.
 //             The peer is finished when every segment was ACKed.
 //   receive:  on_put counts each peer's landed bytes; TRUNC ends a peer
@@ -131,6 +136,7 @@ private:
         nanos started = 0;         // when the scheduler picked it
         bool rtr = false;          // the peer's RTR is in
         bool picked = false;       // the scheduler picked it
+        bool parked = false;       // picked before its RTR came: waits without a slot
         bool finished = false;     // every byte ACKed (or never to be sent)
     };
     // What this process receives from one peer.
@@ -140,6 +146,7 @@ private:
     };
 
     bool running() const { return npeers_ != 0; }
+    void order_grants();                   // grant_order_ for a new call
     int send_controls();                   // RTRs owed; RTTCC_ERR_BUSY if the engine is full
     int send_control(uint32_t rank, const XControl &c);
     void pick(nanos now);                  // scheduler picks while slots are free
@@ -165,8 +172,12 @@ private:
     std::vector<Tx> tx_;           // by rank
     std::vector<Rx> rx_;           // by rank
     std::vector<uint32_t> rank_of_;  // engine peer -> rank + 1 (0 = not in the call)
-    std::vector<uint32_t> active_;   // picked ranks not yet finished
-    uint32_t rtr_next_ = 0;        // next rank owed an RTR (skips self)
+    std::vector<uint32_t> active_;   // picked ranks with their RTR in, not yet finished
+    std::vector<uint32_t> rtr_in_;   // ranks whose RTR came since the last pick() (callbacks add)
+    std::vector<uint32_t> grant_order_;  // the order of this process's RTRs (self left out)
+    std::vector<nanos> grant_cost_;      // by rank: expected inbound time, 0 for an empty block
+    size_t grant_next_ = 0;        // next entry of grant_order_ owed an RTR
+    uint32_t grants_open_ = 0;     // RTRs sent for non-empty blocks not yet landed
     uint32_t rx_left_ = 0;         // peers whose block has not fully landed
     uint32_t tx_left_ = 0;         // peers not finished
     uint32_t refresh_next_ = 1;    // refresh_costs() cursor (distance from self)

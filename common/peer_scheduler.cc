@@ -156,7 +156,7 @@ bool PeerScheduler::reset(uint32_t self, uint32_t npeers) {
     cursor_ = 1;
     last_now_ = 0;
     remaining_ = npeers ? npeers - 1 : 0;
-    in_flight_ = 0;
+    in_flight_ = parked_ = 0;
     starts_ = deferrals_ = forced_ = 0;
     nevents_ = 0;
     events_dropped_ = 0;
@@ -325,9 +325,29 @@ void PeerScheduler::start(uint32_t s, nanos now, SchedEventKind why, uint32_t *o
 bool PeerScheduler::finished(uint32_t peer) {
     if (peer >= npeers_) return false;
     Slot &q = slots_[slot(peer)];
-    if (q.state != State::kInFlight) return false;
+    if (q.state != State::kInFlight && q.state != State::kParked) return false;
+    --(q.state == State::kInFlight ? in_flight_ : parked_);
     q.state = State::kDone;
+    return true;
+}
+
+bool PeerScheduler::park(uint32_t peer) {
+    if (peer >= npeers_) return false;
+    Slot &q = slots_[slot(peer)];
+    if (q.state != State::kInFlight) return false;
+    q.state = State::kParked;
     --in_flight_;
+    ++parked_;
+    return true;
+}
+
+bool PeerScheduler::unpark(uint32_t peer) {
+    if (peer >= npeers_) return false;
+    Slot &q = slots_[slot(peer)];
+    if (q.state != State::kParked) return false;
+    q.state = State::kInFlight;
+    ++in_flight_;
+    --parked_;
     return true;
 }
 

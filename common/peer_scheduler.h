@@ -179,13 +179,21 @@ public:
     // The next peer to start; the scheduler counts it in flight.  False
     // when every peer has started or max_concurrent are in flight.
     bool next(nanos now, uint32_t *peer);
-    // The put to `peer` completed; false if it was not in flight.
+    // The put to `peer` completed; false if it was not in flight or parked.
     bool finished(uint32_t peer);
+    // A started peer that cannot go yet (its receiver has not handed its
+    // buffer over) gives its slot back until unpark(); the slot may start
+    // another peer meanwhile, so in_flight() may exceed max_concurrent
+    // after an unpark.  (A sender that held slots for peers not ready to
+    // receive could wait on a receiver that waits on it: a deadlock.)
+    bool park(uint32_t peer);
+    bool unpark(uint32_t peer);
 
     uint32_t npeers() const { return npeers_; }
     uint32_t remaining() const { return remaining_; }   // peers not yet started
     uint32_t in_flight() const { return in_flight_; }   // started, not finished
-    bool done() const { return remaining_ == 0 && in_flight_ == 0; }
+    uint32_t parked() const { return parked_; }         // started, waiting without a slot
+    bool done() const { return remaining_ == 0 && in_flight_ == 0 && parked_ == 0; }
     uint64_t deferrals() const { return deferrals_; }   // peers set aside (a peer may count twice)
     uint64_t forced() const { return forced_; }         // peers started although not eligible
     uint32_t deferred_now() const { return by_rtt_.size(); }  // peers waiting set aside
@@ -207,7 +215,7 @@ private:
     // Everything inside is indexed by slot = (peer - self) mod npeers: slot 0
     // is self, the linear order is slot 1, 2, ..., and the heaps break ties
     // by slot.
-    enum class State : uint8_t { kSelf, kReady, kDeferred, kInFlight, kDone };
+    enum class State : uint8_t { kSelf, kReady, kDeferred, kInFlight, kParked, kDone };
     // What every pop reads (32 bytes).
     struct Slot {
         nanos rtt = 0;       // rtt(p): srtt, or the fill while unknown
@@ -254,7 +262,8 @@ private:
     uint32_t cursor_ = 1;     // linear: the next slot
     nanos last_now_ = 0;      // the latest time next() was given (stamps update()'s events)
     uint32_t remaining_ = 0;  // peers not yet started (ready + deferred)
-    uint32_t in_flight_ = 0;  // started, not finished; <= max_concurrent unless 0
+    uint32_t in_flight_ = 0;  // started, not finished, not parked; <= max_concurrent unless 0 (or after unpark)
+    uint32_t parked_ = 0;     // started, parked
     uint64_t starts_ = 0;     // peers started in this call
     uint64_t deferrals_ = 0;  // kDefer events (a peer may count more than once)
     uint64_t forced_ = 0;     // kForced* events

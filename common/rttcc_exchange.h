@@ -41,6 +41,7 @@ typedef struct rttcc_exchange_params {
     double backoff_ms;        /* longest a peer stays deferred before it is forced */
     uint64_t segment_size;    /* bytes per put (clamped to the engine's largest message) */
     uint32_t segments_ahead;  /* puts in flight per peer (>= 1) */
+    uint32_t max_grants;      /* peers that may put into this process at once; 0 = all */
 } rttcc_exchange_params_t;
 
 /* One peer of a call, by rank in the communicator.  Self's entry is ignored. */
