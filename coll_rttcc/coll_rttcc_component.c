@@ -1,5 +1,6 @@
 /* Component: MCA parameters, MPI_T counters, open/close. */
 #include "coll_rttcc.h"
+#include "rttcc_show_help.h"
 
 #include "opal/mca/base/mca_base_pvar.h"
 #include "opal/mca/base/mca_base_var.h"
@@ -121,6 +122,15 @@ int mca_coll_rttcc_register_pvars(void)
     return OPAL_SUCCESS;
 }
 
+/* Configuration errors: once per node, on stderr. */
+static void show_help(const char *topic, ...)
+{
+    va_list ap;
+    va_start(ap, topic);
+    rttcc_show_help_v("help-mpi-coll-rttcc.txt", true, topic, ap);
+    va_end(ap);
+}
+
 static int rttcc_open(void)
 {
     mca_coll_rttcc_component_t *c = &mca_coll_rttcc_component;
@@ -129,8 +139,8 @@ static int rttcc_open(void)
     opal_show_help_add_dir(RTTCC_HELPDIR);
     if (0 == c->xp.segment_size || 0 == c->xp.segments_ahead || c->xp.threshold_us < 0 ||
         c->xp.variance_factor < 0 || c->xp.backoff_ms < 0) {
-        opal_show_help("help-mpi-coll-rttcc.txt", "bad parameter", true, c->xp.segment_size,
-                       c->xp.segments_ahead, c->xp.threshold_us, c->xp.variance_factor, c->xp.backoff_ms);
+        show_help("bad parameter", c->xp.segment_size, c->xp.segments_ahead, c->xp.threshold_us,
+                  c->xp.variance_factor, c->xp.backoff_ms);
         c->priority = -1; /* never selected */
     }
     return OMPI_SUCCESS;

@@ -252,10 +252,15 @@ int Exchange::send_controls() {
         const uint32_t r = grant_order_[grant_next_];
         const rttcc_xpeer_t &p = peers_[r];
         if (p.recv_len && params_.max_grants && grants_open_ >= params_.max_grants) break;
+        // Counted open before it goes: with the lock released, the block may
+        // land (another thread progressing) before send_control() returns.
+        if (p.recv_len) ++grants_open_;
         const int rc = send_control(r, {XControl::kRtr, self_, channel_, seq_, key_, 0, p.recv_offset, p.recv_len});
-        if (rc == RTTCC_ERR_BUSY) return rc;
+        if (rc == RTTCC_ERR_BUSY) {
+            if (p.recv_len) --grants_open_;
+            return rc;
+        }
         if (rc < 0) set_error(rc);
-        if (p.recv_len && !rx_[r].done) ++grants_open_;
         ++grant_next_;
     }
     return RTTCC_OK;
@@ -264,14 +269,17 @@ int Exchange::send_controls() {
 // Starts the peers the scheduler picks; one whose RTR is not in yet is
 // parked (its slot goes to the next pick) until the RTR comes.
 void Exchange::pick(nanos now) {
-    for (uint32_t r : rtr_in_) {
+    // Taken out first: feed() releases the lock, and callbacks on other
+    // threads may add to rtr_in_ meanwhile.
+    rtr_taken_.swap(rtr_in_);
+    for (uint32_t r : rtr_taken_) {
         if (tx_[r].parked && sched_.unpark(r)) {
             tx_[r].parked = false;
             active_.push_back(r);
             feed(r);
         }
     }
-    rtr_in_.clear();
+    rtr_taken_.clear();
     uint32_t r;
     while (error_ == RTTCC_OK && sched_.next(now, &r)) {
         Tx &t = tx_[r];

@@ -174,6 +174,7 @@ private:
     std::vector<uint32_t> rank_of_;  // engine peer -> rank + 1 (0 = not in the call)
     std::vector<uint32_t> active_;   // picked ranks with their RTR in, not yet finished
     std::vector<uint32_t> rtr_in_;   // ranks whose RTR came since the last pick() (callbacks add)
+    std::vector<uint32_t> rtr_taken_;  // pick()'s copy of rtr_in_ (kept for its storage)
     std::vector<uint32_t> grant_order_;  // the order of this process's RTRs (self left out)
     std::vector<nanos> grant_cost_;      // by rank: expected inbound time, 0 for an empty block
     size_t grant_next_ = 0;        // next entry of grant_order_ owed an RTR

@@ -9,6 +9,7 @@ source "$here/../mpi/lib.sh"
 scratch_dir faults
 
 mpicc -O2 -Wall -o "$build/exchange" "$here/exchange.c" &&
+mpicc -O2 -Wall -o "$build/alltoall" "$here/../mpi/alltoall.c" -lpthread &&
 mpicc -O2 -Wall -o "$build/silent_peer" "$here/silent_peer.c" || { echo "0 passed, 1 failed"; exit 1; }
 
 mpi() {  # mpi NP TIMEOUT args...
@@ -42,6 +43,19 @@ for name in drop duplicate reorder truncate all; do
         fi
     else
         bad "fault $name"
+    fi
+done
+
+# 1b. coll_rttcc's puts and ready-to-receive messages under drops: every
+#     byte where it belongs, the loss seen and repaired.
+for grants in 0 1; do
+    if mpi 4 120 --mca btl rttcc,self --mca btl_rttcc_stats 1 --mca btl_rttcc_fault_drop 20000 \
+            --mca btl_rttcc_retrans_timeout_us 5000 --mca coll_rttcc_max_grants $grants \
+            "$build/alltoall" -max 262144 -rounds 2 -expect-rttcc >"$build/out" 2>&1 &&
+       grep -q '^PASS alltoall' "$build/out" && [ "$(stats_sum "$build/out" retx)" -gt 0 ]; then
+        ok "fault drop under coll_rttcc (max_grants $grants): data intact, retx=$(stats_sum "$build/out" retx)"
+    else
+        bad "fault drop under coll_rttcc (max_grants $grants)"
     fi
 done
 
@@ -81,5 +95,26 @@ if [ $rc -ne 0 ] && [ $rc -ne 124 ] && grep -q 'The rttcc BTL could not start' "
 else
     bad "bad setting without fallback (rc=$rc)"
 fi
+
+# 4. coll_rttcc: a parameter out of range is explained, and coll/tuned
+#    serves the collectives instead (coll_rttcc counted no call).
+mpi 3 60 --mca btl rttcc,self --mca coll_rttcc_segment_size 0 "$build/alltoall" -max 65536 -rounds 1 -v >"$build/out" 2>&1
+rc=$?
+if [ $rc -eq 0 ] && grep -q "coll_rttcc's parameters are out of range" "$build/out" && grep -q '^PASS alltoall' "$build/out" &&
+   ! grep -q 'coll_rttcc_calls=[1-9]' "$build/out"; then
+    ok "bad coll_rttcc setting: explained, coll/tuned carried the collectives"
+else
+    bad "bad coll_rttcc setting (rc=$rc)"
+fi
+info=$(ompi_info --param coll rttcc --level 9 2>&1)
+missing=""
+for p in priority verbose policy threshold_us variance_factor max_concurrent reorder_window backoff_ms segment_size \
+         segments_ahead max_grants min_bytes; do
+    grep -q "\"coll_rttcc_$p\"" <<<"$info" || missing="$missing $p"
+done
+for v in calls deferrals forced rtr_waits puts bytes delegated; do
+    grep -q "performance \"coll_rttcc_$v\"" <<<"$info" || missing="$missing pvar:$v"
+done
+if [ -z "$missing" ]; then ok "ompi_info lists every coll_rttcc parameter and counter"; else bad "ompi_info lacks:$missing"; fi
 
 summary

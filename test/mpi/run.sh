@@ -34,6 +34,17 @@ plan=(
     "storm:3::$ofi"
     "pingpong:2:-max 2097152:$ofi"
     "collectives:4::$ofi"
+    "alltoall:2 3 4:-expect-rttcc"
+    "alltoall:8:-max 131072 -rounds 8 -expect-rttcc"
+    "alltoall:5:-max 262144 -expect-rttcc:--mca coll_rttcc_policy linear"
+    "alltoall:5:-max 262144 -expect-rttcc:--mca coll_rttcc_policy greedy"
+    "alltoall:5:-max 262144 -expect-rttcc:--mca coll_rttcc_policy threshold"
+    "alltoall:5:-max 262144 -expect-rttcc:--mca coll_rttcc_policy balanced"
+    "alltoall:5:-max 262144 -expect-rttcc:--mca coll_rttcc_policy adaptive"
+    "alltoall:4:-max 262144 -expect-rttcc:--mca coll_rttcc_segment_size 4096"
+    "alltoall:6:-max 262144 -rounds 2 -expect-rttcc:--mca coll_rttcc_max_grants 1 --mca coll_rttcc_max_concurrent 1"
+    "alltoall:4:-max 262144 -expect-rttcc:--mca coll_rttcc_max_grants 0 --mca coll_rttcc_max_concurrent 0"
+    "alltoall:3:-max 65536 -rounds 0 -errors -expect-rttcc"
 )
 selected=("$@")
 
@@ -71,9 +82,20 @@ run_one() {  # run_one NAME NP ARGS EXTRA
     fi
 }
 
+# Over another BTL: no coll_rttcc to expect, and no -errors (ob1 over tcp
+# hangs on a truncated large receive, a case alltoall -errors provokes).
+without_rttcc_args() {
+    local w out=()
+    for w in $1; do
+        [[ $w == -expect-rttcc || $w == -errors ]] || out+=("$w")
+    done
+    echo "${out[*]}"
+}
+
 [ -n "${SELFTEST:-}" ] && export RTTCC_MPITEST_CORRUPT=1
 for entry in "${plan[@]}"; do
     IFS=: read -r name nps args extra <<<"$entry"
+    [[ $btl == *rttcc* ]] || args=$(without_rttcc_args "${args:-}")
     if ((${#selected[@]})) && [[ " ${selected[*]} " != *" $name "* ]]; then
         continue
     fi
