@@ -38,7 +38,8 @@ else
 fi
 
 # 2. The MPI tests across the hosts.
-for t in "pingpong 3 -max 4194304" "storm 3" "anysource 6" "ssend 4" "probe 3" "datatypes 2" "incast 3" "thread_multiple 2" "collectives 6"; do
+for t in "pingpong 3 -max 4194304" "storm 3" "anysource 6" "ssend 4" "probe 3" "datatypes 2" "incast 3" "thread_multiple 2" "collectives 6" \
+         "alltoall 3 -max 1048576 -expect-rttcc" "alltoall 6 -max 262144 -rounds 2 -expect-rttcc"; do
     read -r name np args <<<"$t"
     # shellcheck disable=SC2086
     if tbrun "$np" "$build/$name" $args && grep -q "^PASS $name" "$build/out" &&
@@ -65,6 +66,15 @@ if tbrun 3 --mca btl_rttcc_cc aimd "$build/exchange" && grep -q '^PASS exchange'
 else
     bad "exchange over a shaped link"
 fi
+# coll_rttcc through the same lossy link: every policy's puts get repaired.
+for policy in linear greedy threshold balanced adaptive; do
+    if tbrun 3 --mca btl_rttcc_cc aimd --mca coll_rttcc_policy $policy "$build/alltoall" -max 262144 -rounds 1 \
+            -expect-rttcc && grep -q '^PASS alltoall' "$build/out"; then
+        ok "alltoall ($policy) over the shaped link: data intact, retx=$(stats_sum "$build/out" retx)"
+    else
+        bad "alltoall ($policy) over the shaped link"
+    fi
+done
 "$tb" unshape rttcct-h2
 
 # 4. Congestion towards one host (bench/cc_bench.c): h2's link at 150 Mbit/s
