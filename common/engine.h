@@ -189,6 +189,7 @@ private:
     // engine_loss.cc
     nanos rto(const TxSegment &seg) const;
     void expire_timers(nanos now);
+    void resend_partial(Peer &p);
     void serve_resends(nanos now);
     void declare_dead(Peer &p, nanos now, const TxSegment &oldest);
 

@@ -72,6 +72,8 @@ void Engine::process_ack(Peer &p, const PacketHeader &h, const Arrival &a) {
     });
     if (acked || rtt) on_acked(p, acked_data, rtt, now);
     if (acked) {
+        p.last_advance = now;
+        if (p.recovering) resend_partial(p);
         p.dup_acks = 0;
         ++p.stats.acks_rx;
         ++stats_.acks_rx;

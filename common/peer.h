@@ -58,6 +58,10 @@ struct Peer {
     uint32_t seg_payload = 0;          // payload bytes per data-channel segment
     bool dead = false;                 // declared dead: every send fails
     nanos last_heard = 0;              // when its latest valid datagram arrived
+    nanos last_advance = 0;            // when an ACK last moved its send window (RTO restarts from it)
+    bool recovering = false;           // a timeout resent `una`; until una passes `recover`,
+    seq_t recover = 0;                 //   each ACK that moves the window resends the new una
+                                       //   at once (NewReno's partial ACKs: one hole per RTT)
 
     // Sending.
     SendWindow tx;                                // segments in flight

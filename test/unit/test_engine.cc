@@ -39,6 +39,26 @@ static void test_drops_are_recovered(void **) {
     assert_true(rtt.min() <= rtt.srtt() && rtt.srtt() <= rtt.max());
 }
 
+// Recovery by timeout alone (no fast retransmit): a timeout resends the
+// oldest segment, the holes after it follow by partial ACKs, and segments
+// that arrived are not sent again.  (Resending every segment whose own timer
+// ran out, as before, sent most of each window twice.)
+static void test_timeouts_resend_only_the_lost(void **) {
+    MemNetwork net(4000);
+    auto nodes = make_nodes(net, 2, FaultRates{20000, 0, 0, 0}, [](rttcc_config_t &c) {
+        c.retrans_timeout_us = c.min_rto_us = 20000;
+        c.max_rto_us = 80000;
+        c.fast_retrans_dupacks = 0;
+    });
+    exchange(nodes, {60000, 200000}, 40);
+    const uint64_t lost = nodes[0]->faults->injected + nodes[1]->faults->injected;
+    const rttcc_stats_t s = nodes[0]->engine->stats();
+    assert_true(lost > 0);
+    assert_true(s.retx_timeout > 0);
+    assert_true(s.retx_timeout <= 2 * lost + 4);
+    assert_true(nodes[1]->engine->stats().dup_segs <= 2 * lost + 4);
+}
+
 static void test_ack_delay_is_subtracted(void **) {
     MemNetwork net(4000);
     // The receiver holds standalone ACKs for 30 ms (well inside the RTO, so
@@ -159,6 +179,7 @@ int main() {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_size_arrives_intact),
         cmocka_unit_test(test_drops_are_recovered),
+        cmocka_unit_test(test_timeouts_resend_only_the_lost),
         cmocka_unit_test(test_ack_delay_is_subtracted),
         cmocka_unit_test(test_duplicates_are_delivered_once),
         cmocka_unit_test(test_reordering_and_truncation),
