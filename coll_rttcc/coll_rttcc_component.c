@@ -42,7 +42,7 @@ mca_coll_rttcc_component_t mca_coll_rttcc_component = {
         .segments_ahead = 2,
         .max_grants = 2,
     },
-    .min_bytes = 0,
+    .min_bytes = 65536, /* below it the RTR round trip costs more than the order saves (bench/coll_table.sh, a) */
 };
 
 static void var(const char *name, const char *help, mca_base_var_type_t type, mca_base_var_enum_t *e,
@@ -93,8 +93,8 @@ static int rttcc_register(void)
         "at a time, the longest expected transfer first, and to the next as a block lands (0 = all at once)",
         MCA_BASE_VAR_TYPE_UNSIGNED_INT, NULL, OPAL_INFO_LVL_5, &c->xp.max_grants);
     var("min_bytes",
-        "Calls whose largest block is smaller than this many bytes go to the previously selected module "
-        "(0 = serve every call)",
+        "MPI_Alltoall calls whose blocks are smaller than this many bytes go to the previously selected module "
+        "(0 = serve every call; MPI_Alltoallv is always served: its ranks could disagree)",
         MCA_BASE_VAR_TYPE_SIZE_T, NULL, OPAL_INFO_LVL_5, &c->min_bytes);
     return mca_coll_rttcc_register_pvars();
 }

@@ -1,6 +1,10 @@
 # Shared by the MPI test runners: running mpirun with a time limit and
 # checking from rttcc's own counters that rttcc carried the traffic.
 
+# coll_rttcc serves every block size in the tests (by default it hands
+# alltoalls of blocks under 64 KiB to coll/tuned); a command line overrides it.
+export OMPI_MCA_coll_rttcc_min_bytes=0
+
 # rttcc_stats_ok OUTFILE NP: one rttcc-stats line per rank, each with bytes
 # sent and received (so no byte between ranks went another way).
 rttcc_stats_ok() {
