@@ -106,15 +106,9 @@ if [ $rc -eq 0 ] && grep -q "coll_rttcc's parameters are out of range" "$build/o
 else
     bad "bad coll_rttcc setting (rc=$rc)"
 fi
-info=$(ompi_info --param coll rttcc --level 9 2>&1)
-missing=""
-for p in priority verbose policy threshold_us variance_factor max_concurrent reorder_window backoff_ms segment_size \
-         segments_ahead max_grants min_bytes; do
-    grep -q "\"coll_rttcc_$p\"" <<<"$info" || missing="$missing $p"
-done
-for v in calls deferrals forced rtr_waits puts bytes delegated; do
-    grep -q "performance \"coll_rttcc_$v\"" <<<"$info" || missing="$missing pvar:$v"
-done
+missing=$(ompi_info_missing coll rttcc "priority verbose policy threshold_us variance_factor max_concurrent \
+    reorder_window backoff_ms segment_size segments_ahead max_grants min_bytes" \
+    "calls deferrals forced rtr_waits puts bytes delegated")
 if [ -z "$missing" ]; then ok "ompi_info lists every coll_rttcc parameter and counter"; else bad "ompi_info lacks:$missing"; fi
 
 summary

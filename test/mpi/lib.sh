@@ -5,6 +5,16 @@
 # alltoalls of blocks under 64 KiB to coll/tuned); a command line overrides it.
 export OMPI_MCA_coll_rttcc_min_bytes=0
 
+# ompi_info_missing FRAMEWORK COMPONENT "PARAMS" "PVARS": prints which of the
+# component's MCA parameters and performance variables ompi_info lacks.
+ompi_info_missing() {
+    local info p missing=""
+    info=$(ompi_info --param "$1" "$2" --level 9 2>&1)
+    for p in $3; do grep -q "\"${1}_${2}_$p\"" <<<"$info" || missing="$missing $p"; done
+    for p in $4; do grep -q "performance \"${1}_${2}_$p\"" <<<"$info" || missing="$missing pvar:$p"; done
+    echo "$missing"
+}
+
 # rttcc_stats_ok OUTFILE NP: one rttcc-stats line per rank, each with bytes
 # sent and received (so no byte between ranks went another way).
 rttcc_stats_ok() {

@@ -95,16 +95,10 @@ else
 fi
 
 # 5. ompi_info lists the parameters and the table's performance variables.
-info=$(ompi_info --param btl rttcc --level 9 2>&1)
-missing=""
-for p in timestamp timestamp_interval_us ptp_enable ptp_require_sync ptp_clock_device ptp_max_offset cc \
-         initial_cwnd max_cwnd timely_tlow_us swift_target_us probe_enable probe_interval probe_msg_size \
-         probe_strategy probe_startup_delay probe_max_rate probe_thread rtt_dump rtt_alpha rtt_beta min_rto_us; do
-    grep -q "\"btl_rttcc_$p\"" <<<"$info" || missing="$missing $p"
-done
-for v in rtt_srtt rtt_rttvar rtt_min rtt_owd_fwd rtt_cwnd rtt_losses rtt_samples; do
-    grep -q "performance \"btl_rttcc_$v\"" <<<"$info" || missing="$missing pvar:$v"
-done
+missing=$(ompi_info_missing btl rttcc "timestamp timestamp_interval_us ptp_enable ptp_require_sync ptp_clock_device \
+    ptp_max_offset cc initial_cwnd max_cwnd timely_tlow_us swift_target_us probe_enable probe_interval probe_msg_size \
+    probe_strategy probe_startup_delay probe_max_rate probe_thread rtt_dump rtt_alpha rtt_beta min_rto_us" \
+    "rtt_srtt rtt_rttvar rtt_min rtt_owd_fwd rtt_cwnd rtt_losses rtt_samples")
 if [ -z "$missing" ]; then ok "ompi_info lists every RTT parameter and table variable"; else bad "ompi_info lacks:$missing"; fi
 
 summary
