@@ -152,17 +152,17 @@ int Exchange::begin(uint64_t channel, uint64_t seq, uint32_t self, uint32_t npee
     tx_.assign(npeers, Tx{});
     rx_.assign(npeers, Rx{});
     if (rank_of_.size() <= top) rank_of_.resize(top + 1, 0);
+    rx_left_ = tx_left_ = npeers - 1;
     for (uint32_t r = 0; r < npeers; ++r) {
         tx_[r].x = this;
-        if (r != self) rank_of_[peers[r].engine_peer] = r + 1;
-    }
-    rx_[self].done = tx_[self].finished = true;
-    rx_left_ = tx_left_ = npeers - 1;
-    for (uint32_t r = 0; r < npeers; ++r)
-        if (r != self && peers[r].recv_len == 0) {
+        if (r == self) continue;
+        rank_of_[peers[r].engine_peer] = r + 1;
+        if (peers[r].recv_len == 0) {
             rx_[r].done = true;
             --rx_left_;
         }
+    }
+    rx_[self].done = tx_[self].finished = true;
     order_grants();
     refresh_next_ = 1;
     error_ = RTTCC_OK;
@@ -174,16 +174,17 @@ int Exchange::begin(uint64_t channel, uint64_t seq, uint32_t self, uint32_t npee
 
     sched_.reset(self, npeers);
     for (uint32_t r = 0; r < npeers; ++r)
-        if (r != self) sched_.set_peer(r, cost_of(r));
+        if (r != self) sched_.set_peer(r, cost_of(r, peers_[r].send_len));
     hub_.take_early(channel, seq, [this](uint32_t engine_peer, const XControl &c) { take_control(engine_peer, c); });
     return RTTCC_OK;
 }
 
-PeerCost Exchange::cost_of(uint32_t rank) const {
-    const rttcc_xpeer_t &p = peers_[rank];
+// A peer's cost for `bytes` from the live table and its measured put rate.
+PeerCost Exchange::cost_of(uint32_t rank, uint64_t bytes) const {
+    const uint32_t peer = peers_[rank].engine_peer;
     rttcc_rtt_row_t row;
-    if (!hub_.engine().rtt_row(p.engine_peer, &row)) row = rttcc_rtt_row_t{};
-    return peer_cost_from_row(row, p.send_len, hub_.rate(p.engine_peer));
+    if (!hub_.engine().rtt_row(peer, &row)) row = rttcc_rtt_row_t{};
+    return peer_cost_from_row(row, bytes, hub_.rate(peer));
 }
 
 int Exchange::progress() {
@@ -231,11 +232,8 @@ void Exchange::order_grants() {
     for (uint32_t d = 1; d < npeers_; ++d) grant_order_.push_back((self_ + d) % npeers_);
     grant_cost_.resize(npeers_);
     for (uint32_t r : grant_order_) {
-        const rttcc_xpeer_t &p = peers_[r];
-        rttcc_rtt_row_t row;
-        const nanos rtt = hub_.engine().rtt_row(p.engine_peer, &row) ? row.srtt_ns : 0;
-        const double rate = hub_.rate(p.engine_peer) > 0 ? hub_.rate(p.engine_peer) : 1.25e9;
-        grant_cost_[r] = p.recv_len == 0 ? 0 : rtt + static_cast<nanos>(static_cast<double>(p.recv_len) * 1e9 / rate) + 1;
+        const PeerCost c = cost_of(r, peers_[r].recv_len);
+        grant_cost_[r] = c.bytes == 0 ? 0 : c.srtt + transfer_time(c, SchedParams{}.rate_bytes_per_s) + 1;
     }
     std::stable_sort(grant_order_.begin(), grant_order_.end(), [this](uint32_t a, uint32_t b) {
         const bool ea = grant_cost_[a] == 0, eb = grant_cost_[b] == 0;
@@ -352,7 +350,7 @@ void Exchange::refresh_costs() {
     for (uint32_t k = 0; k < kRefreshPerFinish; ++k) {
         const uint32_t r = (self_ + refresh_next_) % npeers_;
         refresh_next_ = refresh_next_ + 1 < npeers_ ? refresh_next_ + 1 : 1;
-        if (!tx_[r].picked) sched_.update(r, cost_of(r));
+        if (!tx_[r].picked) sched_.update(r, cost_of(r, peers_[r].send_len));
     }
 }
 

@@ -153,7 +153,7 @@ private:
     int feed(uint32_t rank);               // puts for a picked peer whose RTR is in
     void finish_tx(uint32_t rank, nanos now);
     void refresh_costs();                  // a few not-yet-picked peers' costs from the live table
-    PeerCost cost_of(uint32_t rank) const;
+    PeerCost cost_of(uint32_t rank, uint64_t bytes) const;
     void set_error(int rc) {  // the first fatal error stays
         if (error_ == RTTCC_OK) error_ = rc;
     }

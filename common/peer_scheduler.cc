@@ -182,13 +182,16 @@ uint64_t PeerScheduler::ready_key(uint32_t s) const {
     }
 }
 
+nanos transfer_time(const PeerCost &c, double default_rate) {
+    const double rate = c.rate > 0 ? c.rate : default_rate;
+    return rate > 0 ? to_nanos(static_cast<double>(c.bytes) * 1e9 / rate) : 0;
+}
+
 void PeerScheduler::derive(uint32_t s) {
     const PeerCost &c = costs_[s];
     Slot &q = slots_[s];
     q.rtt = c.samples ? std::min(c.srtt, kNanosMax) : fill_;
-    const double rate = c.rate > 0 ? c.rate : params_.rate_bytes_per_s;
-    const nanos transfer = rate > 0 ? to_nanos(static_cast<double>(c.bytes) * 1e9 / rate) : 0;
-    q.expected = sat_add(q.rtt, transfer);
+    q.expected = sat_add(q.rtt, transfer_time(c, params_.rate_bytes_per_s));
     const double slack = c.samples ? params_.variance_factor * static_cast<double>(c.rttvar) : 0;
     q.admit = to_nanos(static_cast<double>(q.rtt) - slack);
 }

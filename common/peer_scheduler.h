@@ -99,6 +99,10 @@ PeerCost peer_cost_from_row(const Row &r, uint64_t bytes, double rate = 0) {
     return c;
 }
 
+// How long c.bytes take at c.rate (default_rate when c.rate is 0): the
+// transfer part of a peer's expected time.
+nanos transfer_time(const PeerCost &c, double default_rate);
+
 // One step of a schedule, for a verbose stream.
 enum class SchedEventKind : uint8_t {
     kStart,         // started: eligible (or any peer, for linear and greedy)
