@@ -58,8 +58,7 @@ typedef struct mca_coll_rttcc_module_t {
     mca_coll_base_module_alltoallv_fn_t prev_alltoallv;
     mca_coll_base_module_t *prev_alltoallv_module;
     rttcc_exchange_t *exchange;    /* the calls' state */
-    uint32_t *engine_peer;         /* by rank: the engine's index of the peer */
-    rttcc_xpeer_t *peers;          /* by rank: the current call's blocks */
+    rttcc_xpeer_t *peers;          /* by rank: the engine's index of the peer (set once), the call's blocks */
     uint64_t seq;                  /* calls so far on this communicator */
     void *send_stage;              /* packed outgoing blocks (derived types, MPI_IN_PLACE) */
     size_t send_stage_size;
@@ -80,9 +79,6 @@ int mca_coll_rttcc_alltoall(const void *sbuf, int scount, struct ompi_datatype_t
 int mca_coll_rttcc_alltoallv(const void *sbuf, const int *scounts, const int *sdisps, struct ompi_datatype_t *sdtype,
                              void *rbuf, const int *rcounts, const int *rdisps, struct ompi_datatype_t *rdtype,
                              struct ompi_communicator_t *comm, mca_coll_base_module_t *module);
-
-/* coll_rttcc_component.c */
-int mca_coll_rttcc_register_pvars(void);
 
 END_C_DECLS
 #endif

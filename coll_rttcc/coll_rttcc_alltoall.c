@@ -216,10 +216,8 @@ static void report(mca_coll_rttcc_module_t *m, struct ompi_communicator_t *comm,
                         (unsigned long long) sum.bytes, sum.elapsed_ns / 1e3, (unsigned long long) sum.deferrals,
                         (unsigned long long) sum.forced, (unsigned long long) sum.rtr_waits, rc);
     if (c->verbose >= 30) {
-        size_t need = rttcc_exchange_schedule_text(m->exchange, NULL, 0) + 1;
-        char *text = malloc(need);
+        char *text = rttcc_exchange_schedule_text(m->exchange);
         if (NULL != text) {
-            rttcc_exchange_schedule_text(m->exchange, text, need);
             opal_output_verbose(30, c->output, "coll:rttcc: schedule of %s call %llu on rank %d:\n%s", op,
                                 (unsigned long long) m->seq - 1, ompi_comm_rank(comm), text);
             free(text);
@@ -250,9 +248,6 @@ static int run(mca_coll_rttcc_module_t *m, struct ompi_communicator_t *comm, con
         if (MPI_SUCCESS != rc) {
             return rc;
         }
-    }
-    for (int r = 0; r < nranks; ++r) {
-        m->peers[r].engine_peer = m->engine_peer[r];
     }
     rc = rttcc_exchange_begin(m->exchange, ompi_comm_get_cid(comm), m->seq++, (uint32_t) me, (uint32_t) nranks,
                               m->peers, land, land_len);

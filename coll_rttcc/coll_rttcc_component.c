@@ -9,6 +9,7 @@
 #include "opal/util/show_help.h"
 
 static int rttcc_register(void);
+static int register_pvars(void);
 static int rttcc_open(void);
 static int rttcc_close(void);
 static int rttcc_init_query(bool enable_progress_threads, bool enable_mpi_threads);
@@ -96,7 +97,7 @@ static int rttcc_register(void)
         "MPI_Alltoall calls whose blocks are smaller than this many bytes go to the previously selected module "
         "(0 = serve every call; MPI_Alltoallv is always served: its ranks could disagree)",
         MCA_BASE_VAR_TYPE_SIZE_T, NULL, OPAL_INFO_LVL_5, &c->min_bytes);
-    return mca_coll_rttcc_register_pvars();
+    return register_pvars();
 }
 
 /* MPI_T read of one counter: the pvar's context is the counter. */
@@ -107,7 +108,7 @@ static int read_counter(const struct mca_base_pvar_t *pvar, void *value, void *o
     return OPAL_SUCCESS;
 }
 
-int mca_coll_rttcc_register_pvars(void)
+static int register_pvars(void)
 {
     const mca_base_component_t *c = &mca_coll_rttcc_component.super.collm_version;
 #define MCA_COLL_RTTCC_PVAR(name, help)                                                              \

@@ -19,7 +19,6 @@ static void module_construct(mca_coll_rttcc_module_t *m)
     m->prev_alltoallv = NULL;
     m->prev_alltoallv_module = NULL;
     m->exchange = NULL;
-    m->engine_peer = NULL;
     m->peers = NULL;
     m->seq = 0;
     m->send_stage = m->recv_stage = NULL;
@@ -37,7 +36,6 @@ static void module_destruct(mca_coll_rttcc_module_t *m)
     if (NULL != m->exchange) {
         rttcc_exchange_destroy(m->exchange);
     }
-    free(m->engine_peer);
     free(m->peers);
     free(m->send_stage);
     free(m->recv_stage);
@@ -90,7 +88,7 @@ mca_coll_base_module_t *mca_coll_rttcc_comm_query(struct ompi_communicator_t *co
     mca_coll_rttcc_component_t *c = &mca_coll_rttcc_component;
     const char *pml = mca_pml_base_selected_component.pmlm_version.mca_component_name;
     int size = ompi_comm_size(comm), me = ompi_comm_rank(comm);
-    uint32_t *engine_peer;
+    rttcc_xpeer_t *peers;
     mca_coll_rttcc_module_t *m;
 
     if (c->priority < 0 || NULL == c->hub || OMPI_COMM_IS_INTER(comm) || size < 2) {
@@ -100,28 +98,28 @@ mca_coll_base_module_t *mca_coll_rttcc_comm_query(struct ompi_communicator_t *co
         opal_output_verbose(10, c->output, "coll:rttcc: pml %s, not ob1: declining %s", pml, comm->c_name);
         return NULL;
     }
-    engine_peer = calloc(size, sizeof *engine_peer);
-    if (NULL == engine_peer) {
+    peers = calloc(size, sizeof *peers);
+    if (NULL == peers) {
         return NULL;
     }
     for (int r = 0; r < size; ++r) {
-        if (r != me && !reached_through_rttcc(ompi_comm_peer_lookup(comm, r), &engine_peer[r])) {
+        if (r != me && !reached_through_rttcc(ompi_comm_peer_lookup(comm, r), &peers[r].engine_peer)) {
             opal_output_verbose(10, c->output, "coll:rttcc: rank %d of %s is not reached through btl_rttcc: declining",
                                 r, comm->c_name);
-            free(engine_peer);
+            free(peers);
             return NULL;
         }
     }
     m = OBJ_NEW(mca_coll_rttcc_module_t);
-    if (NULL == m || RTTCC_OK != rttcc_exchange_create(c->hub, &c->xp, &m->exchange) ||
-        NULL == (m->peers = calloc(size, sizeof *m->peers))) {
-        free(engine_peer);
-        if (NULL != m) {
-            OBJ_RELEASE(m);
-        }
+    if (NULL == m) {
+        free(peers);
         return NULL;
     }
-    m->engine_peer = engine_peer;
+    m->peers = peers; /* the module owns it from here */
+    if (RTTCC_OK != rttcc_exchange_create(c->hub, &c->xp, &m->exchange)) {
+        OBJ_RELEASE(m);
+        return NULL;
+    }
     m->super.coll_module_enable = module_enable;
     m->super.coll_alltoall = mca_coll_rttcc_alltoall;
     m->super.coll_alltoallv = mca_coll_rttcc_alltoallv;

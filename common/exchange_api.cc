@@ -1,4 +1,5 @@
 // The C face of exchange.h (rttcc_exchange.h): what coll_rttcc calls.
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <new>
@@ -70,19 +71,15 @@ int rttcc_exchange_progress(rttcc_exchange_t *x) { return x->impl->progress(); }
 
 void rttcc_exchange_summary(const rttcc_exchange_t *x, rttcc_exchange_summary_t *out) { x->impl->summary(out); }
 
-size_t rttcc_exchange_schedule_text(const rttcc_exchange_t *x, char *buf, size_t cap) {
-    std::string s;
+char *rttcc_exchange_schedule_text(const rttcc_exchange_t *x) {
     try {
-        s = x->impl->schedule_text();
+        const std::string s = x->impl->schedule_text();
+        char *text = static_cast<char *>(std::malloc(s.size() + 1));
+        if (text) std::memcpy(text, s.c_str(), s.size() + 1);
+        return text;
     } catch (...) {
-        s.clear();
+        return nullptr;
     }
-    if (cap) {
-        const size_t n = std::min(cap - 1, s.size());
-        std::memcpy(buf, s.data(), n);
-        buf[n] = '\0';
-    }
-    return s.size();
 }
 
 const char *rttcc_sched_policy_name(int policy) {

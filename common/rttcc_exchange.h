@@ -89,9 +89,9 @@ typedef struct rttcc_exchange_summary {
 } rttcc_exchange_summary_t;
 void rttcc_exchange_summary(const rttcc_exchange_t *x, rttcc_exchange_summary_t *out);
 /* The latest call's schedule as text: one line per event ("+12.3us start
- * peer 5 rtt 40.1us expected 230.0us"), then what was dropped.  Returns the
- * length it needed (snprintf-like). */
-size_t rttcc_exchange_schedule_text(const rttcc_exchange_t *x, char *buf, size_t cap);
+ * peer 5 rtt 40.1us expected 230.0us"), then what was dropped.  A malloc'd
+ * string the caller frees, or NULL. */
+char *rttcc_exchange_schedule_text(const rttcc_exchange_t *x);
 
 /* The name of a policy, and its value from a name (-1 if unknown). */
 const char *rttcc_sched_policy_name(int policy);
