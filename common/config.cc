@@ -48,7 +48,9 @@ const rttcc_param_t kParams[] = {
      "A peer that acknowledges nothing for this long, despite retransmissions, is declared "
      "dead and the job gets an error, milliseconds",
      RTTCC_PARAM_UINT, 4, nullptr, RTTCC_FIELD(peer_timeout_ms)},
-    {"fast_retrans_dupacks", "Duplicate ACKs that trigger a fast retransmission (0 = never)",
+    {"fast_retrans_dupacks",
+     "Fast retransmit: a segment is resent as lost once a segment of its channel sent this many sequence "
+     "numbers after it has been selectively ACKed (TCP's duplicate-ACK threshold; 0 = resend on timeout only)",
      RTTCC_PARAM_UINT, 5, nullptr, RTTCC_FIELD(fast_retrans_dupacks)},
     {"data_mtu",
      "Data-channel datagram size in bytes including the rttcc header (0 = from the path: "

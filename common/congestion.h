@@ -59,7 +59,7 @@ public:
     virtual ~CongestionControl() = default;
     // An ACK arrived.
     virtual void on_ack(const AckEvent &e) = 0;
-    // A loss signalled by duplicate ACKs.
+    // A loss signalled by selective ACKs (fast retransmit).
     virtual void on_fast_retransmit(nanos now) = 0;
     // A retransmission timeout fired.
     virtual void on_timeout(nanos now) = 0;

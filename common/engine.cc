@@ -26,6 +26,7 @@ Engine::Engine(const rttcc_config_t &config, const rttcc_callbacks_t &callbacks,
       clock_(std::move(clock)),
       verify_source_(wire_->verifies_source()),
       cmd_payload_(config.cmd_mtu - kHeaderSize),
+      sack_words_(std::min<uint32_t>(kMaxSackWords, cmd_payload_ / 8)),
       inline_buffers_(std::max<size_t>(config.inline_max, 1)),
       reassembly_buffers_(config.max_message),
       state_mu_(config.thread_safe),
@@ -53,6 +54,7 @@ Engine::Engine(const rttcc_config_t &config, const rttcc_callbacks_t &callbacks,
         b.peers.resize(cfg_.tx_batch);
         b.kinds.resize(cfg_.tx_batch);
     }
+    batch_[kCmd].sacks.resize(cfg_.tx_batch);
     rx_.resize(cfg_.rx_batch);
     completions_.reserve(256);
     spare_completions_.reserve(256);

@@ -3,12 +3,13 @@
 //   engine.cc         lifetime, peers, the public calls, progress loop
 //   engine_tx.cc      cutting messages into segments, transmission, batching
 //   engine_rx.cc      receiving: validation, sequence check, delivery, reassembly
-//   engine_ack.cc     ACKs: sending (piggy-backed or delayed), processing, fast retransmit
+//   engine_ack.cc     ACKs: sending (piggy-backed or delayed, with SACKs), processing, fast retransmit
 //   engine_loss.cc    retransmission timeouts, backoff, dead peers
 //   engine_rtt.cc     timestamps, RTT samples, congestion control, the RTT table
 //   engine_probe.cc   RTT probes: scheduling, sending, answering, replies
 //   rtt_dump.cc       the RTT table as CSV and JSON
 #pragma once
+#include <array>
 #include <atomic>
 #include <condition_variable>
 #include <memory>
@@ -108,6 +109,7 @@ private:
         std::vector<TxSegment *> segs;      // their segment, nullptr unless kSegment
         std::vector<Peer *> peers;          // their destination
         std::vector<Staged> kinds;          // what each one is
+        std::vector<std::array<uint64_t, kMaxSackWords>> sacks;  // ACKs' SACK payloads (command channel)
         size_t count = 0;
     };
     // When a datagram arrived: the progress call's time and, if the wire
@@ -156,8 +158,10 @@ private:
     void put_ack(Peer &p, PacketHeader &h, nanos now);
     void send_ack(Peer &p, nanos now);
     void send_due_acks(nanos now);
-    void process_ack(Peer &p, const PacketHeader &h, const Arrival &a);
-    void fast_retransmit(Peer &p, nanos now);
+    void attach_sack(Peer &p, PacketHeader &h);
+    void process_ack(Peer &p, const PacketHeader &h, const uint8_t *payload, const Arrival &a);
+    uint32_t take_sack(Peer &p, seq_t ack, const uint8_t *payload, uint32_t words);
+    void detect_losses(Peer &p, nanos now);
 
     // engine_rtt.cc
     void reap_tx_stamps();
@@ -204,6 +208,7 @@ private:
     nanos next_clock_refresh_ = 0;       // when clock_'s offset to our clock is sampled again
     bool verify_source_;                 // the wire names senders: check them
     uint32_t cmd_payload_;               // payload bytes per command-channel datagram
+    uint32_t sack_words_;                // most SACK words an ACK carries (fits cmd_payload_)
     std::vector<std::unique_ptr<Peer>> peers_;  // by caller's index; null where unknown
 
     Pool<TxMessage> messages_;           // message descriptors

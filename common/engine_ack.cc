@@ -1,7 +1,8 @@
-// ACKs: owing, piggy-backing, standalone (delayed or at once), processing,
-// and fast retransmit on duplicate ACKs.
+// ACKs: owing, piggy-backing, standalone (delayed or at once) with selective
+// ACKs, processing, and fast retransmit of the holes SACKs show.
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 
 #include "engine.h"
 
@@ -49,8 +50,23 @@ void Engine::send_ack(Peer &p, nanos now) {
     h.tx_stamp_ns = domain_time(now);
     h.seq = p.echo_seq;  // an ACK has no sequence number of its own: it names what triggered it
     put_ack(p, h, now);
+    attach_sack(p, h);
     ++p.stats.acks_tx;
     ++stats_.acks_tx;
+}
+
+// While segments after a gap have arrived, the standalone ACK names them
+// (wire_format.h): the sender then resends only the holes, all in one round
+// trip, instead of one hole per round trip.
+void Engine::attach_sack(Peer &p, PacketHeader &h) {
+    TxBatch &b = batch_[kCmd];
+    const size_t i = b.count - 1;  // h's datagram: the one just staged
+    const uint32_t words = p.rx.sack(b.sacks[i].data(), sack_words_);
+    if (!words) return;
+    h.payload_len = static_cast<uint16_t>(words * 8);
+    TxDatagram &d = b.dgrams[i];
+    d.iov[1] = {b.sacks[i].data(), words * 8u};
+    d.iovcnt = 2;
 }
 
 // Standalone ACKs for peers whose ACK has waited ack_delay without a ride.
@@ -62,49 +78,96 @@ void Engine::send_due_acks(nanos now) {
     }
 }
 
-void Engine::process_ack(Peer &p, const PacketHeader &h, const Arrival &a) {
+void Engine::process_ack(Peer &p, const PacketHeader &h, const uint8_t *payload, const Arrival &a) {
     const nanos now = a.now;
     const nanos rtt = sample_rtt(p, h, a);
-    uint32_t acked_data = 0;
+    const bool repeats_una = h.ack == p.tx.una() && p.tx.in_flight();
+    uint32_t freed = 0;  // data segments that left the network: their credits come back
     const uint32_t acked = p.tx.ack(h.ack, [&](TxSegment *seg) {
-        acked_data += !seg->cmd_channel;
+        freed += !seg->cmd_channel && !seg->sacked;
         release_segment(*seg, RTTCC_OK);
     });
-    if (acked || rtt) on_acked(p, acked_data, rtt, now);
+    const uint32_t sack_words = h.type == static_cast<uint8_t>(PacketType::ACK) ? h.payload_len / 8u : 0;
+    if (sack_words) freed += take_sack(p, h.ack, payload, sack_words);
+    if (acked || freed || rtt) on_acked(p, freed, rtt, now);
     if (acked) {
         p.last_advance = now;
+        for (int ch = 0; ch < kChannels; ++ch) {  // keeps both near una, across any wrap
+            if (seq_lt(p.sacked_high[ch], p.tx.una())) p.sacked_high[ch] = p.tx.una() - 1;
+            if (seq_lt(p.loss_scan[ch], p.tx.una())) p.loss_scan[ch] = p.tx.una();
+        }
         if (p.recovering) resend_partial(p);
-        p.dup_acks = 0;
         ++p.stats.acks_rx;
         ++stats_.acks_rx;
-        if (!p.pending.empty() && !p.sends_link.linked()) sends_.push_back(p);
-        return;
+    } else if (repeats_una && h.type == static_cast<uint8_t>(PacketType::ACK)) {
+        ++p.stats.dup_acks;
+        ++stats_.dup_acks;
     }
-    // A duplicate ACK: a standalone ACK that repeats `una`, triggered by a
-    // later segment of the same channel.  Each channel is FIFO, so that later
-    // segment overtook `una` only if `una` was lost; a segment of the other
-    // channel overtaking it is just the two channels racing.
-    if (h.type != static_cast<uint8_t>(PacketType::ACK) || h.ack != p.tx.una()) return;
-    const TxSegment *una = p.tx.at(p.tx.una());
-    const TxSegment *trigger = p.tx.at(h.seq);
-    if (!una || !trigger || trigger == una || trigger->cmd_channel != una->cmd_channel) return;
-    ++p.dup_acks;
-    ++p.stats.dup_acks;
-    ++stats_.dup_acks;
-    if (cfg_.fast_retrans_dupacks && p.dup_acks == cfg_.fast_retrans_dupacks) fast_retransmit(p, now);
+    if (sack_words && cfg_.fast_retrans_dupacks) detect_losses(p, now);
+    if ((acked || freed) && !p.pending.empty() && !p.sends_link.linked()) sends_.push_back(p);
 }
 
-void Engine::fast_retransmit(Peer &p, nanos now) {
-    TxSegment *seg = p.tx.at(p.tx.una());
-    if (!seg || !seg->in_hotel) return;  // already queued for a resend
-    hotel_.check_out(*seg);
-    ++seg->retries;
-    ++p.stats.retx;
-    ++stats_.retx;
-    ++p.stats.retx_fast;
-    ++stats_.retx_fast;
-    on_loss(p, /*timeout=*/false, now);
-    transmit(*seg, now);
+// Marks what a SACK names as arrived: out of the hotel (no timer, never
+// resent) and, for data segments, off the credits.  Returns how many data
+// segments it newly marked.  Bits naming segments not in flight (ACKed
+// since, or bogus) are ignored.
+uint32_t Engine::take_sack(Peer &p, seq_t ack, const uint8_t *payload, uint32_t words) {
+    uint32_t freed = 0;
+    for (uint32_t w = 0; w < words; ++w) {
+        uint64_t bits;
+        std::memcpy(&bits, payload + 8 * w, sizeof bits);
+        for (; bits; bits &= bits - 1) {
+            const seq_t s = ack + 1 + 64 * w + static_cast<seq_t>(__builtin_ctzll(bits));
+            TxSegment *seg = p.tx.at(s);
+            if (!seg || seg->sacked) continue;
+            seg->sacked = true;
+            if (seg->in_hotel)
+                hotel_.check_out(*seg);
+            else if (seg->link.linked())
+                resends_.remove(*seg);  // due for a resend it no longer needs
+            seq_t &high = p.sacked_high[seg->cmd_channel ? kCmd : kData];
+            if (seq_gt(s, high)) high = s;
+            if (!seg->cmd_channel) {
+                --p.data_in_flight;
+                ++freed;
+            }
+        }
+    }
+    return freed;
+}
+
+// Fast retransmit from SACKs: a segment is lost once a segment of its own
+// channel sent fast_retrans_dupacks sequence numbers or more after it has
+// arrived (each channel is FIFO, so only a loss lets later ones overtake it;
+// the other channel overtaking it is just the two racing).  Every hole is
+// resent at once, once: a resend lost again waits for the timer.  The scan
+// resumes where the last one stopped, so each ACK costs only what it newly
+// condemns.
+//
+//   una                          scan          high - thresh      high
+//    |  x  s  s  x  s  s  s  s  s  |  s  x  s  s  |  s  s  s  s  s  |
+//    |<-- resent earlier --------->|<-- lost now ->|<-- may still come
+void Engine::detect_losses(Peer &p, nanos now) {
+    const seq_t una = p.tx.una();
+    uint32_t lost = 0;
+    for (int ch = 0; ch < kChannels; ++ch) {
+        if (seq_lt(p.sacked_high[ch], una)) continue;  // nothing of this channel SACKed
+        const seq_t last = p.sacked_high[ch] - cfg_.fast_retrans_dupacks;
+        seq_t s = seq_lt(p.loss_scan[ch], una) ? una : p.loss_scan[ch];
+        for (; seq_le(s, last); ++s) {
+            TxSegment *seg = p.tx.at(s);
+            if (!seg || seg->sacked || seg->cmd_channel != (ch == kCmd) || !seg->in_hotel) continue;
+            if (!lost++) on_loss(p, /*timeout=*/false, now);  // one window cut for the whole burst
+            hotel_.check_out(*seg);
+            ++seg->retries;
+            ++p.stats.retx;
+            ++stats_.retx;
+            ++p.stats.retx_fast;
+            ++stats_.retx_fast;
+            transmit(*seg, now);
+        }
+        p.loss_scan[ch] = s;
+    }
 }
 
 }  // namespace rttcc

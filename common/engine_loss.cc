@@ -33,14 +33,15 @@ void Engine::expire_timers(nanos now) {
 }
 
 // A partial ACK while recovering from a timeout: the new oldest segment was
-// sent before the timeout and is presumed lost too.
+// sent before the timeout and is presumed lost too (unless SACKs had it
+// resent since).
 void Engine::resend_partial(Peer &p) {
     if (!seq_lt(p.tx.una(), p.recover)) {
         p.recovering = false;
         return;
     }
     TxSegment *seg = p.tx.at(p.tx.una());
-    if (!seg || !seg->in_hotel) return;
+    if (!seg || !seg->in_hotel || seg->last_tx >= p.recovery_start) return;
     hotel_.check_out(*seg);
     resends_.push_back(*seg);
 }
@@ -73,6 +74,7 @@ void Engine::serve_resends(nanos now) {
                 if (!p.recovering) on_loss(p, /*timeout=*/true, now);  // once per RTO, not per segment
                 p.recovering = true;
                 p.recover = p.tx.next();
+                p.recovery_start = now;
             }
         }
         transmit(*seg, now);

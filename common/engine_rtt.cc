@@ -129,7 +129,7 @@ void Engine::on_acked(Peer &p, uint32_t acked_data, nanos rtt, nanos now) {
     if (rtt || p.cc) publish(p, now);
 }
 
-// A segment was lost: retransmission timeout, or duplicate ACKs.
+// A segment was lost: retransmission timeout, or a hole SACKs showed.
 void Engine::on_loss(Peer &p, bool timeout, nanos now) {
     if (p.cc) {
         if (timeout)

@@ -69,7 +69,7 @@ bool Engine::handle_datagram(Channel ch, const RxDatagram &d, nanos now) {
         default:
             break;
     }
-    if (h->flags & kFlagAckValid) process_ack(*p, *h, a);
+    if (h->flags & kFlagAckValid) process_ack(*p, *h, d.buf + kHeaderSize, a);
     const bool fresh = h->type != static_cast<uint8_t>(PacketType::ACK) && accept_segment(*p, *h, a);
     flush_all();  // nothing staged may outlive the lock (an ACK could free its segment)
     if (!fresh) return false;
@@ -153,7 +153,8 @@ bool Engine::accept_segment(Peer &p, const PacketHeader &h, const Arrival &a) {
     }
     p.stats.bytes_rx += h.payload_len;
     stats_.bytes_rx += h.payload_len;
-    // A gap opening or closing is news for the sender's fast retransmit.
+    // A gap opening or closing is news for the sender's fast retransmit: ACK
+    // at once (with the SACK while the gap lasts).
     owe_ack(p, h, a, gap_before || p.rx.has_gap());
     return true;
 }

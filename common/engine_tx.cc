@@ -218,7 +218,7 @@ void Engine::release_segment(TxSegment &seg, int status) {
         hotel_.check_out(seg);
     else if (seg.link.linked())
         resends_.remove(seg);
-    if (!seg.cmd_channel) --seg.peer->data_in_flight;
+    if (!seg.cmd_channel && !seg.sacked) --seg.peer->data_in_flight;  // a SACK gave it back already
     TxMessage &m = *seg.msg;
     --m.in_flight;
     if (m.complete()) finish_message(m, status);

@@ -25,7 +25,7 @@ bool FaultyWire::release_held(Channel ch) {
 int FaultyWire::tx_burst(Channel ch, TxDatagram *d, int n) {
     for (int i = 0; i < n; ++i) {
         TxDatagram dg = d[i];
-        if (roll(rates_.drop)) {
+        if ((drop_if && drop_if(ch, dg)) || roll(rates_.drop)) {
             ++injected;
             continue;
         }

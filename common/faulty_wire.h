@@ -1,7 +1,9 @@
 // A wire decorator that injects faults on transmit (testing only): drop,
-// duplicate, reorder (hold one datagram back behind the next) and truncate.
+// duplicate, reorder (hold one datagram back behind the next) and truncate,
+// at random rates, and drops chosen datagrams (drop_if).
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -35,6 +37,7 @@ public:
     int tx_burst(Channel ch, TxDatagram *d, int n) override;
 
     uint64_t injected = 0;  // faults injected so far
+    std::function<bool(Channel, const TxDatagram &)> drop_if;  // drops what it accepts (unit tests)
 
 private:
     bool roll(uint32_t per_million);

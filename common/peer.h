@@ -62,6 +62,7 @@ struct Peer {
     bool recovering = false;           // a timeout resent `una`; until una passes `recover`,
     seq_t recover = 0;                 //   each ACK that moves the window resends the new una
                                        //   at once (NewReno's partial ACKs: one hole per RTT)
+    nanos recovery_start = 0;          //   unless it was sent again since that timeout
 
     // Sending.
     SendWindow tx;                                // segments in flight
@@ -69,7 +70,11 @@ struct Peer {
     List<TxMessage, &TxMessage::link> pending;    // messages not yet fully cut
     Link sends_link;                              // in the engine's peers-with-sends queue
     uint32_t next_msg_id = 1;                     // id for the next cut message
-    uint32_t dup_acks = 0;                        // duplicate ACKs in a row
+    // Selective ACKs, per channel (engine_ack.cc): the newest segment SACKed,
+    // and where the loss scan resumes.  Both are kept at or after una - 1
+    // (so that modular comparisons with una stay valid).
+    seq_t sacked_high[kChannels] = {kFirstSeq - 1, kFirstSeq - 1};
+    seq_t loss_scan[kChannels] = {kFirstSeq, kFirstSeq};
     RttEstimator rtt;                             // round trips to this peer (the table, CC)
     RttEstimator response;                        // time until its ACKs arrive, holds included: the RTO
     uint32_t last_echo = 0;                       // transmission id of the latest RTT sample

@@ -42,7 +42,7 @@ typedef struct rttcc_config {
     double rtt_alpha;               /* RFC 6298 SRTT gain */
     double rtt_beta;                /* RFC 6298 RTTVAR gain */
     unsigned peer_timeout_ms;       /* unanswered this long: the peer is dead */
-    unsigned fast_retrans_dupacks;  /* duplicate ACKs that trigger a resend */
+    unsigned fast_retrans_dupacks;  /* SACKed later segments of a channel that make a hole lost */
     unsigned data_mtu;              /* data datagram size, 0 = from the path */
     unsigned cmd_mtu;               /* command-channel datagram size */
     unsigned inline_max;            /* messages up to this size are copied */

@@ -62,11 +62,11 @@ typedef struct rttcc_callbacks {
     X(segs_ooo, "segments accepted out of order (after a gap)")                    \
     X(retx, "segments retransmitted (timeout or fast retransmit)")                 \
     X(retx_timeout, "retransmissions caused by a retransmission timeout")          \
-    X(retx_fast, "retransmissions caused by duplicate ACKs")                       \
+    X(retx_fast, "fast retransmissions (holes shown by selective ACKs)")           \
     X(acks_tx, "standalone ACK packets sent")                                      \
     X(acks_piggy, "ACKs piggy-backed on data segments")                            \
     X(acks_rx, "ACKs received that advanced the window")                           \
-    X(dup_acks, "duplicate ACKs received")                                         \
+    X(dup_acks, "duplicate ACKs received (standalone ACKs repeating una)")         \
     X(dup_segs, "duplicate or old segments received (dropped, ACKed at once)")     \
     X(drops, "received datagrams dropped, all reasons")                            \
     X(drop_malformed, "dropped: too short, bad length or bad fields")              \

@@ -35,7 +35,9 @@ struct TxMessage {
 
 // One segment in flight: from its first transmission until it is ACKed.
 //   states: in the hotel (timer running) -> on the resend list -> back in the
-//   hotel after the resend -> freed on ACK.  Exactly one of those at a time.
+//   hotel after the resend -> freed on ACK.  Exactly one of those at a time,
+//   except that a SACKed segment is in none: it arrived, and only waits for
+//   the cumulative ACK to free it.
 struct TxSegment {
     Link link;                 // hotel room or engine resend list
     Peer *peer = nullptr;      // destination
@@ -53,6 +55,7 @@ struct TxSegment {
     bool cmd_channel = false;  // travels on the command channel
     bool in_hotel = false;     // checked into the hotel (else on the resend list, or nowhere)
     bool refused = false;      // on the resend list because the wire was full, not lost
+    bool sacked = false;       // a selective ACK says it arrived: no timer, no credit
 };
 
 // Names one transmission of one segment: the low 16 bits of its sequence

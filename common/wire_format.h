@@ -14,7 +14,8 @@ namespace rttcc {
 #define RTTCC_PACKET_TYPES(X)                                                      \
     X(DATA, 1)  /* a whole message in one segment */                                \
     X(CHUNK, 2) /* one chunk of a message larger than a segment */                  \
-    X(ACK, 3)   /* a standalone cumulative ACK (no sequence number of its own) */      \
+    X(ACK, 3)   /* a standalone cumulative ACK (no sequence number of its own), */     \
+                /* with a SACK bitmap as payload while the receiver has a gap */      \
     X(PROBE, 4) /* an RTT probe (unsequenced, command channel): seq = probe id */     \
     X(PROBE_REPLY, 5) /* its answer: seq = probe id, ack_delay_ns = hold time */     \
     X(PUT, 6) /* a chunk of a one-sided put: lands at put_addr (regions.h) */
@@ -37,7 +38,16 @@ inline const char *packet_type_name(PacketType t) {
 }
 
 constexpr uint16_t kMagic = 0x5452;  // "RT"
-constexpr uint8_t kVersion = 1;
+constexpr uint8_t kVersion = 2;  // 2: ACKs carry SACK bitmaps
+
+// An ACK's payload, when there is one, is the selective ACK: 64-bit words,
+// bit i (word i / 64, bit i % 64) set if segment ack + 1 + i has arrived.
+//
+//     ack (missing)   ack+1 ....................... ack+64  ack+65 ...
+//        x            bit 0 of word 0 ............. bit 63  bit 0 of word 1
+//
+// At most kMaxSackWords words: arrivals further ahead are not reported.
+constexpr uint32_t kMaxSackWords = 64;
 
 enum HeaderFlags : uint8_t {
     kFlagAckValid = 1u << 0,  // `ack`, `echo_tx_id`, `ack_delay_ns` carry an ACK
@@ -92,7 +102,8 @@ inline Verdict check_header(const void *buf, size_t len, uint32_t job_key, const
                 return Verdict::kMalformed;
             break;
         case PacketType::ACK:
-            if (h->payload_len != 0 || !(h->flags & kFlagAckValid)) return Verdict::kMalformed;
+            if (h->payload_len % 8 || h->payload_len > kMaxSackWords * 8 || !(h->flags & kFlagAckValid))
+                return Verdict::kMalformed;
             break;
         case PacketType::PROBE:
             if (h->flags & kFlagAckValid) return Verdict::kMalformed;

@@ -84,7 +84,7 @@ struct Node {
     std::function<void(uint32_t)> add_unknown;  // how to add one, if set
     std::vector<uint8_t> address;       // what this node publishes
     std::unique_ptr<rttcc::Engine> engine;
-    rttcc::FaultyWire *faults = nullptr;  // set when faults were asked for
+    rttcc::FaultyWire *faults = nullptr;  // fault injection (rates, drop_if)
     StampingWire *stamps = nullptr;       // set when kernel-like stamps were asked for
 
     static void on_recv(void *u, uint32_t peer, uint8_t tag, const void *d, size_t n) {
@@ -132,11 +132,9 @@ inline std::vector<std::unique_ptr<Node>> make_nodes(rttcc::MemNetwork &net, int
         rttcc_config_t cfg = test_config(static_cast<uint32_t>(i));
         if (tune) tune(cfg);
         std::unique_ptr<rttcc::Wire> wire = std::make_unique<rttcc::MemWire>(net);
-        if (faults.any()) {
-            auto fw = std::make_unique<rttcc::FaultyWire>(std::move(wire), faults, 1000 + i);
-            node->faults = fw.get();
-            wire = std::move(fw);
-        }
+        auto fw = std::make_unique<rttcc::FaultyWire>(std::move(wire), faults, 1000 + i);
+        node->faults = fw.get();  // with no rates and no drop_if it only passes datagrams on
+        wire = std::move(fw);
         if (kernel_stamps) {
             auto sw = std::make_unique<StampingWire>(std::move(wire), rttcc::usec(3), rttcc::usec(2));
             node->stamps = sw.get();

@@ -59,6 +59,39 @@ static void test_timeouts_resend_only_the_lost(void **) {
     assert_true(nodes[1]->engine->stats().dup_segs <= 2 * lost + 4);
 }
 
+// Selective ACKs: a burst of 30 consecutive data segments lost in the middle
+// of a message is resent whole within a round trip, each hole once, without
+// waiting for the timer (2 s here; NewReno alone, one hole per round trip,
+// needs the timer for all but the first).
+static void test_sack_resends_a_lost_burst_at_once(void **) {
+    MemNetwork net(4000);
+    auto nodes = make_nodes(net, 2, {}, [](rttcc_config_t &c) {
+        c.retrans_timeout_us = c.min_rto_us = 2000000;
+        c.max_rto_us = 4000000;
+    });
+    const seq_t first = Peer::kFirstSeq;
+    nodes[0]->faults->drop_if = [&](Channel ch, const TxDatagram &d) {
+        const auto *h = static_cast<const PacketHeader *>(d.iov[0].iov_base);
+        const uint32_t nth = h->seq - first;
+        return ch == kData && (h->tx_id & 0xffffu) == 1 && nth >= 20 && nth < 50;  // first transmissions only
+    };
+    const std::vector<uint8_t> msg = make_message(7, 400000);  // ~100 segments
+    iovec iov{const_cast<uint8_t *>(msg.data()), msg.size()};
+    const nanos start = monotonic_now();
+    int cookie;
+    assert_int_equal(nodes[0]->engine->send(1, 3, &iov, 1, &cookie), RTTCC_OK);
+    assert_true(run_until(nodes, [&] { return nodes[0]->completed.size() == 1; }, 10));
+    assert_true(monotonic_now() - start < msec(1500));  // no timer could have fired
+    assert_int_equal(nodes[1]->received.size(), 1);
+    assert_true(nodes[1]->received[0].bytes == msg);
+    const rttcc_stats_t s = nodes[0]->engine->stats();
+    assert_int_equal(s.retx_timeout, 0);
+    assert_int_equal(s.retx_fast, 30);
+    assert_int_equal(s.retx, 30);
+    assert_int_equal(nodes[1]->engine->stats().dup_segs, 0);  // what arrived was never sent twice
+    assert_int_equal(nodes[0]->engine->peer(1)->data_in_flight, 0);  // every credit came back
+}
+
 static void test_ack_delay_is_subtracted(void **) {
     MemNetwork net(4000);
     // The receiver holds standalone ACKs for 30 ms (well inside the RTO, so
@@ -179,6 +212,7 @@ int main() {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_size_arrives_intact),
         cmocka_unit_test(test_drops_are_recovered),
+        cmocka_unit_test(test_sack_resends_a_lost_burst_at_once),
         cmocka_unit_test(test_timeouts_resend_only_the_lost),
         cmocka_unit_test(test_ack_delay_is_subtracted),
         cmocka_unit_test(test_duplicates_are_delivered_once),

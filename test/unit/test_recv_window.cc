@@ -1,4 +1,5 @@
-// recv_window.h: in order, out of order, duplicates, beyond the window, wrap.
+// recv_window.h: in order, out of order, duplicates, beyond the window, wrap,
+// and the selective ACK bitmap.
 #include "cmocka_cxx.h"
 #include "recv_window.h"
 
@@ -45,12 +46,45 @@ static void test_reverse_arrival_across_wrap(void **) {
         assert_int_equal(static_cast<int>(w.arrive(first + static_cast<seq_t>(i))), static_cast<int>(A::kDuplicate));
 }
 
+// The SACK names exactly the arrivals after the gap, at any position of the
+// ring and across the sequence wrap, and shrinks as the gap closes.
+static void test_sack_names_the_arrivals_after_the_gap(void **) {
+    for (const seq_t first : {seq_t{0}, seq_t{100}, seq_t{0xffffff00u}}) {
+        RecvWindow w(256, first);
+        uint64_t words[4] = {};
+        assert_int_equal(w.sack(words, 4), 0);  // no gap, no SACK
+        assert_int_equal(static_cast<int>(w.arrive(first)), static_cast<int>(A::kNew));
+        // first + 1 is missing; these arrive: +2, +3, +65, +66, +200.
+        const int after[] = {2, 3, 65, 66, 200};
+        for (int d : after) w.arrive(first + static_cast<seq_t>(d));
+        assert_int_equal(w.next(), first + 1);
+        assert_int_equal(w.sack(words, 4), 4);  // bits for +2 .. +200: 199 bits
+        uint64_t want[4] = {};
+        for (int d : after) {
+            const int bit = d - 2;  // bit i = next + 1 + i
+            want[bit / 64] |= 1ull << (bit % 64);
+        }
+        for (int i = 0; i < 4; ++i) assert_true(words[i] == want[i]);
+        assert_int_equal(w.sack(words, 1), 1);  // capped: the first word only
+        assert_true(words[0] == want[0]);
+        w.arrive(first + 1);  // closes the first gap: next = first + 4
+        assert_int_equal(w.next(), first + 4);
+        assert_int_equal(w.sack(words, 4), 4);  // +65, +66 and +200 after next + 1 = +5
+        assert_true(words[0] == 3ull << 60 && words[1] == 0 && words[2] == 0 && words[3] == 1ull << 3);
+        for (int d = 4; d < 200; ++d) w.arrive(first + static_cast<seq_t>(d));
+        assert_int_equal(w.next(), first + 201);
+        assert_false(w.has_gap());
+        assert_int_equal(w.sack(words, 4), 0);
+    }
+}
+
 int main() {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_in_order_advances_without_bitmap),
         cmocka_unit_test(test_out_of_order_fills_gap),
         cmocka_unit_test(test_beyond_window_is_refused),
         cmocka_unit_test(test_reverse_arrival_across_wrap),
+        cmocka_unit_test(test_sack_names_the_arrivals_after_the_gap),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

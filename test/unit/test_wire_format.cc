@@ -39,6 +39,9 @@ static void test_valid_packets_pass(void **) {
     assert_int_equal(static_cast<int>(check(datagram(PacketType::DATA, 0))), static_cast<int>(Verdict::kOk));
     assert_int_equal(static_cast<int>(check(datagram(PacketType::CHUNK, 100))), static_cast<int>(Verdict::kOk));
     assert_int_equal(static_cast<int>(check(datagram(PacketType::ACK, 0))), static_cast<int>(Verdict::kOk));
+    assert_int_equal(static_cast<int>(check(datagram(PacketType::ACK, 8))), static_cast<int>(Verdict::kOk));
+    assert_int_equal(static_cast<int>(check(datagram(PacketType::ACK, kMaxSackWords * 8))),
+                     static_cast<int>(Verdict::kOk));
     assert_int_equal(static_cast<int>(check(datagram(PacketType::PUT, 100))), static_cast<int>(Verdict::kOk));
     assert_int_equal(static_cast<int>(check(datagram(PacketType::PROBE, 64))), static_cast<int>(Verdict::kOk));
     assert_int_equal(static_cast<int>(check(datagram(PacketType::PROBE_REPLY, 0))), static_cast<int>(Verdict::kOk));
@@ -73,6 +76,10 @@ static void test_bad_fields_are_malformed(void **) {
     assert_int_equal(static_cast<int>(check(b)), static_cast<int>(Verdict::kMalformed));
     b = datagram(PacketType::ACK, 0);
     hdr(b)->flags = 0;  // an ACK without an ACK
+    assert_int_equal(static_cast<int>(check(b)), static_cast<int>(Verdict::kMalformed));
+    b = datagram(PacketType::ACK, 12);  // a SACK of whole words only
+    assert_int_equal(static_cast<int>(check(b)), static_cast<int>(Verdict::kMalformed));
+    b = datagram(PacketType::ACK, (kMaxSackWords + 1) * 8);  // a SACK longer than any window we report
     assert_int_equal(static_cast<int>(check(b)), static_cast<int>(Verdict::kMalformed));
     b = datagram(PacketType::DATA, 8);
     hdr(b)->put_addr = 0x1000;  // only a PUT names a place to land
