@@ -122,20 +122,20 @@ if awk -v r="$ratio" 'BEGIN { exit !(r >= 3) }'; then
 else
     bad "RTT table under load: shaped peer's srtt only ${ratio}x the others' (wanted >= 3): $(tr '\n' ';' <"$build/cc")"
 fi
-# (B) against none: fewer drops and at least 90% of its throughput.  (The
-#     pings' p50 is reported, not required: since timeouts resend only the
-#     oldest segment, none no longer collapses here (p50 0.4 ms, 466 drops,
-#     16 MB/s, against 12 ms, 9700 drops, 11 MB/s before), and aimd's
-#     standing queue now gives it the higher p50.)
+# (B) against none: fewer drops, a shorter queue (the pings' p50) and at
+#     least 80% of its throughput.  With selective ACKs none keeps the 200-
+#     packet queue full at line rate (17.8 MB/s, p50 15.8 ms, 2820 drops);
+#     aimd holds it near 1.2 ms at 96% of that, swift near 0.6 ms at 86%:
+#     the throughput a delay target gives up on a link this slow.
 for cc in aimd swift; do
     if awk -v d="$(cc_med "$cc" drops)" -v nd="$(cc_med none drops)" -v p="$(cc_med "$cc" p50_us)" \
            -v np="$(cc_med none p50_us)" -v m="$(cc_med "$cc" MBps)" -v nm="$(cc_med none MBps)" \
            'function num(x) { return x ~ /^[0-9.]+$/ }
             BEGIN { exit !(num(d) && num(nd) && num(p) && num(np) && num(m) && num(nm) &&
-                           d < nd && m >= 0.9 * nm) }'; then
+                           d < nd && p < np && m >= 0.8 * nm) }'; then
         ok "cc=$cc on a congested link: $(cc_report "$cc") vs $(cc_report none)"
     else
-        bad "cc=$cc on a congested link: wanted fewer drops and >= 90% of the throughput: $(cc_report "$cc") vs $(cc_report none)"
+        bad "cc=$cc on a congested link: wanted fewer drops, a lower ping p50 and >= 80% of the throughput: $(cc_report "$cc") vs $(cc_report none)"
     fi
 done
 
