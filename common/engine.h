@@ -143,6 +143,7 @@ private:
     void flush_all();
     void fill_payload(TxDatagram &d, const TxMessage &m, uint32_t offset, uint32_t len) const;
     void finish_message(TxMessage &m, int status);
+    void unschedule(TxSegment &seg);
     void release_segment(TxSegment &seg, int status);
     Channel channel_for(const TxMessage &m) const;
 

@@ -121,10 +121,7 @@ uint32_t Engine::take_sack(Peer &p, seq_t ack, const uint8_t *payload, uint32_t 
             TxSegment *seg = p.tx.at(s);
             if (!seg || seg->sacked) continue;
             seg->sacked = true;
-            if (seg->in_hotel)
-                hotel_.check_out(*seg);
-            else if (seg->link.linked())
-                resends_.remove(*seg);  // due for a resend it no longer needs
+            unschedule(*seg);
             seq_t &high = p.sacked_high[seg->cmd_channel ? kCmd : kData];
             if (seq_gt(s, high)) high = s;
             if (!seg->cmd_channel) {
@@ -153,7 +150,7 @@ void Engine::detect_losses(Peer &p, nanos now) {
     for (int ch = 0; ch < kChannels; ++ch) {
         if (seq_lt(p.sacked_high[ch], una)) continue;  // nothing of this channel SACKed
         const seq_t last = p.sacked_high[ch] - cfg_.fast_retrans_dupacks;
-        seq_t s = seq_lt(p.loss_scan[ch], una) ? una : p.loss_scan[ch];
+        seq_t s = p.loss_scan[ch];  // >= una: process_ack keeps it there
         for (; seq_le(s, last); ++s) {
             TxSegment *seg = p.tx.at(s);
             if (!seg || seg->sacked || seg->cmd_channel != (ch == kCmd) || !seg->in_hotel) continue;

@@ -213,11 +213,17 @@ void Engine::finish_message(TxMessage &m, int status) {
     messages_.put(&m);
 }
 
-void Engine::release_segment(TxSegment &seg, int status) {
+// Stops whatever would send the segment again: its timer, or its place on
+// the resend list.
+void Engine::unschedule(TxSegment &seg) {
     if (seg.in_hotel)
         hotel_.check_out(seg);
     else if (seg.link.linked())
         resends_.remove(seg);
+}
+
+void Engine::release_segment(TxSegment &seg, int status) {
+    unschedule(seg);
     if (!seg.cmd_channel && !seg.sacked) --seg.peer->data_in_flight;  // a SACK gave it back already
     TxMessage &m = *seg.msg;
     --m.in_flight;
