@@ -251,9 +251,13 @@ bool restart_stamp_keys(int fd, StampMode mode, std::string *err) {
     return set_flags(fd, socket_flags(mode, false), err) && set_flags(fd, socket_flags(mode, true), err);
 }
 
+// Software mode stamps a datagram as it enters the device's queue discipline
+// (SCHED), not as the driver takes it (SND): the time it then waits in the
+// host's own queue is part of its path, and a sender that cannot see that
+// queue fills it and delays its own ACKs.  The NIC stamps the wire time.
 size_t put_tx_request(uint8_t *at, StampMode mode, bool explicit_key, uint32_t key) {
-    uint32_t flags = SOF_TIMESTAMPING_TX_SOFTWARE;
-    if (mode == StampMode::kHardware) flags |= SOF_TIMESTAMPING_TX_HARDWARE;
+    const uint32_t flags = mode == StampMode::kHardware ? SOF_TIMESTAMPING_TX_SOFTWARE | SOF_TIMESTAMPING_TX_HARDWARE
+                                                        : SOF_TIMESTAMPING_TX_SCHED;
     size_t used = put_cmsg(at, SOL_SOCKET, SO_TIMESTAMPING_OLD, &flags, sizeof flags);
     if (explicit_key) used += put_cmsg(at + used, SOL_SOCKET, SCM_TS_OPT_ID, &key, sizeof key);
     return used;
@@ -279,7 +283,7 @@ bool parse_tx_report(const msghdr &m, TxReport *out) {
             if (len < sizeof ee) return;
             std::memcpy(&ee, data, sizeof ee);
             have_key = ee.ee_origin == SO_EE_ORIGIN_TIMESTAMPING && ee.ee_errno == ENOMSG &&
-                       ee.ee_info == SCM_TSTAMP_SND;
+                       (ee.ee_info == SCM_TSTAMP_SND || ee.ee_info == SCM_TSTAMP_SCHED);
             out->key = ee.ee_data;
         }
     });

@@ -122,6 +122,14 @@ void test_parse_tx_report(void **) {
     assert_true(parse_tx_report(m, &r));
     assert_int_equal(r.key, 7);
     assert_int_equal(r.stamp.hardware, 4 * kSec);
+
+    Control sched;  // software mode asks for the stamp at the queue discipline
+    sched.add_err(9, SO_EE_ORIGIN_TIMESTAMPING, SCM_TSTAMP_SCHED);
+    sched.add_stamps(5 * kSec, 0);
+    m = sched.msg();
+    assert_true(parse_tx_report(m, &r));
+    assert_int_equal(r.key, 9);
+    assert_int_equal(r.stamp.software, 5 * kSec);
 }
 
 void test_parse_tx_report_refuses_other_errors(void **) {
@@ -132,10 +140,10 @@ void test_parse_tx_report_refuses_other_errors(void **) {
     msghdr m = icmp.msg();
     assert_false(parse_tx_report(m, &r));
 
-    Control sched;  // a stamp type never asked for
-    sched.add_err(1, SO_EE_ORIGIN_TIMESTAMPING, SCM_TSTAMP_SCHED);
-    sched.add_stamps(kSec, 0);
-    m = sched.msg();
+    Control acked;  // a stamp type never asked for (TCP's)
+    acked.add_err(1, SO_EE_ORIGIN_TIMESTAMPING, SCM_TSTAMP_ACK);
+    acked.add_stamps(kSec, 0);
+    m = acked.msg();
     assert_false(parse_tx_report(m, &r));
 
     Control no_stamp;
