@@ -134,6 +134,8 @@ private:
     int send_message(uint32_t peer, uint8_t tag, uint64_t put_addr, const iovec *iov, int iovcnt, void *cookie);
     int submit(uint32_t peer, TxMessage &m, bool only_if_open, rttcc_fill_fn fill, void *ctx);
     bool has_room(const Peer &p, const TxMessage &m) const;
+    uint32_t data_cap(const Peer &p) const;
+    bool sender_waits(const Peer &p, const TxSegment &seg) const;
     void pump(Peer &p, nanos now, uint32_t budget);
     void serve_sends(nanos now);
     void cut_segment(Peer &p, TxMessage &m, nanos now);

@@ -104,7 +104,7 @@ void Engine::process_ack(Peer &p, const PacketHeader &h, const uint8_t *payload,
         ++stats_.dup_acks;
     }
     if (sack_words && cfg_.fast_retrans_dupacks) detect_losses(p, now);
-    if ((acked || freed) && !p.pending.empty() && !p.sends_link.linked()) sends_.push_back(p);
+    if ((acked || freed) && p.has_pending() && !p.sends_link.linked()) sends_.push_back(p);
 }
 
 // Marks what a SACK names as arrived: out of the hotel (no timer, never

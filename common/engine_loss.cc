@@ -92,7 +92,8 @@ void Engine::declare_dead(Peer &p, nanos now, const TxSegment &oldest) {
     p.dead = true;
     dead_.push_back({p.id, why});
     p.tx.clear([&](TxSegment *seg) { release_segment(*seg, RTTCC_ERR_UNREACH); });
-    while (TxMessage *m = p.pending.pop_front()) finish_message(*m, RTTCC_ERR_UNREACH);
+    for (auto &queue : p.pending)
+        while (TxMessage *m = queue.pop_front()) finish_message(*m, RTTCC_ERR_UNREACH);
     if (p.sends_link.linked()) sends_.remove(p);
     if (p.ack_link.linked()) acks_.remove(p);
     p.ack_owed = false;

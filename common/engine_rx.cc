@@ -154,8 +154,9 @@ bool Engine::accept_segment(Peer &p, const PacketHeader &h, const Arrival &a) {
     p.stats.bytes_rx += h.payload_len;
     stats_.bytes_rx += h.payload_len;
     // A gap opening or closing is news for the sender's fast retransmit: ACK
-    // at once (with the SACK while the gap lasts).
-    owe_ack(p, h, a, gap_before || p.rx.has_gap());
+    // at once (with the SACK while the gap lasts); so is a segment the
+    // sender is waiting on (kFlagAckNow).
+    owe_ack(p, h, a, gap_before || p.rx.has_gap() || (h.flags & kFlagAckNow));
     return true;
 }
 

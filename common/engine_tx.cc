@@ -16,7 +16,7 @@ int Engine::submit(uint32_t index, TxMessage &proto, bool only_if_open, rttcc_fi
         std::lock_guard<MaybeMutex> g(state_mu_);
         Peer *p = index < peers_.size() ? peers_[index].get() : nullptr;
         if (!p || p->dead) return RTTCC_ERR_UNREACH;
-        if (only_if_open && (!p->pending.empty() || !has_room(*p, proto))) {
+        if (only_if_open && (!p->pending[channel_for(proto)].empty() || !has_room(*p, proto))) {
             ++p->stats.window_stalls;
             ++stats_.window_stalls;
             return RTTCC_ERR_BUSY;
@@ -31,7 +31,7 @@ int Engine::submit(uint32_t index, TxMessage &proto, bool only_if_open, rttcc_fi
         }
         ++stats_.msgs_tx;
         ++p->stats.msgs_tx;
-        p->pending.push_back(m);
+        p->pending[channel_for(m)].push_back(m);
         pump(*p, now, UINT32_MAX);
         flush_all();
     }
@@ -43,30 +43,48 @@ Channel Engine::channel_for(const TxMessage &m) const {
     return m.len <= cmd_payload_ ? kCmd : kData;
 }
 
-// The window bounds every segment; data-channel segments are further held
-// to the send credits and, with congestion control, to the congestion window.
-bool Engine::has_room(const Peer &p, const TxMessage &m) const {
-    if (p.tx.full()) return false;
-    if (channel_for(m) == kCmd) return true;
-    const uint32_t cap = p.cc ? std::min(cfg_.send_credits, p.cc->window()) : cfg_.send_credits;
-    return p.data_in_flight < cap;
+// Data-channel segments a peer may have in flight: the send credits and,
+// with congestion control, the congestion window.
+uint32_t Engine::data_cap(const Peer &p) const {
+    return p.cc ? std::min(cfg_.send_credits, p.cc->window()) : cfg_.send_credits;
 }
 
-// Cuts and sends the peer's queued messages while its window, its credits
-// and the wire allow; keeps the peer in the sends queue while it could go on.
+// The window bounds every segment; data-channel segments are further held
+// to data_cap.
+bool Engine::has_room(const Peer &p, const TxMessage &m) const {
+    if (p.tx.full()) return false;
+    return channel_for(m) == kCmd || p.data_in_flight < data_cap(p);
+}
+
+// True when nothing more goes to this peer until an ACK comes back: the data
+// segment fills the window or the credits, or it is the last one queued.
+// Its receiver then ACKs at once: with a window of a few segments (congestion
+// control on a slow or short path), a delayed ACK would idle the link for
+// ack_delay_us every round trip.
+bool Engine::sender_waits(const Peer &p, const TxSegment &seg) const {
+    if (seg.cmd_channel) return false;
+    return p.data_in_flight >= data_cap(p) || p.tx.full() || (seg.msg->all_cut && p.pending[kData].is_back(*seg.msg));
+}
+
+// Cuts and sends the peer's queued messages, command channel first, while
+// its window, its credits and the wire allow; keeps the peer in the sends
+// queue while it could go on.
 void Engine::pump(Peer &p, nanos now, uint32_t budget) {
-    TxMessage *m;
-    while ((m = p.pending.front()) && budget && !wire_full_) {
-        if (!has_room(p, *m)) {
-            ++p.stats.window_stalls;
-            ++stats_.window_stalls;
-            return;  // an ACK re-queues the peer
+    for (auto &queue : p.pending) {
+        TxMessage *m;
+        while ((m = queue.front()) && budget && !wire_full_) {
+            if (!has_room(p, *m)) {
+                ++p.stats.window_stalls;
+                ++stats_.window_stalls;
+                return;  // an ACK re-queues the peer
+            }
+            cut_segment(p, *m, now);
+            if (m->all_cut) queue.remove(*m);
+            --budget;
         }
-        cut_segment(p, *m, now);
-        if (m->all_cut) decltype(p.pending)::remove(*m);
-        --budget;
+        if (m) break;  // out of budget or wire space
     }
-    if (m && !p.sends_link.linked()) sends_.push_back(p);
+    if (p.has_pending() && (budget == 0 || wire_full_) && !p.sends_link.linked()) sends_.push_back(p);
 }
 
 // Round robin over peers with sends, a burst each, so no peer starves the others.
@@ -119,6 +137,7 @@ void Engine::transmit(TxSegment &seg, nanos now) {
         h.chunk_offset = seg.offset;
         h.put_addr = m.put_addr;
     }
+    if (sender_waits(*seg.peer, seg)) h.flags |= kFlagAckNow;
     h.tx_stamp_ns = domain_time(now);
     put_ack(*seg.peer, h, now);
     TxDatagram &d = batch_[ch].dgrams[batch_[ch].count - 1];

@@ -35,6 +35,7 @@ public:
 
     bool empty() const { return !head_.linked(); }
     T *front() const { return empty() ? nullptr : owner(head_.next); }
+    bool is_back(const T &item) const { return head_.prev == &(item.*Member); }
     void push_back(T &item) { insert_before(&head_, &(item.*Member)); }
     void push_front(T &item) { insert_before(head_.next, &(item.*Member)); }
     static void remove(T &item) { (item.*Member).unlink(); }

@@ -67,7 +67,11 @@ struct Peer {
     // Sending.
     SendWindow tx;                                // segments in flight
     uint32_t data_in_flight = 0;                  // data-channel segments in flight (credits used)
-    List<TxMessage, &TxMessage::link> pending;    // messages not yet fully cut
+    // Messages not yet fully cut, per channel: a command-channel message
+    // (a protocol's handshake, an RTR) never waits behind a data message
+    // that is held by the credits; the receiver does not assume order.
+    List<TxMessage, &TxMessage::link> pending[kChannels];
+    bool has_pending() const { return !pending[kCmd].empty() || !pending[kData].empty(); }
     Link sends_link;                              // in the engine's peers-with-sends queue
     uint32_t next_msg_id = 1;                     // id for the next cut message
     // Selective ACKs, per channel (engine_ack.cc): the newest segment SACKed,

@@ -52,6 +52,7 @@ constexpr uint32_t kMaxSackWords = 64;
 enum HeaderFlags : uint8_t {
     kFlagAckValid = 1u << 0,  // `ack`, `echo_tx_id`, `ack_delay_ns` carry an ACK
     kFlagTimed = 1u << 1,     // the sender stamps this transmission: echo it in preference
+    kFlagAckNow = 1u << 2,    // the sender waits for this segment's ACK: do not delay it
 };
 
 #pragma pack(push, 1)

@@ -113,6 +113,59 @@ static void test_ack_delay_is_subtracted(void **) {
     assert_int_equal(nodes[0]->engine->stats().retx, 0);
 }
 
+// A data segment after which the sender can send nothing more (its credits
+// are used up, or it is the last one queued) is ACKed at once, not after
+// ack_delay_us (200 ms here): 100 segments through 8 credits take 13 rounds,
+// which would take over 2.6 s of held ACKs.
+static void test_a_waiting_sender_is_acked_at_once(void **) {
+    MemNetwork net(4000);
+    auto nodes = make_nodes(net, 2, {}, [](rttcc_config_t &c) {
+        c.ack_delay_us = 200000;
+        c.ack_every = 1000;
+        c.send_credits = 8;
+        c.retrans_timeout_us = c.min_rto_us = 2000000;
+        c.max_rto_us = 4000000;
+    });
+    const std::vector<uint8_t> msg = make_message(5, 100 * nodes[0]->engine->peer(1)->seg_payload);
+    iovec iov{const_cast<uint8_t *>(msg.data()), msg.size()};
+    const nanos start = monotonic_now();
+    int cookie;
+    assert_int_equal(nodes[0]->engine->send(1, 2, &iov, 1, &cookie), RTTCC_OK);
+    assert_true(run_until(nodes, [&] { return nodes[0]->completed.size() == 1; }, 10));
+    assert_true(monotonic_now() - start < msec(150));  // no ACK was held
+    assert_true(nodes[1]->received.size() == 1 && nodes[1]->received[0].bytes == msg);
+    assert_int_equal(nodes[0]->engine->stats().retx, 0);
+}
+
+// A command-channel message does not wait behind a data message that is held
+// by the credits: here every data segment is dropped for a while, so the data
+// message sits at its credit limit, yet the small message arrives.  Then
+// the data flows again and both arrive intact, once.
+static void test_command_message_passes_a_blocked_data_message(void **) {
+    MemNetwork net(4000);
+    auto nodes = make_nodes(net, 2, {}, [](rttcc_config_t &c) {
+        c.send_credits = 4;
+        c.retrans_timeout_us = c.min_rto_us = 20000;
+        c.max_rto_us = 40000;
+    });
+    bool block = true;
+    nodes[0]->faults->drop_if = [&](Channel ch, const TxDatagram &) { return block && ch == kData; };
+    const std::vector<uint8_t> big = make_message(1, 200000), small = make_message(2, 64);
+    iovec iov{const_cast<uint8_t *>(big.data()), big.size()};
+    int cookie;
+    assert_int_equal(nodes[0]->engine->send(1, 1, &iov, 1, &cookie), RTTCC_OK);
+    iov = {const_cast<uint8_t *>(small.data()), small.size()};
+    assert_int_equal(nodes[0]->engine->send(1, 2, &iov, 1, nullptr), RTTCC_DONE);
+    assert_true(run_until(nodes, [&] { return nodes[1]->received.size() == 1; }, 5));
+    assert_int_equal(nodes[1]->received[0].tag, 2);
+    assert_true(nodes[1]->received[0].bytes == small);
+    assert_true(nodes[0]->engine->peer(1)->data_in_flight == 4);  // the data message is stuck at its credits
+    block = false;
+    assert_true(run_until(nodes, [&] { return nodes[0]->completed.size() == 1; }, 10));
+    assert_int_equal(nodes[1]->received.size(), 2);
+    assert_true(nodes[1]->received[1].bytes == big);
+}
+
 static void test_duplicates_are_delivered_once(void **) {
     MemNetwork net(4000);
     auto nodes = make_nodes(net, 2, FaultRates{0, 100000, 0, 0});
@@ -215,6 +268,8 @@ int main() {
         cmocka_unit_test(test_sack_resends_a_lost_burst_at_once),
         cmocka_unit_test(test_timeouts_resend_only_the_lost),
         cmocka_unit_test(test_ack_delay_is_subtracted),
+        cmocka_unit_test(test_a_waiting_sender_is_acked_at_once),
+        cmocka_unit_test(test_command_message_passes_a_blocked_data_message),
         cmocka_unit_test(test_duplicates_are_delivered_once),
         cmocka_unit_test(test_reordering_and_truncation),
         cmocka_unit_test(test_small_window_with_wrapping_traffic),
