@@ -5,7 +5,7 @@
  *   mpirun-tb -np 4 --mca pml ob1 --mca btl rttcc,self ./coll_bench
  *       [-min BYTES] [-max BYTES] [-factor F] [-sizes B,B,..]
  *       [-ops alltoall,alltoallv] [-iters N] [-warmup W] [-min_iters M]
- *       [-budget S] [-time S]
+ *       [-budget S] [-time S] [-trace 1]
  *
  * Block sizes: -min (1 KiB) to -max (4 MiB), each F (4) times the last, or
  * the list -sizes (e.g. 1K,64K,1M); every size a multiple of 8 bytes, at
@@ -52,8 +52,9 @@
  * max_us: median over iterations of the max over ranks; mean_us: median
  * over iterations of the mean over ranks; avg_*: the same averaged over the
  * iterations instead (the total time of the window over the iterations);
- * min_max_us: the fastest iteration's max over ranks.  At the end
- * "PASS coll_bench".
+ * min_max_us: the fastest iteration's max over ranks.  With -trace 1, each
+ * measured iteration also prints "ITER op=.. bytes=.. i=.. max_us=.. mean_us=..".
+ * At the end "PASS coll_bench".
  */
 #include <math.h>
 #include <mpi.h>
@@ -75,6 +76,7 @@ typedef struct opts {
     int min_iters;   /* measured iterations per size, at least */
     double budget;   /* seconds: stop a size's measured iterations past this (once min_iters are done) */
     double time;     /* seconds: a size's measured iterations span at least this */
+    int trace;       /* 1: print every measured iteration */
 } opts_t;
 
 /* The buffers and the layout of one collective. */
@@ -261,6 +263,10 @@ static void measure(layout_t *l, const opts_t *o, int op, size_t bytes)
         }
         vmax[n] = out[0] * 1e6;
         vmean[n] = sum / l->n * 1e6;
+        if (o->trace && 0 == l->rank) {
+            printf("ITER op=%s bytes=%zu i=%d max_us=%.1f mean_us=%.1f\n", OP_ALLTOALL == op ? "alltoall" : "alltoallv",
+                   bytes, n, vmax[n], vmean[n]);
+        }
         ++n;
         /* out[] is the same on every rank: so is the decision */
         going = n < HARD_MAX_ITERS && (n < o->min_iters || (out[1] < o->budget && (n < o->iters || out[1] < o->time)));
@@ -322,6 +328,8 @@ static int parse(opts_t *o, int argc, char **argv)
             o->budget = atof(v);
         } else if (0 == strcmp(k, "-time")) {
             o->time = atof(v);
+        } else if (0 == strcmp(k, "-trace")) {
+            o->trace = atoi(v);
         } else {
             return 0;
         }
@@ -361,7 +369,7 @@ int main(int argc, char **argv)
         if (0 == l.rank) {
             fprintf(stderr, "usage: coll_bench [-min BYTES (>= 16, n * 8)] [-max BYTES (<= 64M)] [-factor F (>= 2)]"
                             " [-sizes B,B,..] [-ops alltoall,alltoallv] [-iters N] [-warmup W] [-min_iters M]"
-                            " [-budget S] [-time S]\n");
+                            " [-budget S] [-time S] [-trace 1]\n");
         }
         MPI_Finalize();
         return 1;
