@@ -41,7 +41,7 @@ mca_coll_rttcc_component_t mca_coll_rttcc_component = {
         .backoff_ms = 0.1,
         .segment_size = 262144,
         .segments_ahead = 2,
-        .max_grants = 2,
+        .max_grants = RTTCC_GRANTS_AUTO,
     },
     .min_bytes = 65536, /* below it the RTR round trip costs more than the order saves (bench/coll_table.sh, a) */
 };
@@ -91,8 +91,9 @@ static int rttcc_register(void)
         &c->xp.segments_ahead);
     var("max_grants",
         "Peers whose blocks may come into this process at once: a receiver hands its buffer to this many senders "
-        "at a time, the longest expected transfer first, and to the next as a block lands (0 = all at once)",
-        MCA_BASE_VAR_TYPE_UNSIGNED_INT, NULL, OPAL_INFO_LVL_5, &c->xp.max_grants);
+        "at a time, the longest expected transfer first, and to the next as a block lands (0 = all at once; "
+        "-1 = auto: all at once when btl_rttcc_cc runs congestion control, which paces the senders, else 2)",
+        MCA_BASE_VAR_TYPE_INT, NULL, OPAL_INFO_LVL_5, &c->xp.max_grants);
     var("min_bytes",
         "MPI_Alltoall calls whose blocks are smaller than this many bytes go to the previously selected module "
         "(0 = serve every call; MPI_Alltoallv is always served: its ranks could disagree)",

@@ -107,6 +107,11 @@ void ExchangeHub::on_peer_dead(void *user, uint32_t peer, const char *) {
     for (Exchange *x : hub->live_) x->take_peer_dead(peer);
 }
 
+uint32_t grant_limit(int32_t max_grants, int cc) {
+    if (max_grants >= 0) return static_cast<uint32_t>(max_grants);
+    return cc == RTTCC_CC_NONE ? RTTCC_PACED_GRANTS : 0;
+}
+
 // ---------------------------------------------------------------- a call
 
 Exchange::Exchange(ExchangeHub &hub, const rttcc_exchange_params_t &params)
@@ -114,6 +119,7 @@ Exchange::Exchange(ExchangeHub &hub, const rttcc_exchange_params_t &params)
     const uint64_t most = hub_.engine().config().max_message;
     segment_ = std::max<uint64_t>(1, std::min<uint64_t>(params.segment_size ? params.segment_size : most, most));
     params_.segments_ahead = std::max<uint32_t>(1, params.segments_ahead);
+    max_grants_ = grant_limit(params.max_grants, hub_.engine().config().cc);
 }
 
 Exchange::~Exchange() {
@@ -249,7 +255,7 @@ int Exchange::send_controls() {
     while (grant_next_ < grant_order_.size()) {
         const uint32_t r = grant_order_[grant_next_];
         const rttcc_xpeer_t &p = peers_[r];
-        if (p.recv_len && params_.max_grants && grants_open_ >= params_.max_grants) break;
+        if (p.recv_len && max_grants_ && grants_open_ >= max_grants_) break;
         // Counted open before it goes: with the lock released, the block may
         // land (another thread progressing) before send_control() returns.
         if (p.recv_len) ++grants_open_;

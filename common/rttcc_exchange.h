@@ -32,6 +32,8 @@ typedef struct rttcc_exchange rttcc_exchange_t;
 /* Scheduler policies (peer_scheduler.h). */
 enum { RTTCC_SCHED_LINEAR, RTTCC_SCHED_GREEDY, RTTCC_SCHED_THRESHOLD, RTTCC_SCHED_BALANCED, RTTCC_SCHED_ADAPTIVE };
 
+enum { RTTCC_GRANTS_AUTO = -1, RTTCC_PACED_GRANTS = 2 };
+
 typedef struct rttcc_exchange_params {
     int policy;               /* RTTCC_SCHED_* */
     double threshold_us;      /* eligibility: RTT above the call's base by at most this */
@@ -41,7 +43,9 @@ typedef struct rttcc_exchange_params {
     double backoff_ms;        /* longest a peer stays deferred before it is forced */
     uint64_t segment_size;    /* bytes per put (clamped to the engine's largest message) */
     uint32_t segments_ahead;  /* puts in flight per peer (>= 1) */
-    uint32_t max_grants;      /* peers that may put into this process at once; 0 = all */
+    int32_t max_grants;       /* peers that may put into this process at once; 0 = all,
+                                 RTTCC_GRANTS_AUTO = all when the engine runs congestion
+                                 control (it paces the senders), else RTTCC_PACED_GRANTS */
 } rttcc_exchange_params_t;
 
 /* One peer of a call, by rank in the communicator.  Self's entry is ignored. */

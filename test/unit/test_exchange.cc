@@ -312,6 +312,17 @@ static void test_dead_peer_ends_the_call(void **) {
     assert_int_equal(rc0, RTTCC_ERR_UNREACH);
 }
 
+// max_grants auto: no limit when the engine runs congestion control,
+// RTTCC_PACED_GRANTS without; an explicit value (0 = none) is kept.
+static void test_grant_limit_follows_congestion_control(void **) {
+    assert_int_equal(grant_limit(RTTCC_GRANTS_AUTO, RTTCC_CC_NONE), RTTCC_PACED_GRANTS);
+    for (int cc : {RTTCC_CC_AIMD, RTTCC_CC_TIMELY, RTTCC_CC_SWIFT})
+        assert_int_equal(grant_limit(RTTCC_GRANTS_AUTO, cc), 0);
+    assert_int_equal(grant_limit(3, RTTCC_CC_AIMD), 3);
+    assert_int_equal(grant_limit(0, RTTCC_CC_NONE), 0);
+    assert_int_equal(grant_limit(1, RTTCC_CC_NONE), 1);
+}
+
 int main() {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_policy_lands_every_byte),
@@ -322,6 +333,7 @@ int main() {
         cmocka_unit_test(test_two_channels_interleaved),
         cmocka_unit_test(test_bad_arguments),
         cmocka_unit_test(test_dead_peer_ends_the_call),
+        cmocka_unit_test(test_grant_limit_follows_congestion_control),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);
 }
