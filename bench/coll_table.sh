@@ -45,8 +45,8 @@
 #                 pairwise); the others measure alltoall only.
 # Every config gets --mca pml ob1 --mca btl rttcc,self --mca btl_rttcc_stats 1
 # (the footer lists each run's resent segments) --mca btl_rttcc_cc CC
-# (-cc, default none: the BTL's default, so what users get; -cc aimd
-# measures every config with delay-based congestion control instead) and
+# (-cc, default aimd: the BTL's default, so what users get; -cc none
+# measures every config with only the send credits instead) and
 # --mca mpi_yield_when_idle 1 (four ranks share two cores: with spinning
 # ranks a 1 KiB alltoall takes 8 ms instead of 1 ms, 4 MiB 330 ms instead of
 # 50 ms).  Extra arguments after -- go to every mpirun.
@@ -72,7 +72,7 @@
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 runs=5 scenarios=a,b,c,d sizes=1K,4K,16K,64K,256K,1M,4M configs_wanted="" quick=""
-cc=none queue=100 fast=500mbit slow=100mbit link=200mbit flood=300 flood_on=1 flood_off=1
+cc=aimd queue=100 fast=500mbit slow=100mbit link=200mbit flood=300 flood_on=1 flood_off=1
 iters=20 budget=2 window=2 target=0.75 out="" warmup=2
 for a in "$@"; do   # -quick first: options given with it override its settings
     [ "$a" = -- ] && break

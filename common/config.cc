@@ -97,9 +97,10 @@ const rttcc_param_t kParams[] = {
      RTTCC_PARAM_UINT, 5, nullptr, RTTCC_FIELD(ptp_max_offset)},
     {"cc",
      "Congestion control per peer, limiting data segments in flight below send_credits: "
-     "none, aimd (slow start; halve when a sample exceeds SRTT + 4*RTTVAR or SRTT stands more "
-     "than max(base RTT, 3*RTTVAR) above the base RTT), timely (RTT gradient), swift (target "
-     "delay with flow scaling; set swift_target_us to a few frames' serialisation on slow links)",
+     "none (only the credits), aimd (the default: slow start; halve when a sample exceeds "
+     "SRTT + 4*RTTVAR or SRTT stands more than max(base RTT, 3*RTTVAR) above the base RTT), "
+     "timely (RTT gradient), swift (target delay with flow scaling; set swift_target_us to a "
+     "few frames' serialisation on slow links)",
      RTTCC_PARAM_ENUM, 3, "none=0,aimd=1,timely=2,swift=3", RTTCC_FIELD(cc)},
     {"initial_cwnd", "Congestion window at start and after idle, segments", RTTCC_PARAM_UINT, 5,
      nullptr, RTTCC_FIELD(initial_cwnd)},
@@ -195,7 +196,7 @@ extern "C" void rttcc_config_defaults(rttcc_config_t *c) {
     c->ptp_enable = RTTCC_PTP_AUTO;
     c->ptp_clock_device = const_cast<char *>("/dev/ptp0");  // the MCA layer copies it
     c->ptp_max_offset = 1000;
-    c->cc = RTTCC_CC_NONE;
+    c->cc = RTTCC_CC_AIMD;
     c->initial_cwnd = 4;
     c->max_cwnd = 128;
     c->timely_tlow_us = 50;

@@ -110,6 +110,7 @@ struct Node {
 inline rttcc_config_t test_config(uint32_t self) {
     rttcc_config_t c;
     rttcc_config_defaults(&c);
+    c.cc = RTTCC_CC_NONE;  // these tests pin the reliability machinery; congestion control has its own
     c.self = self;
     c.job_key = 0x1234;
     c.retrans_timeout_us = 20000;  // first touches of big buffers can stall a node for ms,
