@@ -102,7 +102,7 @@ const rttcc_param_t kParams[] = {
      "timely (RTT gradient), swift (target delay with flow scaling; set swift_target_us to a "
      "few frames' serialisation on slow links)",
      RTTCC_PARAM_ENUM, 3, "none=0,aimd=1,timely=2,swift=3", RTTCC_FIELD(cc)},
-    {"initial_cwnd", "Congestion window at start and after idle, segments", RTTCC_PARAM_UINT, 5,
+    {"initial_cwnd", "Congestion window at start, segments", RTTCC_PARAM_UINT, 5,
      nullptr, RTTCC_FIELD(initial_cwnd)},
     {"max_cwnd", "Largest congestion window, segments (also bounded by send_credits)",
      RTTCC_PARAM_UINT, 5, nullptr, RTTCC_FIELD(max_cwnd)},
