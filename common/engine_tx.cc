@@ -56,14 +56,18 @@ bool Engine::has_room(const Peer &p, const TxMessage &m) const {
     return channel_for(m) == kCmd || p.data_in_flight < data_cap(p);
 }
 
-// True when nothing more goes to this peer until an ACK comes back: the data
-// segment fills the window or the credits, or it is the last one queued.
-// Its receiver then ACKs at once: with a window of a few segments (congestion
-// control on a slow or short path), a delayed ACK would idle the link for
-// ack_delay_us every round trip.
+// True when the sender waits for this data segment's ACK: it fills the
+// window or the credits, it is a resend, or it ends the last queued message
+// and that message completes on its ACK (zero-copy; a copied one completed
+// when it was queued, and its reply may still carry the ACK).  Its receiver
+// then ACKs at once: with a window of a few segments (congestion control on
+// a slow or short path), a delayed ACK would idle the link for ack_delay_us
+// every round trip.
 bool Engine::sender_waits(const Peer &p, const TxSegment &seg) const {
     if (seg.cmd_channel) return false;
-    return p.data_in_flight >= data_cap(p) || p.tx.full() || (seg.msg->all_cut && p.pending[kData].is_back(*seg.msg));
+    if (p.data_in_flight >= data_cap(p) || p.tx.full() || seg.retries) return true;
+    const TxMessage &m = *seg.msg;
+    return m.all_cut && !m.inline_buf && p.pending[kData].is_back(m);
 }
 
 // Cuts and sends the peer's queued messages, command channel first, while
