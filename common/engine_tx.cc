@@ -75,8 +75,11 @@ bool Engine::sender_waits(const Peer &p, const TxSegment &seg) const {
 // queue while it could go on.
 void Engine::pump(Peer &p, nanos now, uint32_t budget) {
     for (auto &queue : p.pending) {
-        TxMessage *m;
-        while ((m = queue.front()) && budget && !wire_full_) {
+        while (TxMessage *m = queue.front()) {
+            if (!budget || wire_full_) {  // more to send: serve_sends comes back to it
+                if (!p.sends_link.linked()) sends_.push_back(p);
+                return;
+            }
             if (!has_room(p, *m)) {
                 ++p.stats.window_stalls;
                 ++stats_.window_stalls;
@@ -86,9 +89,7 @@ void Engine::pump(Peer &p, nanos now, uint32_t budget) {
             if (m->all_cut) queue.remove(*m);
             --budget;
         }
-        if (m) break;  // out of budget or wire space
     }
-    if (p.has_pending() && (budget == 0 || wire_full_) && !p.sends_link.linked()) sends_.push_back(p);
 }
 
 // Round robin over peers with sends, a burst each, so no peer starves the others.

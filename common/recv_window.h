@@ -46,8 +46,7 @@ public:
         if (test(s)) return Arrival::kDuplicate;
         set(s);
         if (seq_ge(s, high_)) high_ = s + 1;
-        while (test(next_)) clear(next_++);
-        if (seq_lt(high_, next_)) high_ = next_;
+        while (test(next_)) clear(next_++);  // stops at or before high_: nothing after it is set
         return Arrival::kNew;
     }
 
