@@ -30,7 +30,8 @@ BEGIN_C_DECLS
     X(forced, "peers started although not eligible (reorder window, backoff, idle)") \
     X(rtr_waits, "peers picked before their ready-to-receive message had come")      \
     X(puts, "puts issued")                                                            \
-    X(bytes, "bytes put")                                                             \
+    X(eager, "blocks sent with the ready-to-receive message instead of put")          \
+    X(bytes, "bytes put or sent with the ready-to-receive message")                   \
     X(delegated, "calls handed to the previously selected module")
 
 typedef struct mca_coll_rttcc_counters_t {

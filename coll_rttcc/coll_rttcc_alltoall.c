@@ -204,15 +204,17 @@ static void report(mca_coll_rttcc_module_t *m, struct ompi_communicator_t *comm,
     OPAL_THREAD_ADD_FETCH64(&c->counters.forced, (int64_t) sum.forced);
     OPAL_THREAD_ADD_FETCH64(&c->counters.rtr_waits, (int64_t) sum.rtr_waits);
     OPAL_THREAD_ADD_FETCH64(&c->counters.puts, (int64_t) sum.puts);
+    OPAL_THREAD_ADD_FETCH64(&c->counters.eager, (int64_t) sum.eager);
     OPAL_THREAD_ADD_FETCH64(&c->counters.bytes, (int64_t) sum.bytes);
     if (c->verbose < 10) {
         return;
     }
     opal_output_verbose(10, c->output,
-                        "coll:rttcc: %s on %s call %llu rank %d/%d policy %s: %llu puts, %llu bytes, %.1f us, "
+                        "coll:rttcc: %s on %s call %llu rank %d/%d policy %s: %llu puts, %llu eager, %llu bytes, %.1f us, "
                         "deferrals %llu, forced %llu, rtr_waits %llu, result %d",
                         op, comm->c_name, (unsigned long long) m->seq - 1, ompi_comm_rank(comm),
                         ompi_comm_size(comm), rttcc_sched_policy_name(c->xp.policy), (unsigned long long) sum.puts,
+                        (unsigned long long) sum.eager,
                         (unsigned long long) sum.bytes, sum.elapsed_ns / 1e3, (unsigned long long) sum.deferrals,
                         (unsigned long long) sum.forced, (unsigned long long) sum.rtr_waits, rc);
     if (c->verbose >= 30) {

@@ -42,6 +42,8 @@ mca_coll_rttcc_component_t mca_coll_rttcc_component = {
         .segment_size = 262144,
         .segments_ahead = 2,
         .max_grants = RTTCC_GRANTS_AUTO,
+        .eager_limit = 65536,
+        .eager_total = 16 << 20,
     },
     .min_bytes = 65536, /* below it the RTR round trip costs more than the order saves (bench/coll_table.sh, a) */
 };
@@ -94,6 +96,16 @@ static int rttcc_register(void)
         "at a time, the longest expected transfer first, and to the next as a block lands (0 = all at once; "
         "-1 = auto: all at once when btl_rttcc_cc runs congestion control, which paces the senders, else 2)",
         MCA_BASE_VAR_TYPE_INT, NULL, OPAL_INFO_LVL_5, &c->xp.max_grants);
+    var("eager_limit",
+        "Blocks of at most this many bytes travel with the ready-to-receive message to their peer, which copies "
+        "them into place, instead of being put after its own ready-to-receive message came back: no round trip, "
+        "no ordering by the RTT table (0 = only empty blocks)",
+        MCA_BASE_VAR_TYPE_UNSIGNED_LONG, NULL, OPAL_INFO_LVL_5, &c->xp.eager_limit);
+    var("eager_total",
+        "Bytes a process may send with its ready-to-receive messages in one call, over all peers: on large "
+        "communicators the per-block eager_limit shrinks to eager_total / (ranks - 1), which bounds the memory a "
+        "process needs for the blocks of a call it has not begun yet",
+        MCA_BASE_VAR_TYPE_UNSIGNED_LONG, NULL, OPAL_INFO_LVL_6, &c->xp.eager_total);
     var("min_bytes",
         "MPI_Alltoall calls whose blocks are smaller than this many bytes go to the previously selected module "
         "(0 = serve every call; MPI_Alltoallv is always served: its ranks could disagree)",

@@ -78,13 +78,15 @@ void ExchangeHub::measured(uint32_t engine_peer, double bytes_per_s) {
 void ExchangeHub::on_recv(void *user, uint32_t peer, uint8_t, const void *data, size_t len) {
     auto *hub = static_cast<ExchangeHub *>(user);
     XControl c;
-    if (len != sizeof c) return;  // not ours to guess at: the same job speaks one version
+    if (len < sizeof c) return;  // not ours to guess at: the same job speaks one version
     std::memcpy(&c, data, sizeof c);
+    if (len - sizeof c != (c.type == XControl::kRtrBlock ? c.block : 0)) return;
+    const uint8_t *block = static_cast<const uint8_t *>(data) + sizeof c;
     std::lock_guard<std::mutex> g(hub->mu_);
     if (Exchange *x = hub->find(c.channel, c.seq))
-        x->take_control(peer, c);
+        x->take_control(peer, c, block);
     else
-        hub->early_.emplace_back(peer, c);
+        hub->early_.push_back(Early{peer, c, std::vector<uint8_t>(block, block + (len - sizeof c))});
 }
 
 void ExchangeHub::on_put(void *user, uint32_t peer, uint32_t key, uint64_t offset, size_t len, uint8_t) {
@@ -120,6 +122,9 @@ Exchange::Exchange(ExchangeHub &hub, const rttcc_exchange_params_t &params)
     segment_ = std::max<uint64_t>(1, std::min<uint64_t>(params.segment_size ? params.segment_size : most, most));
     params_.segments_ahead = std::max<uint32_t>(1, params.segments_ahead);
     max_grants_ = grant_limit(params.max_grants, hub_.engine().config().cc);
+    // An eager block and its header go in one message; XControl::block holds its size.
+    params_.eager_limit = std::min<uint64_t>({params.eager_limit, most > sizeof(XControl) ? most - sizeof(XControl) : 0,
+                                              UINT32_MAX});
 }
 
 Exchange::~Exchange() {
@@ -155,12 +160,15 @@ int Exchange::begin(uint64_t channel, uint64_t seq, uint32_t self, uint32_t npee
     self_ = self;
     npeers_ = npeers;
     peers_ = peers;
+    eager_cut_ = std::min(params_.eager_limit, npeers > 1 ? params_.eager_total / (npeers - 1) : 0);
+    land_ = static_cast<uint8_t *>(land);
     tx_.assign(npeers, Tx{});
     rx_.assign(npeers, Rx{});
     if (rank_of_.size() <= top) rank_of_.resize(top + 1, 0);
     rx_left_ = tx_left_ = npeers - 1;
     for (uint32_t r = 0; r < npeers; ++r) {
         tx_[r].x = this;
+        tx_[r].eager = peers[r].send_len <= eager_cut_;
         if (r == self) continue;
         rank_of_[peers[r].engine_peer] = r + 1;
         if (peers[r].recv_len == 0) {
@@ -181,7 +189,9 @@ int Exchange::begin(uint64_t channel, uint64_t seq, uint32_t self, uint32_t npee
     sched_.reset(self, npeers);
     for (uint32_t r = 0; r < npeers; ++r)
         if (r != self) sched_.set_peer(r, cost_of(r, peers_[r].send_len));
-    hub_.take_early(channel, seq, [this](uint32_t engine_peer, const XControl &c) { take_control(engine_peer, c); });
+    hub_.take_early(channel, seq, [this](uint32_t engine_peer, const XControl &c, const void *block) {
+        take_control(engine_peer, c, block);
+    });
     return RTTCC_OK;
 }
 
@@ -206,10 +216,8 @@ int Exchange::progress() {
         pick(now);  // slots freed by finished peers
     }
     lock_ = nullptr;
-    uint32_t outstanding = 0;
-    for (uint32_t r : active_) outstanding += tx_[r].outstanding;
+    if (inflight_) return RTTCC_OK;  // their cookies point here: wait for them
     if (error_ != RTTCC_OK) {
-        if (outstanding) return RTTCC_OK;  // their cookies point here: wait for them
         const int rc = error_;
         close_call();
         return rc;
@@ -219,27 +227,33 @@ int Exchange::progress() {
     return truncated_ ? RTTCC_ERR_TRUNCATE : RTTCC_DONE;
 }
 
-// Sends a control message with the hub unlocked: the engine may make
-// completion callbacks from inside a send, and they take the lock.
-int Exchange::send_control(uint32_t rank, const XControl &c) {
-    const uint32_t to = peers_[rank].engine_peer;
-    iovec iov{const_cast<XControl *>(&c), sizeof c};
+// Sends a control message (and a block after it) with the hub unlocked:
+// the engine may make completion callbacks from inside a send, and they
+// take the lock.  The header lives in the peer's Tx and its completion
+// counts there, as a put's: the engine may send both zero-copy.
+int Exchange::send_control(uint32_t rank, const XControl &head, const void *block, uint64_t len) {
+    Tx &t = tx_[rank];
+    const iovec iov[2] = {{const_cast<XControl *>(&head), sizeof head}, {const_cast<void *>(block), len}};
+    in_flight(t, +1);  // before: the completion may come at once
     lock_->unlock();
-    const int rc = hub_.engine().send(to, hub_.tag(), &iov, 1, nullptr);
+    const int rc = hub_.engine().send(peers_[rank].engine_peer, hub_.tag(), iov, len ? 2 : 1, &t);
     lock_->lock();
+    if (rc != RTTCC_OK) in_flight(t, -1);  // copied (RTTCC_DONE) or refused: no completion follows
     return rc;
 }
 
-// The order in which this process hands its landing room over: empty
-// blocks first (they cost nothing), then the longest expected transfer
-// first, so slow senders overlap the fast ones (LPT).
+// The order in which this process hands its landing room over: blocks of
+// at most the eager cut first (they come with the peer's RTR, unpaced), then
+// the longest expected transfer first, so slow senders overlap the fast
+// ones (LPT).
 void Exchange::order_grants() {
     grant_order_.clear();
     for (uint32_t d = 1; d < npeers_; ++d) grant_order_.push_back((self_ + d) % npeers_);
     grant_cost_.resize(npeers_);
     for (uint32_t r : grant_order_) {
         const PeerCost c = cost_of(r, peers_[r].recv_len);
-        grant_cost_[r] = c.bytes == 0 ? 0 : c.srtt + transfer_time(c, SchedParams{}.rate_bytes_per_s) + 1;
+        grant_cost_[r] =
+            c.bytes <= eager_cut_ ? 0 : c.srtt + transfer_time(c, SchedParams{}.rate_bytes_per_s) + 1;
     }
     std::stable_sort(grant_order_.begin(), grant_order_.end(), [this](uint32_t a, uint32_t b) {
         const bool ea = grant_cost_[a] == 0, eb = grant_cost_[b] == 0;
@@ -249,25 +263,50 @@ void Exchange::order_grants() {
     grants_open_ = 0;
 }
 
-// RTRs in grant order, at most max_grants non-empty blocks open at once;
-// RTTCC_ERR_BUSY while the engine is full.
+// RTRs in grant order, at most max_grants blocks above the eager cut open at
+// once; RTTCC_ERR_BUSY while the engine is full.
 int Exchange::send_controls() {
     while (grant_next_ < grant_order_.size()) {
         const uint32_t r = grant_order_[grant_next_];
-        const rttcc_xpeer_t &p = peers_[r];
-        if (p.recv_len && max_grants_ && grants_open_ >= max_grants_) break;
+        Rx &x = rx_[r];
         // Counted open before it goes: with the lock released, the block may
-        // land (another thread progressing) before send_control() returns.
-        if (p.recv_len) ++grants_open_;
-        const int rc = send_control(r, {XControl::kRtr, self_, channel_, seq_, key_, 0, p.recv_offset, p.recv_len});
+        // land (another thread progressing) before the send returns.
+        const bool paced = !x.done && peers_[r].recv_len > eager_cut_;
+        if (paced && max_grants_ && grants_open_ >= max_grants_) break;
+        if (paced) {
+            x.open = true;
+            ++grants_open_;
+        }
+        const int rc = send_rtr(r);
         if (rc == RTTCC_ERR_BUSY) {
-            if (p.recv_len) --grants_open_;
+            if (x.open) {
+                x.open = false;
+                --grants_open_;
+            }
             return rc;
         }
         if (rc < 0) set_error(rc);
         ++grant_next_;
     }
     return RTTCC_OK;
+}
+
+// The RTR to a peer, with this process's block for it if that is small
+// (RTR_BLOCK): the peer is then finished once the block was ACKed and the
+// peer's own RTR confirmed the size.
+int Exchange::send_rtr(uint32_t rank) {
+    const rttcc_xpeer_t &p = peers_[rank];
+    Tx &t = tx_[rank];
+    t.rtr_head = {t.eager ? XControl::kRtrBlock : XControl::kRtr, self_, channel_, seq_, key_,
+                  t.eager ? static_cast<uint32_t>(p.send_len) : 0, p.recv_offset, p.recv_len};
+    const int rc = send_control(rank, t.rtr_head, p.send, t.eager ? p.send_len : 0);
+    if (rc != RTTCC_OK && rc != RTTCC_DONE) return rc;
+    t.rtr_sent = true;
+    if (!t.eager) return rc;
+    t.issued = p.send_len;
+    ++sum_.eager;
+    sum_.bytes += p.send_len;
+    return rc;
 }
 
 // Starts the peers the scheduler picks; one whose RTR is not in yet is
@@ -307,23 +346,28 @@ int Exchange::feed(uint32_t rank) {
     Tx &t = tx_[rank];
     if (!t.rtr || t.finished) return RTTCC_OK;
     const rttcc_xpeer_t &p = peers_[rank];
-    if (t.room != p.send_len) {
-        const int rc = send_control(rank, {XControl::kTrunc, self_, channel_, seq_, 0, 0, 0, p.send_len});
-        if (rc == RTTCC_ERR_BUSY) return rc;
-        if (rc < 0) set_error(rc);
+    if (t.room != p.send_len && !t.refused) {
+        // Not sent: TRUNC tells the peer why.  (An eager block goes with the
+        // RTR regardless; the peer sees its size.)
+        if (!t.eager) {
+            t.trunc_head = {XControl::kTrunc, self_, channel_, seq_, 0, 0, 0, p.send_len};
+            const int rc = send_control(rank, t.trunc_head, nullptr, 0);
+            if (rc == RTTCC_ERR_BUSY) return rc;
+            if (rc < 0) set_error(rc);
+        }
+        t.refused = true;
         truncated_ = true;
-        finish_tx(rank, monotonic_now());
-        return RTTCC_OK;
     }
-    while (t.issued < p.send_len && t.outstanding < params_.segments_ahead && error_ == RTTCC_OK) {
+    while (!t.refused && !t.eager && t.issued < p.send_len && t.outstanding < params_.segments_ahead &&
+           error_ == RTTCC_OK) {
         const uint64_t n = std::min(segment_, p.send_len - t.issued);
         iovec iov{const_cast<uint8_t *>(static_cast<const uint8_t *>(p.send) + t.issued), n};
         const uint64_t at = t.offset + t.issued;
-        ++t.outstanding;
+        in_flight(t, +1);
         lock_->unlock();
         const int rc = hub_.engine().put(p.engine_peer, t.key, at, hub_.tag(), &iov, 1, &t);
         lock_->lock();
-        if (rc != RTTCC_OK) --t.outstanding;  // copied (RTTCC_DONE) or refused: no completion follows
+        if (rc != RTTCC_OK) in_flight(t, -1);  // copied (RTTCC_DONE) or refused: no completion follows
         if (rc == RTTCC_ERR_BUSY) return rc;
         if (rc < 0) {
             set_error(rc);
@@ -333,7 +377,8 @@ int Exchange::feed(uint32_t rank) {
         ++sum_.puts;
         sum_.bytes += n;
     }
-    if (t.issued == p.send_len && t.outstanding == 0) finish_tx(rank, monotonic_now());
+    const bool sent = t.eager ? t.rtr_sent : t.issued == p.send_len;
+    if ((t.refused || sent) && t.outstanding == 0) finish_tx(rank, monotonic_now());
     return RTTCC_OK;
 }
 
@@ -360,10 +405,10 @@ void Exchange::refresh_costs() {
     }
 }
 
-void Exchange::take_control(uint32_t engine_peer, const XControl &c) {
+void Exchange::take_control(uint32_t engine_peer, const XControl &c, const void *block) {
     const uint32_t r = c.rank;
     if (r >= npeers_ || r == self_ || peers_[r].engine_peer != engine_peer) return set_error(RTTCC_ERR);
-    if (c.type == XControl::kRtr) {
+    if (c.type == XControl::kRtr || c.type == XControl::kRtrBlock) {
         Tx &t = tx_[r];
         if (t.rtr) return set_error(RTTCC_ERR);
         t.rtr = true;
@@ -371,17 +416,28 @@ void Exchange::take_control(uint32_t engine_peer, const XControl &c) {
         t.offset = c.offset;
         t.room = c.len;  // fed from progress(): the engine is not called from a callback
         rtr_in_.push_back(r);
+        if (c.type == XControl::kRtrBlock) take_block(r, block, c.block);
     } else if (c.type == XControl::kTrunc) {
-        Rx &x = rx_[r];  // the peer's block does not fit its room: nothing of it comes
-        if (!x.done) {
-            x.done = true;
-            --rx_left_;
-            --grants_open_;
-        }
-        truncated_ = true;
+        truncated_ = true;  // the peer's block does not fit its room: nothing of it comes
+        end_rx(r);
     } else {
         set_error(RTTCC_ERR);
     }
+}
+
+// A peer's block that came with its RTR.
+void Exchange::take_block(uint32_t rank, const void *data, uint64_t len) {
+    const rttcc_xpeer_t &p = peers_[rank];
+    Rx &x = rx_[rank];
+    if (len != p.recv_len) {
+        truncated_ = true;
+    } else if (x.landed || (x.done && len)) {
+        return set_error(RTTCC_ERR);  // a second copy of the block: a protocol error
+    } else {
+        if (len) std::memcpy(land_ + p.recv_offset, data, len);
+        x.landed = len;
+    }
+    end_rx(rank);
 }
 
 void Exchange::take_put(uint32_t engine_peer, uint64_t offset, size_t len) {
@@ -393,17 +449,27 @@ void Exchange::take_put(uint32_t engine_peer, uint64_t offset, size_t len) {
         x.landed + len > p.recv_len)
         return set_error(RTTCC_ERR);  // a put outside the peer's block: a protocol error
     x.landed += len;
-    if (x.landed == p.recv_len) {
+    if (x.landed == p.recv_len) end_rx(r1 - 1);
+}
+
+// The peer's block is all in (or never coming); its grant slot is free for
+// the next RTR, which goes from progress().
+void Exchange::end_rx(uint32_t rank) {
+    Rx &x = rx_[rank];
+    if (!x.done) {
         x.done = true;
         --rx_left_;
-        --grants_open_;  // the next RTR goes from progress()
+    }
+    if (x.open) {
+        x.open = false;
+        --grants_open_;
     }
 }
 
 void Exchange::take_send_done(void *cookie, int status) {
     Tx &t = *static_cast<Tx *>(cookie);
     Exchange &x = *t.x;
-    --t.outstanding;
+    x.in_flight(t, -1);
     if (status != RTTCC_OK) x.set_error(status);
     // The next segments go from progress(); a finished block frees its slot there too.
 }

@@ -6,9 +6,14 @@
 //   grant:    expose the landing area; RTR(channel, seq, key, offset, len)
 //             to every peer (the room for its block, 0 bytes included, so
 //             a mismatch is seen by the sender and nobody waits forever),
-//             longest expected transfer first, at most max_grants
-//             non-empty blocks open at once: the receiver paces what comes
-//             into its link (an RTR goes out as a granted block lands)
+//             longest expected transfer first, at most max_grants blocks
+//             larger than the eager cut open at once: the receiver paces
+//             what comes into its link (an RTR goes out as a granted block
+//             lands)
+//   eager:    a block of at most the eager cut (eager_limit, and at most
+//             eager_total over the call's peers) rides on this process's
+//             RTR to its peer (RTR_BLOCK); the peer copies it into place,
+//             or ends it as truncated if it is not the size it expects
 //   send:     the scheduler picks peers (at most max_concurrent at once);
 //             a picked peer whose RTR is in gets its block put in segments,
 //             segments_ahead at a time; one whose RTR is not in yet is
@@ -16,9 +21,10 @@
 //             granted could deadlock against their own grants) and goes
 //             when its RTR comes.  A block whose length differs from the room the
 //             RTR offers is not sent: TRUNC(len) tells the receiver why.
-//             The peer is finished when every segment was ACKed.
+//             The peer is finished when every segment was ACKed (an
+//             eager block: when it was ACKed and the peer's RTR is in).
 //   receive:  on_put counts each peer's landed bytes; TRUNC ends a peer
-//             with an error.
+//             with an error, and so does an RTR_BLOCK of the wrong size.
 //   done:     every RTR sent, every peer finished on both sides; then the
 //             landing area is unexposed.  An error is returned only once
 //             no put of the call is in flight (cookies point into the call).
@@ -54,15 +60,15 @@ SchedPolicy sched_policy_of(int rttcc_sched);
 // (on the testbed's slow host, 2 grants made a 1 MiB alltoall 15% slower).
 uint32_t grant_limit(int32_t max_grants, int cc);
 
-// The wire form of an exchange's control messages (RTR and TRUNC).
+// The wire form of an exchange's control messages (RTR, RTR_BLOCK and TRUNC).
 struct XControl {
-    enum Type : uint32_t { kRtr = 1, kTrunc = 2 };
+    enum Type : uint32_t { kRtr = 1, kTrunc = 2, kRtrBlock = 3 };
     uint32_t type;
     uint32_t rank;     // the sender's rank in the call
     uint64_t channel;  // the call's name: channel and seq
     uint64_t seq;
     uint32_t key;      // RTR: the landing area's region key
-    uint32_t pad;
+    uint32_t block;    // RTR_BLOCK: the bytes of the sender's block that follow
     uint64_t offset;   // RTR: where the sender of the RTR wants the peer's block
     uint64_t len;      // RTR: room for it; TRUNC: the block's real length
 };
@@ -83,7 +89,8 @@ public:
     // Under mutex(): calls in progress.  add() false if (channel, seq) is taken.
     bool add(Exchange *x);
     void remove(Exchange *x);
-    // Under mutex(): RTR and TRUNC messages that came before their call began.
+    // Under mutex(): control messages that came before their call began;
+    // f(engine_peer, message, its block) for those of (channel, seq).
     template <typename F>
     void take_early(uint64_t channel, uint64_t seq, F f);
     // Under mutex(): a peer's measured put rate (bytes/s, 0 = unknown), and a new measurement.
@@ -102,7 +109,12 @@ private:
     bool attached_ = false;
     std::mutex mu_;
     std::vector<Exchange *> live_;           // calls in progress (few: one per communicator in use)
-    std::vector<std::pair<uint32_t, XControl>> early_;  // (engine peer, message) before its call began
+    struct Early {
+        uint32_t peer;               // engine peer
+        XControl c;
+        std::vector<uint8_t> block;  // RTR_BLOCK's block
+    };
+    std::vector<Early> early_;       // messages before their call began
     std::vector<double> rates_;              // by engine peer
 };
 
@@ -124,7 +136,7 @@ public:
     uint32_t key() const { return key_; }
 
     // The hub's deliveries, under its mutex.
-    void take_control(uint32_t engine_peer, const XControl &c);
+    void take_control(uint32_t engine_peer, const XControl &c, const void *block);
     void take_put(uint32_t engine_peer, uint64_t offset, size_t len);
     void take_peer_dead(uint32_t engine_peer);
     // A segment's completion: the cookie is the peer's Tx.
@@ -138,8 +150,13 @@ private:
         uint64_t room = 0;         // RTR: bytes the peer has room for
         uint64_t offset = 0;       // RTR: where in its landing area
         uint32_t key = 0;          // RTR: its landing area's key
-        uint32_t outstanding = 0;  // puts not yet ACKed
+        uint32_t outstanding = 0;  // puts and control messages not yet ACKed
         nanos started = 0;         // when the scheduler picked it
+        XControl rtr_head{};       // this process's RTR(_BLOCK) to the peer, and
+        XControl trunc_head{};     // its TRUNC: the engine may send them zero-copy
+        bool eager = false;        // the block goes with this process's RTR (at most eager_cut_)
+        bool rtr_sent = false;     // this process's RTR to the peer went
+        bool refused = false;      // the block does not fit the peer's room: not sent
         bool rtr = false;          // the peer's RTR is in
         bool picked = false;       // the scheduler picked it
         bool parked = false;       // picked before its RTR came: waits without a slot
@@ -149,12 +166,20 @@ private:
     struct Rx {
         uint64_t landed = 0;  // bytes landed
         bool done = false;    // all in, or ended by TRUNC
+        bool open = false;    // counted in grants_open_
     };
 
     bool running() const { return npeers_ != 0; }
     void order_grants();                   // grant_order_ for a new call
     int send_controls();                   // RTRs owed; RTTCC_ERR_BUSY if the engine is full
-    int send_control(uint32_t rank, const XControl &c);
+    int send_rtr(uint32_t rank);
+    int send_control(uint32_t rank, const XControl &head, const void *block, uint64_t len);
+    void take_block(uint32_t rank, const void *data, uint64_t len);
+    void end_rx(uint32_t rank);            // nothing more of the peer's block comes
+    void in_flight(Tx &t, int d) {         // a send whose completion will come (+1), or came
+        t.outstanding += d;
+        inflight_ += d;
+    }
     void pick(nanos now);                  // scheduler picks while slots are free
     int feed(uint32_t rank);               // puts for a picked peer whose RTR is in
     void finish_tx(uint32_t rank, nanos now);
@@ -176,6 +201,8 @@ private:
     uint32_t self_ = 0, npeers_ = 0;
     const rttcc_xpeer_t *peers_ = nullptr;
     uint32_t key_ = 0;             // the landing area's region key, 0 = none
+    uint8_t *land_ = nullptr;      // the landing area (eager blocks are copied in)
+    uint64_t eager_cut_ = 0;       // blocks up to this go with the RTR
     std::vector<Tx> tx_;           // by rank
     std::vector<Rx> rx_;           // by rank
     std::vector<uint32_t> rank_of_;  // engine peer -> rank + 1 (0 = not in the call)
@@ -185,9 +212,10 @@ private:
     std::vector<uint32_t> grant_order_;  // the order of this process's RTRs (self left out)
     std::vector<nanos> grant_cost_;      // by rank: expected inbound time, 0 for an empty block
     size_t grant_next_ = 0;        // next entry of grant_order_ owed an RTR
-    uint32_t grants_open_ = 0;     // RTRs sent for non-empty blocks not yet landed
+    uint32_t grants_open_ = 0;     // RTRs sent for blocks above eager_cut_ not yet landed
     uint32_t rx_left_ = 0;         // peers whose block has not fully landed
     uint32_t tx_left_ = 0;         // peers not finished
+    uint32_t inflight_ = 0;        // the Txs' outstanding summed: the call ends only at 0
     uint32_t refresh_next_ = 1;    // refresh_costs() cursor (distance from self)
     int error_ = RTTCC_OK;         // the call's first fatal error: it stops
     bool truncated_ = false;       // a block and its room differed: the rest goes on, the call fails
@@ -199,11 +227,14 @@ private:
 template <typename F>
 void ExchangeHub::take_early(uint64_t channel, uint64_t seq, F f) {
     size_t keep = 0;
-    for (auto &e : early_) {
-        if (e.second.channel == channel && e.second.seq == seq)
-            f(e.first, e.second);
-        else if (e.second.channel != channel || (e.second.seq > seq && seq != 0))
-            early_[keep++] = e;
+    for (size_t i = 0; i < early_.size(); ++i) {
+        Early &e = early_[i];
+        if (e.c.channel == channel && e.c.seq == seq) {
+            f(e.peer, e.c, e.block.data());
+        } else if (e.c.channel != channel || (e.c.seq > seq && seq != 0)) {
+            if (keep != i) early_[keep] = std::move(e);  // (a self-move would empty the block)
+            ++keep;
+        }
         // else: an earlier call of the channel, over (or of a freed communicator
         // whose id was reused: nobody can be past call 0 of a new one): dropped
     }

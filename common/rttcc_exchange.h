@@ -4,10 +4,13 @@
  * One exchange = one collective call: every process hands its landing area
  * over to each peer with a ready-to-receive (RTR) message, then puts its
  * blocks straight into the peers' landing areas through the engine, in the
- * order a PeerScheduler gives from the RTT table, cut into segments.  The
- * call is done when every block it sent was acknowledged and every block it
- * expects has landed.  Puts and RTRs may arrive in any order, and an RTR may
- * arrive before its call began (it waits in the hub).
+ * order a PeerScheduler gives from the RTT table, cut into segments.  A
+ * block of at most the eager limit skips that round trip: it rides on the
+ * sender's own RTR to the peer, which copies it into place.  The call is
+ * done when every block it sent was acknowledged, every peer's RTR is in
+ * and every block it expects has landed.  Puts and RTRs may arrive in any
+ * order, and an RTR may arrive before its call began (it waits in the hub,
+ * with its block).
  *
  * The hub is one per engine: it owns a message tag of the engine
  * (rttcc_engine_attach) and routes RTRs, puts and completions to the
@@ -46,6 +49,10 @@ typedef struct rttcc_exchange_params {
     int32_t max_grants;       /* peers that may put into this process at once; 0 = all,
                                  RTTCC_GRANTS_AUTO = all when the engine runs congestion
                                  control (it paces the senders), else RTTCC_PACED_GRANTS */
+    uint64_t eager_limit;     /* blocks up to this many bytes go with the RTR; 0 = only empty ones */
+    uint64_t eager_total;     /* ... and up to this many bytes per call over all peers: the block
+                                 limit shrinks to eager_total / (npeers - 1), which bounds what a
+                                 process buffers for a call it has not begun yet */
 } rttcc_exchange_params_t;
 
 /* One peer of a call, by rank in the communicator.  Self's entry is ignored. */
@@ -88,7 +95,8 @@ typedef struct rttcc_exchange_summary {
     uint64_t forced;     /* peers started although not eligible */
     uint64_t rtr_waits;  /* peers the scheduler chose before their RTR came */
     uint64_t puts;       /* puts issued */
-    uint64_t bytes;      /* bytes put */
+    uint64_t eager;      /* blocks sent with the RTR */
+    uint64_t bytes;      /* bytes put or sent with the RTR */
     uint64_t elapsed_ns; /* begin to done */
 } rttcc_exchange_summary_t;
 void rttcc_exchange_summary(const rttcc_exchange_t *x, rttcc_exchange_summary_t *out);

@@ -45,6 +45,10 @@ plan=(
     "alltoall:6:-max 262144 -rounds 2 -expect-rttcc:--mca coll_rttcc_max_grants 1 --mca coll_rttcc_max_concurrent 1"
     "alltoall:4:-max 262144 -expect-rttcc:--mca coll_rttcc_max_grants 0 --mca coll_rttcc_max_concurrent 0"
     "alltoall:3:-max 65536 -rounds 0 -errors -expect-rttcc"
+    "alltoall:3:-max 65536 -rounds 0 -errors -expect-rttcc:--mca coll_rttcc_eager_limit 0"
+    "alltoall:4:-max 262144 -rounds 4 -expect-rttcc:--mca coll_rttcc_eager_limit 0"
+    "alltoall:5:-max 262144 -rounds 4 -expect-rttcc:--mca coll_rttcc_eager_total 8192 --mca coll_rttcc_min_bytes 0"
+    "alltoall:4:-max 262144 -rounds 4 -expect-rttcc:--mca coll_rttcc_eager_limit 1048576 --mca coll_rttcc_eager_total 1073741824"
     "alltoall:4:-max 262144:--mca coll_rttcc_min_bytes 65536"
 )
 selected=("$@")

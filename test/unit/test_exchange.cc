@@ -166,7 +166,8 @@ static void test_every_policy_lands_every_byte(void **) {
 
 // Receivers that grant one or two senders at a time, senders that put to
 // one peer at a time: nobody waits on a slot held for a peer that has not
-// granted it (parking), so even the tightest setting cannot deadlock.
+// granted it (parking), so even the tightest setting cannot deadlock; nor
+// does a small block that must wait for a grant slot to ride on its RTR.
 static void test_paced_grants_never_deadlock(void **) {
     for (uint32_t grants : {1u, 2u}) {
         for (uint32_t concurrent : {1u, 3u}) {
@@ -174,6 +175,8 @@ static void test_paced_grants_never_deadlock(void **) {
             auto p = params(RTTCC_SCHED_BALANCED, 4000);
             p.max_grants = grants;
             p.max_concurrent = concurrent;
+            p.eager_limit = concurrent == 1 ? 0 : 10000;  // a third of the blocks go with the RTR
+            p.eager_total = UINT64_MAX;
             Cluster c(net, 6, p);
             for (uint64_t call = 0; call < 2; ++call) {
                 auto sides = make_sides(random_counts(6, 30000, 40 + call + grants * 3 + concurrent), call);
@@ -312,6 +315,127 @@ static void test_dead_peer_ends_the_call(void **) {
     assert_int_equal(rc0, RTTCC_ERR_UNREACH);
 }
 
+rttcc_exchange_params_t eager(rttcc_exchange_params_t p, uint64_t limit) {
+    p.eager_limit = limit;
+    p.eager_total = UINT64_MAX;
+    return p;
+}
+
+// Blocks up to eager_limit go with the sender's RTR: no puts at all when
+// every block is small, whatever the policy or the order in which nodes
+// begin (a block that comes before its call waits in the hub).
+static void test_small_blocks_ride_on_the_rtr(void **) {
+    for (int policy = RTTCC_SCHED_LINEAR; policy <= RTTCC_SCHED_ADAPTIVE; ++policy) {
+        MemNetwork net(4000);
+        Cluster c(net, 5, eager(params(policy, 1000), 3000));
+        for (uint64_t call = 0; call < 3; ++call) {
+            auto sides = make_sides(random_counts(5, 3001, 70 + call + policy * 10), call);
+            assert_true(c.run(sides, call, call == 1 ? std::vector<uint32_t>{4, 2, 0, 3, 1} : in_order(5), 4));
+            for (uint32_t i = 0; i < 5; ++i) {
+                assert_int_equal(sides[i].rc, RTTCC_DONE);
+                rttcc_exchange_summary_t sum;
+                c.xs[i]->summary(&sum);
+                assert_int_equal(sum.puts, 0);
+                assert_int_equal(sum.eager, 4);
+            }
+            check_landed(sides, call);
+        }
+    }
+}
+
+// Small and large blocks in one call, with paced grants and a wire that
+// drops, duplicates and reorders.
+static void test_eager_and_put_blocks_mixed(void **) {
+    for (uint32_t grants : {1u, 0u}) {
+        MemNetwork net(4000);
+        auto p = eager(params(RTTCC_SCHED_BALANCED, 2500), 3000);
+        p.max_grants = grants;
+        Cluster c(net, 5, p, FaultRates{20000, 20000, 20000, 0});
+        uint64_t eager_blocks = 0, puts = 0;
+        for (uint64_t call = 0; call < 2; ++call) {
+            auto sides = make_sides(random_counts(5, 9000, 90 + call + grants), call);
+            assert_true(c.run(sides, call, {3, 0, 4, 1, 2}, 2));
+            for (uint32_t i = 0; i < 5; ++i) {
+                assert_int_equal(sides[i].rc, RTTCC_DONE);
+                rttcc_exchange_summary_t sum;
+                c.xs[i]->summary(&sum);
+                eager_blocks += sum.eager;
+                puts += sum.puts;
+            }
+            check_landed(sides, call);
+        }
+        assert_true(eager_blocks > 0 && puts > 0);
+    }
+}
+
+// eager_total caps a call's eager bytes: with 4 peers and 4000 bytes, only
+// blocks of at most 1000 bytes go with the RTR, the rest are put.
+static void test_eager_total_shrinks_the_block_limit(void **) {
+    MemNetwork net(4000);
+    auto p = eager(params(RTTCC_SCHED_GREEDY, 1500), 3000);
+    p.eager_total = 4000;
+    Cluster c(net, 5, p);
+    auto counts = random_counts(5, 3000, 31);
+    auto sides = make_sides(counts, 0);
+    assert_true(c.run(sides, 0, in_order(5)));
+    for (uint32_t i = 0; i < 5; ++i) {
+        assert_int_equal(sides[i].rc, RTTCC_DONE);
+        uint64_t small = 0, puts = 0;
+        for (uint32_t j = 0; j < 5; ++j)
+            if (j != i) counts[i][j] <= 1000 ? ++small : puts += (counts[i][j] + 1499) / 1500;
+        rttcc_exchange_summary_t sum;
+        c.xs[i]->summary(&sum);
+        assert_int_equal(sum.eager, small);
+        assert_int_equal(sum.puts, puts);
+    }
+    check_landed(sides, 0);
+}
+
+// The receiver takes a block the way its sender chose to send it, so
+// processes may run with different eager limits.
+static void test_eager_limits_may_differ(void **) {
+    MemNetwork net(4000);
+    Cluster c(net, 3, params(RTTCC_SCHED_ADAPTIVE, 2000));
+    c.xs[1] = std::make_unique<Exchange>(*c.hubs[1], eager(params(RTTCC_SCHED_ADAPTIVE, 2000), 4096));
+    c.xs[2] = std::make_unique<Exchange>(*c.hubs[2], eager(params(RTTCC_SCHED_ADAPTIVE, 2000), 1 << 20));
+    for (uint64_t call = 0; call < 3; ++call) {
+        auto sides = make_sides(random_counts(3, 8000, 100 + call), call);
+        assert_true(c.run(sides, call, in_order(3), 1));
+        for (const Side &s : sides) assert_int_equal(s.rc, RTTCC_DONE);
+        check_landed(sides, call);
+    }
+}
+
+// An eager block of the wrong size is refused whole by its receiver; both
+// ends say MPI_ERR_TRUNCATE, the rest of the call lands, the next call works.
+static void test_eager_size_mismatch(void **) {
+    MemNetwork net(4000);
+    Cluster c(net, 3, eager(params(RTTCC_SCHED_LINEAR, 4096), 4096));
+    std::vector<std::vector<uint64_t>> counts = {{0, 700, 900}, {800, 0, 1500}, {600, 9000, 0}};
+    auto sides = make_sides(counts, 0);
+    sides[1].blocks[2].resize(1000);  // node 1 sends 1000 where node 2 has room for 1500
+    sides[1].peers[2].send_len = 1000;
+    sides[0].blocks[1].resize(2000);  // node 0 sends 2000 where node 1 has room for 700
+    sides[0].peers[1].send_len = 2000;
+    for (uint32_t i : {0u, 1u}) sides[i].peers[i == 0 ? 1 : 2].send = sides[i].blocks[i == 0 ? 1 : 2].data();
+    assert_true(c.run(sides, 0, in_order(3)));
+    for (const Side &s : sides) assert_int_equal(s.rc, RTTCC_ERR_TRUNCATE);
+    // The refused blocks wrote nothing; the others landed.
+    for (auto [to, from] : {std::pair<uint32_t, uint32_t>{2, 1}, {1, 0}}) {
+        const rttcc_xpeer_t &p = sides[to].peers[from];
+        for (size_t b = 0; b < p.recv_len; ++b) assert_int_equal(sides[to].land[p.recv_offset + b], 0xee);
+    }
+    for (auto [to, from] : {std::pair<uint32_t, uint32_t>{0, 1}, {0, 2}, {2, 0}, {1, 2}}) {
+        const rttcc_xpeer_t &p = sides[to].peers[from];
+        for (size_t b = 0; b < p.recv_len; ++b)
+            assert_int_equal(sides[to].land[p.recv_offset + b], byte_of(from, to, 0, b));
+    }
+    auto next = make_sides(random_counts(3, 6000, 8), 1);
+    assert_true(c.run(next, 1, in_order(3)));
+    for (const Side &s : next) assert_int_equal(s.rc, RTTCC_DONE);
+    check_landed(next, 1);
+}
+
 // max_grants auto: no limit when the engine runs congestion control,
 // RTTCC_PACED_GRANTS without; an explicit value (0 = none) is kept.
 static void test_grant_limit_follows_congestion_control(void **) {
@@ -334,6 +458,11 @@ int main() {
         cmocka_unit_test(test_bad_arguments),
         cmocka_unit_test(test_dead_peer_ends_the_call),
         cmocka_unit_test(test_grant_limit_follows_congestion_control),
+        cmocka_unit_test(test_small_blocks_ride_on_the_rtr),
+        cmocka_unit_test(test_eager_and_put_blocks_mixed),
+        cmocka_unit_test(test_eager_total_shrinks_the_block_limit),
+        cmocka_unit_test(test_eager_limits_may_differ),
+        cmocka_unit_test(test_eager_size_mismatch),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);
 }
