@@ -45,7 +45,7 @@ mca_coll_rttcc_component_t mca_coll_rttcc_component = {
         .eager_limit = 65536,
         .eager_total = 16 << 20,
     },
-    .min_bytes = 65536, /* below it the RTR round trip costs more than the order saves (bench/coll_table.sh, a) */
+    .min_bytes = 65536, /* smaller blocks: coll/tuned, whose algorithms suit them on large communicators */
 };
 
 static void var(const char *name, const char *help, mca_base_var_type_t type, mca_base_var_enum_t *e,
@@ -103,8 +103,8 @@ static int rttcc_register(void)
         MCA_BASE_VAR_TYPE_UNSIGNED_LONG, NULL, OPAL_INFO_LVL_5, &c->xp.eager_limit);
     var("eager_total",
         "Bytes a process may send with its ready-to-receive messages in one call, over all peers: on large "
-        "communicators the per-block eager_limit shrinks to eager_total / (ranks - 1), which bounds the memory a "
-        "process needs for the blocks of a call it has not begun yet",
+        "communicators the per-block eager_limit shrinks to eager_total / (ranks - 1). The same setting on every "
+        "rank bounds the memory a process needs for the blocks of a call it has not begun yet (per communicator)",
         MCA_BASE_VAR_TYPE_UNSIGNED_LONG, NULL, OPAL_INFO_LVL_6, &c->xp.eager_total);
     var("min_bytes",
         "MPI_Alltoall calls whose blocks are smaller than this many bytes go to the previously selected module "

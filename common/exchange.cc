@@ -80,12 +80,12 @@ void ExchangeHub::on_recv(void *user, uint32_t peer, uint8_t, const void *data, 
     XControl c;
     if (len < sizeof c) return;  // not ours to guess at: the same job speaks one version
     std::memcpy(&c, data, sizeof c);
-    if (len - sizeof c != (c.type == XControl::kRtrBlock ? c.block : 0)) return;
+    const bool whole = len - sizeof c == (c.type == XControl::kRtrBlock ? c.block : 0);
     const uint8_t *block = static_cast<const uint8_t *>(data) + sizeof c;
     std::lock_guard<std::mutex> g(hub->mu_);
     if (Exchange *x = hub->find(c.channel, c.seq))
-        x->take_control(peer, c, block);
-    else
+        x->take_control(peer, whole ? c : XControl{}, block);  // a malformed one ends the call with an error
+    else if (whole)
         hub->early_.push_back(Early{peer, c, std::vector<uint8_t>(block, block + (len - sizeof c))});
 }
 
@@ -187,8 +187,11 @@ int Exchange::begin(uint64_t channel, uint64_t seq, uint32_t self, uint32_t npee
     began_ = monotonic_now();
 
     sched_.reset(self, npeers);
-    for (uint32_t r = 0; r < npeers; ++r)
-        if (r != self) sched_.set_peer(r, cost_of(r, peers_[r].send_len));
+    for (uint32_t r = 0; r < npeers; ++r) {
+        if (r == self) continue;
+        sched_.set_peer(r, cost_of(r, peers_[r].send_len));
+        if (tx_[r].eager) sched_.exclude(r);  // its block goes with the RTR
+    }
     hub_.take_early(channel, seq, [this](uint32_t engine_peer, const XControl &c, const void *block) {
         take_control(engine_peer, c, block);
     });
@@ -234,11 +237,11 @@ int Exchange::progress() {
 int Exchange::send_control(uint32_t rank, const XControl &head, const void *block, uint64_t len) {
     Tx &t = tx_[rank];
     const iovec iov[2] = {{const_cast<XControl *>(&head), sizeof head}, {const_cast<void *>(block), len}};
-    in_flight(t, +1);  // before: the completion may come at once
+    begin_send(t);  // before: the completion may come at once
     lock_->unlock();
     const int rc = hub_.engine().send(peers_[rank].engine_peer, hub_.tag(), iov, len ? 2 : 1, &t);
     lock_->lock();
-    if (rc != RTTCC_OK) in_flight(t, -1);  // copied (RTTCC_DONE) or refused: no completion follows
+    if (rc != RTTCC_OK) end_send(t);  // copied (RTTCC_DONE) or refused: no completion follows
     return rc;
 }
 
@@ -301,12 +304,24 @@ int Exchange::send_rtr(uint32_t rank) {
                   t.eager ? static_cast<uint32_t>(p.send_len) : 0, p.recv_offset, p.recv_len};
     const int rc = send_control(rank, t.rtr_head, p.send, t.eager ? p.send_len : 0);
     if (rc != RTTCC_OK && rc != RTTCC_DONE) return rc;
-    t.rtr_sent = true;
-    if (!t.eager) return rc;
-    t.issued = p.send_len;
-    ++sum_.eager;
-    sum_.bytes += p.send_len;
+    t.rtr_out = true;
+    if (t.eager) {
+        ++sum_.eager;
+        sum_.bytes += p.send_len;
+        settle_eager(rank);
+    }
     return rc;
+}
+
+// An eager peer is finished once its block (with this process's RTR) was
+// ACKed and its own RTR confirmed the size.  Outside the schedule, so
+// callbacks may call this too.
+void Exchange::settle_eager(uint32_t rank) {
+    Tx &t = tx_[rank];
+    if (!t.eager || t.finished || !t.rtr_in || !t.rtr_out || t.outstanding) return;
+    if (t.room != peers_[rank].send_len) truncated_ = true;  // the peer refused it whole
+    t.finished = true;
+    --tx_left_;
 }
 
 // Starts the peers the scheduler picks; one whose RTR is not in yet is
@@ -328,7 +343,7 @@ void Exchange::pick(nanos now) {
         Tx &t = tx_[r];
         t.picked = true;
         t.started = now;
-        if (!t.rtr) {
+        if (!t.rtr_in) {
             ++sum_.rtr_waits;
             t.parked = sched_.park(r);
             continue;
@@ -338,36 +353,51 @@ void Exchange::pick(nanos now) {
     }
 }
 
-// Puts the next segments of a picked peer whose RTR is in (or the TRUNC
-// that says why not); finishes it when all were ACKed.  RTTCC_ERR_BUSY when
-// the engine is full.  The engine is called with the hub unlocked, so the
-// put is counted outstanding before (its completion may come at once).
+// Moves a picked peer whose RTR is in: puts the next segments of its block
+// (or the TRUNC that says why not), and finishes it when all were ACKed.
+// RTTCC_ERR_BUSY when the engine is full.
 int Exchange::feed(uint32_t rank) {
     Tx &t = tx_[rank];
-    if (!t.rtr || t.finished) return RTTCC_OK;
-    const rttcc_xpeer_t &p = peers_[rank];
-    if (t.room != p.send_len && !t.refused) {
-        // Not sent: TRUNC tells the peer why.  (An eager block goes with the
-        // RTR regardless; the peer sees its size.)
-        if (!t.eager) {
-            t.trunc_head = {XControl::kTrunc, self_, channel_, seq_, 0, 0, 0, p.send_len};
-            const int rc = send_control(rank, t.trunc_head, nullptr, 0);
-            if (rc == RTTCC_ERR_BUSY) return rc;
-            if (rc < 0) set_error(rc);
-        }
-        t.refused = true;
-        truncated_ = true;
+    if (!t.rtr_in || t.finished) return RTTCC_OK;
+    const uint64_t len = peers_[rank].send_len;
+    if (!t.refused && t.room != len) {
+        const int rc = refuse(rank);
+        if (rc == RTTCC_ERR_BUSY) return rc;
     }
-    while (!t.refused && !t.eager && t.issued < p.send_len && t.outstanding < params_.segments_ahead &&
-           error_ == RTTCC_OK) {
+    if (!t.refused) {
+        const int rc = put_segments(rank);
+        if (rc != RTTCC_OK) return rc;
+    }
+    if ((t.refused || t.issued == len) && t.outstanding == 0) finish_tx(rank, monotonic_now());
+    return RTTCC_OK;
+}
+
+// The block does not fit the peer's room: it is not sent, TRUNC says why.
+int Exchange::refuse(uint32_t rank) {
+    Tx &t = tx_[rank];
+    t.trunc_head = {XControl::kTrunc, self_, channel_, seq_, 0, 0, 0, peers_[rank].send_len};
+    const int rc = send_control(rank, t.trunc_head, nullptr, 0);
+    if (rc == RTTCC_ERR_BUSY) return rc;
+    if (rc < 0) set_error(rc);
+    t.refused = true;
+    truncated_ = true;
+    return RTTCC_OK;
+}
+
+// Up to segments_ahead puts in flight.  The engine is called with the hub
+// unlocked, so a put is counted before (its completion may come at once).
+int Exchange::put_segments(uint32_t rank) {
+    Tx &t = tx_[rank];
+    const rttcc_xpeer_t &p = peers_[rank];
+    while (t.issued < p.send_len && t.outstanding < params_.segments_ahead && error_ == RTTCC_OK) {
         const uint64_t n = std::min(segment_, p.send_len - t.issued);
         iovec iov{const_cast<uint8_t *>(static_cast<const uint8_t *>(p.send) + t.issued), n};
         const uint64_t at = t.offset + t.issued;
-        in_flight(t, +1);
+        begin_send(t);
         lock_->unlock();
         const int rc = hub_.engine().put(p.engine_peer, t.key, at, hub_.tag(), &iov, 1, &t);
         lock_->lock();
-        if (rc != RTTCC_OK) in_flight(t, -1);  // copied (RTTCC_DONE) or refused: no completion follows
+        if (rc != RTTCC_OK) end_send(t);  // copied (RTTCC_DONE) or refused: no completion follows
         if (rc == RTTCC_ERR_BUSY) return rc;
         if (rc < 0) {
             set_error(rc);
@@ -377,8 +407,6 @@ int Exchange::feed(uint32_t rank) {
         ++sum_.puts;
         sum_.bytes += n;
     }
-    const bool sent = t.eager ? t.rtr_sent : t.issued == p.send_len;
-    if ((t.refused || sent) && t.outstanding == 0) finish_tx(rank, monotonic_now());
     return RTTCC_OK;
 }
 
@@ -401,7 +429,7 @@ void Exchange::refresh_costs() {
     for (uint32_t k = 0; k < kRefreshPerFinish; ++k) {
         const uint32_t r = (self_ + refresh_next_) % npeers_;
         refresh_next_ = refresh_next_ + 1 < npeers_ ? refresh_next_ + 1 : 1;
-        if (!tx_[r].picked) sched_.update(r, cost_of(r, peers_[r].send_len));
+        if (!tx_[r].picked && !tx_[r].eager) sched_.update(r, cost_of(r, peers_[r].send_len));
     }
 }
 
@@ -410,12 +438,15 @@ void Exchange::take_control(uint32_t engine_peer, const XControl &c, const void 
     if (r >= npeers_ || r == self_ || peers_[r].engine_peer != engine_peer) return set_error(RTTCC_ERR);
     if (c.type == XControl::kRtr || c.type == XControl::kRtrBlock) {
         Tx &t = tx_[r];
-        if (t.rtr) return set_error(RTTCC_ERR);
-        t.rtr = true;
+        if (t.rtr_in) return set_error(RTTCC_ERR);
+        t.rtr_in = true;
         t.key = c.key;
         t.offset = c.offset;
         t.room = c.len;  // fed from progress(): the engine is not called from a callback
-        rtr_in_.push_back(r);
+        if (t.eager)
+            settle_eager(r);
+        else
+            rtr_in_.push_back(r);
         if (c.type == XControl::kRtrBlock) take_block(r, block, c.block);
     } else if (c.type == XControl::kTrunc) {
         truncated_ = true;  // the peer's block does not fit its room: nothing of it comes
@@ -469,8 +500,9 @@ void Exchange::end_rx(uint32_t rank) {
 void Exchange::take_send_done(void *cookie, int status) {
     Tx &t = *static_cast<Tx *>(cookie);
     Exchange &x = *t.x;
-    x.in_flight(t, -1);
+    x.end_send(t);
     if (status != RTTCC_OK) x.set_error(status);
+    x.settle_eager(static_cast<uint32_t>(&t - x.tx_.data()));
     // The next segments go from progress(); a finished block frees its slot there too.
 }
 

@@ -12,22 +12,24 @@
 //             lands)
 //   eager:    a block of at most the eager cut (eager_limit, and at most
 //             eager_total over the call's peers) rides on this process's
-//             RTR to its peer (RTR_BLOCK); the peer copies it into place,
-//             or ends it as truncated if it is not the size it expects
-//   send:     the scheduler picks peers (at most max_concurrent at once);
-//             a picked peer whose RTR is in gets its block put in segments,
-//             segments_ahead at a time; one whose RTR is not in yet is
-//             parked without a slot (holding slots for peers that have not
-//             granted could deadlock against their own grants) and goes
-//             when its RTR comes.  A block whose length differs from the room the
-//             RTR offers is not sent: TRUNC(len) tells the receiver why.
-//             The peer is finished when every segment was ACKed (an
-//             eager block: when it was ACKed and the peer's RTR is in).
+//             RTR to its peer (RTR_BLOCK), outside the schedule (with paced
+//             grants it waits for the RTR's turn); the peer copies it into
+//             place, or refuses it whole if it is not the size it expects
+//   send:     the scheduler picks the other peers (at most max_concurrent
+//             at once); a picked peer whose RTR is in gets its block put in
+//             segments, segments_ahead at a time; one whose RTR is not in
+//             yet is parked without a slot (holding slots for peers that
+//             have not granted could deadlock against their own grants) and
+//             goes when its RTR comes.  A block whose length differs from
+//             the room the RTR offers is not sent: TRUNC(len) tells the
+//             receiver why.  The peer is finished when every segment was
+//             ACKed (an eager one: when its RTR_BLOCK was ACKed and the
+//             peer's RTR is in).
 //   receive:  on_put counts each peer's landed bytes; TRUNC ends a peer
 //             with an error, and so does an RTR_BLOCK of the wrong size.
-//   done:     every RTR sent, every peer finished on both sides; then the
-//             landing area is unexposed.  An error is returned only once
-//             no put of the call is in flight (cookies point into the call).
+//   done:     every RTR sent, every peer finished on both sides, no engine
+//             send of the call owed a completion (cookies point into the
+//             call); then the landing area is unexposed.
 //
 // Locking: one hub mutex guards the hub and every exchange's state; engine
 // callbacks take it.  An exchange releases it around the engine's send and
@@ -139,7 +141,7 @@ public:
     void take_control(uint32_t engine_peer, const XControl &c, const void *block);
     void take_put(uint32_t engine_peer, uint64_t offset, size_t len);
     void take_peer_dead(uint32_t engine_peer);
-    // A segment's completion: the cookie is the peer's Tx.
+    // An engine send's completion (put or control message): the cookie is the peer's Tx.
     static void take_send_done(void *cookie, int status);
 
 private:
@@ -155,9 +157,9 @@ private:
         XControl rtr_head{};       // this process's RTR(_BLOCK) to the peer, and
         XControl trunc_head{};     // its TRUNC: the engine may send them zero-copy
         bool eager = false;        // the block goes with this process's RTR (at most eager_cut_)
-        bool rtr_sent = false;     // this process's RTR to the peer went
+        bool rtr_out = false;      // this process's RTR to the peer went
+        bool rtr_in = false;       // the peer's RTR came
         bool refused = false;      // the block does not fit the peer's room: not sent
-        bool rtr = false;          // the peer's RTR is in
         bool picked = false;       // the scheduler picked it
         bool parked = false;       // picked before its RTR came: waits without a slot
         bool finished = false;     // every byte ACKed (or never to be sent)
@@ -165,7 +167,7 @@ private:
     // What this process receives from one peer.
     struct Rx {
         uint64_t landed = 0;  // bytes landed
-        bool done = false;    // all in, or ended by TRUNC
+        bool done = false;    // all in, or ended by TRUNC or a wrong-sized RTR_BLOCK
         bool open = false;    // counted in grants_open_
     };
 
@@ -173,15 +175,22 @@ private:
     void order_grants();                   // grant_order_ for a new call
     int send_controls();                   // RTRs owed; RTTCC_ERR_BUSY if the engine is full
     int send_rtr(uint32_t rank);
+    void settle_eager(uint32_t rank);      // finishes an eager peer once all is in
     int send_control(uint32_t rank, const XControl &head, const void *block, uint64_t len);
     void take_block(uint32_t rank, const void *data, uint64_t len);
     void end_rx(uint32_t rank);            // nothing more of the peer's block comes
-    void in_flight(Tx &t, int d) {         // a send whose completion will come (+1), or came
-        t.outstanding += d;
-        inflight_ += d;
+    void begin_send(Tx &t) {               // an engine send whose completion will come
+        ++t.outstanding;
+        ++inflight_;
+    }
+    void end_send(Tx &t) {                 // ... came, or will not
+        --t.outstanding;
+        --inflight_;
     }
     void pick(nanos now);                  // scheduler picks while slots are free
     int feed(uint32_t rank);               // puts for a picked peer whose RTR is in
+    int refuse(uint32_t rank);
+    int put_segments(uint32_t rank);
     void finish_tx(uint32_t rank, nanos now);
     void refresh_costs();                  // a few not-yet-picked peers' costs from the live table
     PeerCost cost_of(uint32_t rank, uint64_t bytes) const;
@@ -210,7 +219,7 @@ private:
     std::vector<uint32_t> rtr_in_;   // ranks whose RTR came since the last pick() (callbacks add)
     std::vector<uint32_t> rtr_taken_;  // pick()'s copy of rtr_in_ (kept for its storage)
     std::vector<uint32_t> grant_order_;  // the order of this process's RTRs (self left out)
-    std::vector<nanos> grant_cost_;      // by rank: expected inbound time, 0 for an empty block
+    std::vector<nanos> grant_cost_;      // by rank: expected inbound time, 0 for a block of at most the eager cut
     size_t grant_next_ = 0;        // next entry of grant_order_ owed an RTR
     uint32_t grants_open_ = 0;     // RTRs sent for blocks above eager_cut_ not yet landed
     uint32_t rx_left_ = 0;         // peers whose block has not fully landed

@@ -165,6 +165,14 @@ bool PeerScheduler::reset(uint32_t self, uint32_t npeers) {
 
 void PeerScheduler::set_peer(uint32_t peer, const PeerCost &c) { update(peer, c); }
 
+void PeerScheduler::exclude(uint32_t peer) {
+    if (built_ || peer >= npeers_ || peer == self_) return;
+    Slot &q = slots_[slot(peer)];
+    if (q.state != State::kReady) return;
+    q.state = State::kDone;
+    --remaining_;
+}
+
 nanos PeerScheduler::limit() const {
     return to_nanos(static_cast<double>(base_) + static_cast<double>(threshold_) * widen_);
 }
@@ -214,7 +222,7 @@ void PeerScheduler::build(nanos now) {
     for (uint32_t s = 1; s < npeers_; ++s) {
         derive(s);
         base_ = std::min(base_, slots_[s].rtt);
-        if (policy_ != SchedPolicy::kLinear) ready_.push(s, ready_key(s));
+        if (policy_ != SchedPolicy::kLinear && slots_[s].state == State::kReady) ready_.push(s, ready_key(s));
     }
 }
 
@@ -239,6 +247,7 @@ bool PeerScheduler::next(nanos now, uint32_t *out) {
     if (remaining_ == 0) return false;
     if (params_.max_concurrent && in_flight_ >= params_.max_concurrent) return false;
     if (policy_ == SchedPolicy::kLinear) {
+        while (slots_[cursor_].state != State::kReady) ++cursor_;  // excluded ones; remaining_ > 0 bounds it
         start(cursor_++, now, SchedEventKind::kStart, out);
         return true;
     }

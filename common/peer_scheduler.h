@@ -176,6 +176,9 @@ public:
     // A peer's cost.  Before the first next() it is an input of the start
     // of the schedule; afterwards it acts as update().
     void set_peer(uint32_t peer, const PeerCost &c);
+    // Before the first next(): the peer is served outside the schedule
+    // (never started, never counted); its cost still informs the others'.
+    void exclude(uint32_t peer);
     // A peer's cost changed during the call (e.g. RTT samples from segments
     // already sent): the peers not yet started are reordered; a deferred
     // peer that became eligible is promoted.

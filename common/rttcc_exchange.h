@@ -51,8 +51,8 @@ typedef struct rttcc_exchange_params {
                                  control (it paces the senders), else RTTCC_PACED_GRANTS */
     uint64_t eager_limit;     /* blocks up to this many bytes go with the RTR; 0 = only empty ones */
     uint64_t eager_total;     /* ... and up to this many bytes per call over all peers: the block
-                                 limit shrinks to eager_total / (npeers - 1), which bounds what a
-                                 process buffers for a call it has not begun yet */
+                                 limit shrinks to eager_total / (npeers - 1); the same setting on
+                                 every process bounds what one buffers for a call it has not begun */
 } rttcc_exchange_params_t;
 
 /* One peer of a call, by rank in the communicator.  Self's entry is ignored. */

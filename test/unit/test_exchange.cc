@@ -5,6 +5,7 @@
 // reorders.  Size mismatches and dead peers end the call with an error,
 // never a hang.
 #include <random>
+#include <string>
 
 #include "cmocka_cxx.h"
 #include "engine_harness.h"
@@ -175,7 +176,7 @@ static void test_paced_grants_never_deadlock(void **) {
             auto p = params(RTTCC_SCHED_BALANCED, 4000);
             p.max_grants = grants;
             p.max_concurrent = concurrent;
-            p.eager_limit = concurrent == 1 ? 0 : 10000;  // a third of the blocks go with the RTR
+            p.eager_limit = 10000;  // a third of the blocks go with the RTR
             p.eager_total = UINT64_MAX;
             Cluster c(net, 6, p);
             for (uint64_t call = 0; call < 2; ++call) {
@@ -337,6 +338,8 @@ static void test_small_blocks_ride_on_the_rtr(void **) {
                 c.xs[i]->summary(&sum);
                 assert_int_equal(sum.puts, 0);
                 assert_int_equal(sum.eager, 4);
+                assert_int_equal(sum.rtr_waits, 0);
+                assert_true(c.xs[i]->schedule_text().empty());  // served outside the schedule
             }
             check_landed(sides, call);
         }
@@ -395,15 +398,93 @@ static void test_eager_total_shrinks_the_block_limit(void **) {
 // processes may run with different eager limits.
 static void test_eager_limits_may_differ(void **) {
     MemNetwork net(4000);
-    Cluster c(net, 3, params(RTTCC_SCHED_ADAPTIVE, 2000));
+    Cluster c(net, 3, params(RTTCC_SCHED_ADAPTIVE, 2000));  // node 0: only empty blocks go with the RTR
     c.xs[1] = std::make_unique<Exchange>(*c.hubs[1], eager(params(RTTCC_SCHED_ADAPTIVE, 2000), 4096));
     c.xs[2] = std::make_unique<Exchange>(*c.hubs[2], eager(params(RTTCC_SCHED_ADAPTIVE, 2000), 1 << 20));
+    const std::vector<std::vector<uint64_t>> counts = {{0, 3000, 7000}, {2000, 0, 6000}, {5000, 100, 0}};
+    const uint64_t eager_blocks[3] = {0, 1, 2}, puts[3] = {2 + 4, 3, 0};
     for (uint64_t call = 0; call < 3; ++call) {
-        auto sides = make_sides(random_counts(3, 8000, 100 + call), call);
-        assert_true(c.run(sides, call, in_order(3), 1));
-        for (const Side &s : sides) assert_int_equal(s.rc, RTTCC_DONE);
+        auto sides = make_sides(counts, call);
+        assert_true(c.run(sides, call, call == 1 ? std::vector<uint32_t>{2, 1, 0} : in_order(3), 1));
+        for (uint32_t i = 0; i < 3; ++i) {
+            assert_int_equal(sides[i].rc, RTTCC_DONE);
+            rttcc_exchange_summary_t sum;
+            c.xs[i]->summary(&sum);
+            assert_int_equal(sum.eager, eager_blocks[i]);
+            assert_int_equal(sum.puts, puts[i]);
+        }
         check_landed(sides, call);
     }
+}
+
+// A small block whose RTR must wait for a grant slot holds no send slot
+// meanwhile: rank i sends 1000 bytes to i+1, 40000 to i+2 and 20000 to
+// i+3, one grant and one send slot each.  Rank i's block to i+1 waits
+// behind its grant to i+2; if i+1 (whose RTR is in) held rank i's only
+// send slot, i+2's put to i would wait for ever, on every rank.
+static void test_small_block_waiting_for_its_grant_holds_no_slot(void **) {
+    MemNetwork net(4000);
+    auto p = eager(params(RTTCC_SCHED_LINEAR, 4000), 2000);
+    p.max_grants = 1;
+    p.max_concurrent = 1;
+    Cluster c(net, 4, p);
+    std::vector<std::vector<uint64_t>> counts(4, std::vector<uint64_t>(4, 0));
+    for (uint32_t i = 0; i < 4; ++i) {
+        counts[i][(i + 1) % 4] = 1000;
+        counts[i][(i + 2) % 4] = 40000;
+        counts[i][(i + 3) % 4] = 20000;
+    }
+    auto sides = make_sides(counts, 0);
+    assert_true(c.run(sides, 0, {3, 2, 1, 0}, 3));
+    for (uint32_t i = 0; i < 4; ++i) {
+        assert_int_equal(sides[i].rc, RTTCC_DONE);
+        const std::string text = c.xs[i]->schedule_text();  // the puts' peers only
+        assert_true(text.find("peer " + std::to_string((i + 1) % 4) + " ") == std::string::npos);
+        assert_true(text.find("peer " + std::to_string((i + 2) % 4) + " ") != std::string::npos);
+    }
+    check_landed(sides, 0);
+}
+
+// Blocks of two channels' calls that came before this node began either
+// wait in the hub side by side; each call takes its own, whatever order
+// the node begins them in.
+static void test_early_blocks_of_two_channels(void **) {
+    MemNetwork net(4000);
+    Cluster c(net, 3, eager(params(RTTCC_SCHED_GREEDY, 2000), 5000));
+    std::vector<std::unique_ptr<Exchange>> second;
+    for (auto &h : c.hubs) second.push_back(std::make_unique<Exchange>(*h, eager(params(RTTCC_SCHED_LINEAR, 1500), 5000)));
+    auto a = make_sides(random_counts(3, 5000, 13), 0);
+    auto b = make_sides(random_counts(3, 9000, 14), 3);
+    for (uint32_t i : {1u, 2u}) {
+        assert_int_equal(c.xs[i]->begin(1, 0, i, 3, a[i].peers.data(), a[i].land.data(), a[i].land.size()), RTTCC_OK);
+        assert_int_equal(second[i]->begin(2, 0, i, 3, b[i].peers.data(), b[i].land.data(), b[i].land.size()),
+                         RTTCC_OK);
+    }
+    int rounds = 0;
+    assert_true(run_until(c.nodes, [&] {  // node 0 hears the others' RTRs before it begins
+        for (uint32_t i : {1u, 2u}) {
+            if (a[i].rc == RTTCC_OK) a[i].rc = c.xs[i]->progress();
+            if (b[i].rc == RTTCC_OK) b[i].rc = second[i]->progress();
+        }
+        return ++rounds == 200;
+    }, 30));
+    assert_int_equal(second[0]->begin(2, 0, 0, 3, b[0].peers.data(), b[0].land.data(), b[0].land.size()), RTTCC_OK);
+    assert_int_equal(c.xs[0]->begin(1, 0, 0, 3, a[0].peers.data(), a[0].land.data(), a[0].land.size()), RTTCC_OK);
+    int left = 0;
+    for (uint32_t i = 0; i < 3; ++i) left += (a[i].rc == RTTCC_OK) + (b[i].rc == RTTCC_OK);
+    assert_true(run_until(c.nodes, [&] {
+        for (uint32_t i = 0; i < 3; ++i) {
+            if (a[i].rc == RTTCC_OK && (a[i].rc = c.xs[i]->progress()) != RTTCC_OK) --left;
+            if (b[i].rc == RTTCC_OK && (b[i].rc = second[i]->progress()) != RTTCC_OK) --left;
+        }
+        return left == 0;
+    }, 30));
+    for (uint32_t i = 0; i < 3; ++i) {
+        assert_int_equal(a[i].rc, RTTCC_DONE);
+        assert_int_equal(b[i].rc, RTTCC_DONE);
+    }
+    check_landed(a, 0);
+    check_landed(b, 3);
 }
 
 // An eager block of the wrong size is refused whole by its receiver; both
@@ -462,6 +543,8 @@ int main() {
         cmocka_unit_test(test_eager_and_put_blocks_mixed),
         cmocka_unit_test(test_eager_total_shrinks_the_block_limit),
         cmocka_unit_test(test_eager_limits_may_differ),
+        cmocka_unit_test(test_small_block_waiting_for_its_grant_holds_no_slot),
+        cmocka_unit_test(test_early_blocks_of_two_channels),
         cmocka_unit_test(test_eager_size_mismatch),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);

@@ -3,7 +3,8 @@
 // threshold deferral and its forcing after reorder_window passes or
 // backoff_ms; rttvar slack; max_concurrent; adaptive widening; live
 // updates; alltoallv weighting by expected time; balanced (LPT); the event
-// log; no allocation after reset(); O(P log P) work for 10,000 peers.
+// log; no allocation after reset(); O(P log P) work for 10,000 peers;
+// peers excluded (served outside the schedule) are never started.
 #include "cmocka_cxx.h"
 
 #include <algorithm>
@@ -184,6 +185,30 @@ static void test_linear_order_exact(void **) {
     assert_order(drain(s, 0), 1, 2, 3);
     load(s, 6, {1, 1, 1, 1, 1, 1, 1});
     assert_order(drain(s, 0), 0, 1, 2, 3, 4, 5);
+}
+
+// Peers served outside the schedule (coll_rttcc's eager blocks) are never
+// started, in any policy, and the others keep their order.
+static void test_excluded_peers_are_never_started(void **) {
+    PeerScheduler lin(SchedPolicy::kLinear, params(0));
+    load(lin, 3, {500, 10, 20, 0, 1, 900, 2});
+    for (uint32_t p : {4u, 0u, 6u}) lin.exclude(p);
+    assert_order(drain(lin, 0), 5, 1, 2);
+    assert_true(lin.done());
+    PeerScheduler greedy(SchedPolicy::kGreedy, params(1));
+    load(greedy, 0, {0, 40, 10, 30, 20});
+    greedy.exclude(2);
+    greedy.exclude(0);  // self: ignored
+    assert_order(drain(greedy, 1), 4, 3, 1);
+    for (SchedPolicy pol : kPolicies) {  // every peer excluded: nothing to start, done at once
+        PeerScheduler s(pol, params(2));
+        load(s, 1, {5, 0, 7});
+        s.exclude(0);
+        s.exclude(2);
+        uint32_t p;
+        assert_false(s.next(0, &p));
+        assert_true(s.done());
+    }
 }
 
 static void test_greedy_order_exact(void **) {
@@ -585,6 +610,7 @@ int main() {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_policy_starts_every_peer_once),
         cmocka_unit_test(test_linear_order_exact),
+        cmocka_unit_test(test_excluded_peers_are_never_started),
         cmocka_unit_test(test_greedy_order_exact),
         cmocka_unit_test(test_unknown_rtt_is_the_median_or_the_default),
         cmocka_unit_test(test_threshold_defers_then_forces_after_reorder_window),
