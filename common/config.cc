@@ -102,6 +102,12 @@ const rttcc_param_t kParams[] = {
      "timely (RTT gradient), swift (target delay with flow scaling; set swift_target_us to a "
      "few frames' serialisation on slow links)",
      RTTCC_PARAM_ENUM, 3, "none=0,aimd=1,timely=2,swift=3", RTTCC_FIELD(cc)},
+    {"cc_delay",
+     "The delay congestion control acts on: rtt (each round-trip sample), or forward (the "
+     "default: the round trip less the queueing its ACK met on the way back, from one-way "
+     "delays, so that traffic towards this process does not slow its sends; the round trip "
+     "while no one-way delay is known)",
+     RTTCC_PARAM_ENUM, 5, "rtt=0,forward=1", RTTCC_FIELD(cc_delay)},
     {"initial_cwnd", "Congestion window at start, segments", RTTCC_PARAM_UINT, 5,
      nullptr, RTTCC_FIELD(initial_cwnd)},
     {"max_cwnd", "Largest congestion window, segments (also bounded by send_credits)",
@@ -197,6 +203,7 @@ extern "C" void rttcc_config_defaults(rttcc_config_t *c) {
     c->ptp_clock_device = const_cast<char *>("/dev/ptp0");  // the MCA layer copies it
     c->ptp_max_offset = 1000;
     c->cc = RTTCC_CC_AIMD;
+    c->cc_delay = RTTCC_CC_DELAY_FORWARD;
     c->initial_cwnd = 4;
     c->max_cwnd = 128;
     c->timely_tlow_us = 50;

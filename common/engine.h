@@ -157,7 +157,10 @@ private:
     bool land_put(Peer &p, const PacketHeader &h, const uint8_t *payload, std::unique_lock<MaybeMutex> &lock);
 
     // engine_ack.cc
-    void owe_ack(Peer &p, const PacketHeader &h, const Arrival &a, bool at_once);
+    // When an owed ACK goes: after ack_delay unless data carries it first;
+    // by the end of this progress pass (data staged in it may carry it); now.
+    enum class AckWhen { kDelayed, kThisPass, kNow };
+    void owe_ack(Peer &p, const PacketHeader &h, const Arrival &a, AckWhen when);
     void put_ack(Peer &p, PacketHeader &h, nanos now);
     void send_ack(Peer &p, nanos now);
     void send_due_acks(nanos now);
@@ -180,6 +183,8 @@ private:
         return clock_ ? static_cast<uint64_t>(clock_->to_domain(t)) : t;
     }
     void take_offset(Peer &p, nanos sent, nanos arrived, const PacketHeader &h);
+    void note_reverse_queue(Peer &p, nanos arrived, const PacketHeader &h, nanos now);
+    nanos cc_sample(Peer &p, nanos rtt) const;
 
     // engine_probe.cc
     void serve_probes(nanos now);
@@ -223,6 +228,7 @@ private:
     List<TxSegment, &TxSegment::link> resends_;  // due for retransmission, served first
     List<Peer, &Peer::sends_link> sends_;        // peers with messages to cut and room to send
     List<Peer, &Peer::ack_link> acks_;           // peers owing a delayed ACK, oldest first
+    List<Peer, &Peer::ack_soon_link> acks_soon_; // peers owing one by the end of this pass
     TxBatch batch_[kChannels];           // datagrams staged per channel
     std::vector<RxDatagram> rx_;         // datagrams of the current receive burst
     bool wire_full_ = false;             // the wire refused a datagram since the last progress

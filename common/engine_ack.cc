@@ -10,7 +10,7 @@ namespace rttcc {
 
 // Owes an ACK for an arrival.  The ACK echoes the latest arrival, unless a
 // timed one (the sender has its kernel/NIC transmit stamp) is waiting.
-void Engine::owe_ack(Peer &p, const PacketHeader &h, const Arrival &a, bool at_once) {
+void Engine::owe_ack(Peer &p, const PacketHeader &h, const Arrival &a, AckWhen when) {
     const bool timed = h.flags & kFlagTimed;
     if (timed || !p.echo_timed) {
         p.echo_tx_id = h.tx_id;
@@ -24,7 +24,10 @@ void Engine::owe_ack(Peer &p, const PacketHeader &h, const Arrival &a, bool at_o
         p.ack_owed_since = a.now;
         acks_.push_back(p);
     }
-    if (at_once || p.unacked_arrivals >= cfg_.ack_every) send_ack(p, a.now);
+    if (when == AckWhen::kNow || p.unacked_arrivals >= cfg_.ack_every)
+        send_ack(p, a.now);
+    else if (when == AckWhen::kThisPass && !p.ack_soon_link.linked())
+        acks_soon_.push_back(p);
 }
 
 // Writes our cumulative ACK for p into an outgoing header; settles any ACK owed.
@@ -38,6 +41,7 @@ void Engine::put_ack(Peer &p, PacketHeader &h, nanos now) {
     p.echo_timed = false;
     p.unacked_arrivals = 0;
     if (p.ack_link.linked()) acks_.remove(p);
+    if (p.ack_soon_link.linked()) acks_soon_.remove(p);
     if (h.type != static_cast<uint8_t>(PacketType::ACK)) {
         ++p.stats.acks_piggy;
         ++stats_.acks_piggy;
@@ -69,8 +73,10 @@ void Engine::attach_sack(Peer &p, PacketHeader &h) {
     d.iovcnt = 2;
 }
 
-// Standalone ACKs for peers whose ACK has waited ack_delay without a ride.
+// Standalone ACKs for peers whose ACK has waited ack_delay without a ride,
+// or that a waiting sender asked for and no data of this pass carried.
 void Engine::send_due_acks(nanos now) {
+    while (Peer *p = acks_soon_.front()) send_ack(*p, now);  // put_ack unlinks it
     const nanos delay = usec(cfg_.ack_delay_us);
     while (Peer *p = acks_.front()) {
         if (p->ack_owed_since + delay > now) break;  // FIFO: the rest are younger

@@ -96,6 +96,7 @@ void Engine::declare_dead(Peer &p, nanos now, const TxSegment &oldest) {
         while (TxMessage *m = queue.pop_front()) finish_message(*m, RTTCC_ERR_UNREACH);
     if (p.sends_link.linked()) sends_.remove(p);
     if (p.ack_link.linked()) acks_.remove(p);
+    if (p.ack_soon_link.linked()) acks_soon_.remove(p);
     p.ack_owed = false;
     p.reassembly.clear(reassembly_buffers_);
 }

@@ -79,7 +79,20 @@ nanos Engine::take_exchange(Peer &p, nanos posted, nanos stamp, TsSource source,
     const nanos rtt = age > h.ack_delay_ns ? age - h.ack_delay_ns : age;
     if (!rtt || !take_sample(p, rtt, stamped ? a.source : TsSource::kUser, probe, a.now)) return 0;
     take_offset(p, sent, arrived, h);
+    note_reverse_queue(p, arrived, h, a.now);
     return rtt;
+}
+
+// The queueing the peer's reply met on its way here: its one-way time (our
+// arrival less its send stamp, each on its own clock, synchronised or not)
+// above the least of the last one to two seconds.  The clocks' offset
+// cancels out; their drift over that window (a microsecond or two for
+// disciplined clocks, 100 us for free-running ones 50 ppm apart) does not.
+void Engine::note_reverse_queue(Peer &p, nanos arrived, const PacketHeader &h, nanos now) {
+    PathState &path = p.path;
+    const int64_t one_way = static_cast<int64_t>(domain_time(arrived) - h.tx_stamp_ns);
+    path.rev_floor.add(one_way, static_cast<int64_t>(now));
+    path.rev_queue = static_cast<nanos>(std::max<int64_t>(0, one_way - path.rev_floor.min()));
 }
 
 // Clock offset and one-way delays from one exchange (ours sent at `sent`,
@@ -120,11 +133,24 @@ bool Engine::take_sample(Peer &p, nanos rtt, TsSource source, bool probe, nanos 
     return true;
 }
 
-// An ACK released `acked_data` data segments and/or gave a sample.
+// The delay congestion control sees for a round-trip sample: with
+// cc_delay forward, less the queueing its ACK met on the way back.  Two
+// peers sending to each other over one slow link each fill the queue the
+// other's ACKs wait in; judged on round trips, each would take that for its
+// own queue and back off, leaving the link idle half the time.
+nanos Engine::cc_sample(Peer &p, nanos rtt) const {
+    if (!rtt || cfg_.cc_delay != RTTCC_CC_DELAY_FORWARD || !p.path.rev_queue) return rtt;
+    return rtt > p.path.rev_queue ? rtt - p.path.rev_queue : 1;
+}
+
+// An ACK released `acked_data` data segments and/or gave a sample (taken
+// from it just before: p.path.rev_queue is that exchange's).
 void Engine::on_acked(Peer &p, uint32_t acked_data, nanos rtt, nanos now) {
     if (p.cc) {
-        const RttEstimator &r = p.rtt;
-        p.cc->on_ack(AckEvent{now, acked_data, rtt, r.srtt(), r.rttvar(), r.min()});
+        const nanos sample = cc_sample(p, rtt);
+        if (sample) p.cc_rtt.on_sample(sample);
+        const RttEstimator &r = p.cc_rtt;
+        p.cc->on_ack(AckEvent{now, acked_data, sample, r.srtt(), r.rttvar(), r.min()});
     }
     if (rtt || p.cc) publish(p, now);
 }

@@ -140,7 +140,7 @@ bool Engine::accept_segment(Peer &p, const PacketHeader &h, const Arrival &a) {
         case RecvWindow::Arrival::kDuplicate:
             ++p.stats.dup_segs;
             ++stats_.dup_segs;
-            owe_ack(p, h, a, /*at_once=*/true);  // our earlier ACK was probably lost
+            owe_ack(p, h, a, AckWhen::kNow);  // our earlier ACK was probably lost
             return false;
         case RecvWindow::Arrival::kNew:
             break;
@@ -154,9 +154,14 @@ bool Engine::accept_segment(Peer &p, const PacketHeader &h, const Arrival &a) {
     p.stats.bytes_rx += h.payload_len;
     stats_.bytes_rx += h.payload_len;
     // A gap opening or closing is news for the sender's fast retransmit: ACK
-    // at once (with the SACK while the gap lasts); so is a segment the
-    // sender is waiting on (kFlagAckNow).
-    owe_ack(p, h, a, gap_before || p.rx.has_gap() || (h.flags & kFlagAckNow));
+    // at once (with the SACK while the gap lasts).  A segment the sender is
+    // waiting on (kFlagAckNow) is ACKed in this progress pass: by data going
+    // back to it if there is some (two peers sending to each other), else
+    // standalone.
+    const AckWhen when = gap_before || p.rx.has_gap() ? AckWhen::kNow
+                         : (h.flags & kFlagAckNow)    ? AckWhen::kThisPass
+                                                      : AckWhen::kDelayed;
+    owe_ack(p, h, a, when);
     return true;
 }
 

@@ -7,6 +7,7 @@
 #include "clock.h"
 #include "congestion.h"
 #include "offset_estimator.h"
+#include "windowed_min.h"
 #include "intrusive_list.h"
 #include "reassembly.h"
 #include "regions.h"
@@ -39,6 +40,8 @@ struct PathState {
     uint64_t best_samples = 0;           // samples taken with the wire's own stamps
     bool clocked = false;                // an exchange gave the fields below
     int64_t owd_fwd = 0, owd_rev = 0;    // latest one-way delays to and from the peer
+    WindowedMin rev_floor{1000000000};   // replies' one-way time with no queue (min of 1-2 s)
+    nanos rev_queue = 0;                 // the latest reply's one-way time above that floor
     int64_t offset = 0;                  // peer's clock minus ours
     uint64_t offset_bound = 0;           // +- error of `offset`
     OffsetEstimator offsets{16, 2000000000};  // NTP-style filter: best of 16 exchanges within 2 s
@@ -51,7 +54,12 @@ struct Peer {
     static constexpr seq_t kFirstSeq = 0u - 1024u;
 
     Peer(uint32_t index, uint32_t window, const RttEstimator::Params &rtt_params)
-        : id(index), tx(window, kFirstSeq), rtt(rtt_params), response(rtt_params), rx(window, kFirstSeq) {}
+        : id(index),
+          tx(window, kFirstSeq),
+          rtt(rtt_params),
+          response(rtt_params),
+          cc_rtt(rtt_params),
+          rx(window, kFirstSeq) {}
 
     uint32_t id;                       // caller's index of this peer
     WireHandle addr[kChannels] = {};   // resolved address per channel
@@ -79,8 +87,9 @@ struct Peer {
     // (so that modular comparisons with una stay valid).
     seq_t sacked_high[kChannels] = {kFirstSeq - 1, kFirstSeq - 1};
     seq_t loss_scan[kChannels] = {kFirstSeq, kFirstSeq};
-    RttEstimator rtt;                             // round trips to this peer (the table, CC)
+    RttEstimator rtt;                             // round trips to this peer (the table)
     RttEstimator response;                        // time until its ACKs arrive, holds included: the RTO
+    RttEstimator cc_rtt;                          // the delay congestion control acts on (cc_delay)
     uint32_t last_echo = 0;                       // transmission id of the latest RTT sample
     std::unique_ptr<CongestionControl> cc;        // congestion window; nullptr with cc = none
     RttRow *row = nullptr;                        // this peer's row of the engine's RTT table
@@ -92,6 +101,7 @@ struct Peer {
     Reassembly reassembly;           // messages arriving in chunks
     PutArrivals puts;                // one-sided puts landing in our regions
     Link ack_link;                   // in the engine's delayed-ACK queue
+    Link ack_soon_link;              // in the engine's ACKs owed by the end of this progress pass
     bool ack_owed = false;           // an ACK must go out
     nanos ack_owed_since = 0;        // when it became owed
     uint32_t echo_tx_id = 0;         // tx_id to echo: the latest new segment, or a timed one

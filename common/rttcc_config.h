@@ -20,6 +20,7 @@ enum rttcc_rto_mode { RTTCC_RTO_FIXED = 0, RTTCC_RTO_RTT = 1 };
 enum rttcc_timestamp { RTTCC_TS_AUTO = 0, RTTCC_TS_USER = 1, RTTCC_TS_KERNEL = 2, RTTCC_TS_NIC = 3 };
 enum rttcc_ptp_enable { RTTCC_PTP_NO = 0, RTTCC_PTP_YES = 1, RTTCC_PTP_AUTO = 2 };
 enum rttcc_cc { RTTCC_CC_NONE = 0, RTTCC_CC_AIMD = 1, RTTCC_CC_TIMELY = 2, RTTCC_CC_SWIFT = 3 };
+enum rttcc_cc_delay { RTTCC_CC_DELAY_RTT = 0, RTTCC_CC_DELAY_FORWARD = 1 };
 enum rttcc_probe_strategy {
     RTTCC_PROBE_ROUND_ROBIN = 0,
     RTTCC_PROBE_ALL_PAIRS = 1,
@@ -58,6 +59,7 @@ typedef struct rttcc_config {
     char *ptp_clock_device;         /* PTP hardware clock, e.g. /dev/ptp0 */
     unsigned ptp_max_offset;        /* largest tolerated clock error, ns */
     int cc;                         /* rttcc_cc */
+    int cc_delay;                   /* rttcc_cc_delay: the delay congestion control acts on */
     unsigned initial_cwnd;          /* congestion window at start, segments */
     unsigned max_cwnd;              /* congestion window ceiling, segments */
     unsigned timely_tlow_us;        /* TIMELY: below this RTT, always increase */

@@ -120,12 +120,15 @@ inline rttcc_config_t test_config(uint32_t self) {
     return c;
 }
 
+// How a test puts its own wire around node i's (nullptr: none).
+using WrapWire = std::function<std::unique_ptr<rttcc::Wire>(int i, std::unique_ptr<rttcc::Wire>)>;
+
 // Builds n nodes, all peers of each other.
 inline std::vector<std::unique_ptr<Node>> make_nodes(rttcc::MemNetwork &net, int n,
                                                      rttcc::FaultRates faults = {},
                                                      void (*tune)(rttcc_config_t &) = nullptr,
                                                      bool (*connect)(int from, int to) = nullptr,
-                                                     bool kernel_stamps = false) {
+                                                     bool kernel_stamps = false, const WrapWire &wrap = nullptr) {
     std::vector<std::unique_ptr<Node>> nodes;
     std::vector<std::vector<uint8_t>> addrs;
     for (int i = 0; i < n; ++i) {
@@ -141,6 +144,7 @@ inline std::vector<std::unique_ptr<Node>> make_nodes(rttcc::MemNetwork &net, int
             node->stamps = sw.get();
             wire = std::move(sw);
         }
+        if (wrap) wire = wrap(i, std::move(wire));
         rttcc_callbacks_t cb{node.get(), Node::on_recv, Node::on_done, Node::on_dead, Node::on_unknown, Node::on_put};
         node->engine = std::make_unique<rttcc::Engine>(cfg, cb, std::move(wire));
         std::vector<uint8_t> a(256);

@@ -11,6 +11,7 @@
 #include "clock_domain.h"
 #include "cmocka_cxx.h"
 #include "offset_estimator.h"
+#include "windowed_min.h"
 
 using namespace rttcc;
 
@@ -335,9 +336,33 @@ void test_real_clocks_round_trip(void **) {
 
 }  // namespace
 
+// The floor of one-way times: the least of the current span and the one
+// before; an older minimum is forgotten (clock drift), and so is one from
+// before a gap of two spans.
+static void test_windowed_min_follows_two_spans(void **) {
+    WindowedMin m(1000);
+    assert_false(m.any());
+    m.add(50, 0);
+    m.add(40, 10);
+    m.add(60, 999);
+    assert_true(m.any());
+    assert_int_equal(m.min(), 40);
+    m.add(70, 1000);  // a new span: the previous one still counts
+    assert_int_equal(m.min(), 40);
+    m.add(65, 1500);
+    assert_int_equal(m.min(), 40);
+    m.add(80, 2000);  // the span holding 40 retires
+    assert_int_equal(m.min(), 65);
+    m.add(90, 5000);  // after a gap of more than a span the old floor is gone
+    assert_int_equal(m.min(), 90);
+    m.add(-30, 5001);  // clocks with any offset: negative one-way times too
+    assert_int_equal(m.min(), -30);
+}
+
 int main() {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_symmetric_path),
+        cmocka_unit_test(test_windowed_min_follows_two_spans),
         cmocka_unit_test(test_asymmetric_path),
         cmocka_unit_test(test_negative_offset),
         cmocka_unit_test(test_filter_keeps_least_delay),

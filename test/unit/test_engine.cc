@@ -137,6 +137,30 @@ static void test_a_waiting_sender_is_acked_at_once(void **) {
     assert_int_equal(nodes[0]->engine->stats().retx, 0);
 }
 
+// Two peers sending to each other through small send credits: nearly every
+// segment fills the credits and asks for an ACK at once, and the receiver
+// has data of its own going back that can carry it.  It does: the ACKs ride
+// on data, and far fewer go alone than segments asked for them.
+static void test_a_waiting_senders_ack_rides_on_data_going_back(void **) {
+    MemNetwork net(4000);
+    auto nodes = make_nodes(net, 2, {}, [](rttcc_config_t &c) {
+        c.ack_delay_us = 200000;
+        c.ack_every = 1000;
+        c.send_credits = 4;
+    });
+    const std::vector<uint8_t> msg = make_message(6, 200 * nodes[0]->engine->peer(1)->seg_payload);
+    iovec iov{const_cast<uint8_t *>(msg.data()), msg.size()};
+    int cookie[2];
+    for (int i = 0; i < 2; ++i) assert_int_equal(nodes[i]->engine->send(1 - i, 2, &iov, 1, &cookie[i]), RTTCC_OK);
+    assert_true(run_until(nodes, [&] { return nodes[0]->completed.size() == 1 && nodes[1]->completed.size() == 1; }, 10));
+    for (int i = 0; i < 2; ++i) {
+        assert_true(nodes[i]->received.size() == 1 && nodes[i]->received[0].bytes == msg);
+        const auto &st = nodes[i]->engine->stats();
+        assert_true(st.acks_piggy >= 20);
+        assert_true(st.acks_tx * 10 <= st.acks_piggy);  // alone, every one asked for: 50 and 0
+    }
+}
+
 // A command-channel message does not wait behind a data message that is held
 // by the credits: here every data segment is dropped for a while, so the data
 // message sits at its credit limit, yet the small message arrives.  Then
@@ -269,6 +293,7 @@ int main() {
         cmocka_unit_test(test_timeouts_resend_only_the_lost),
         cmocka_unit_test(test_ack_delay_is_subtracted),
         cmocka_unit_test(test_a_waiting_sender_is_acked_at_once),
+        cmocka_unit_test(test_a_waiting_senders_ack_rides_on_data_going_back),
         cmocka_unit_test(test_command_message_passes_a_blocked_data_message),
         cmocka_unit_test(test_duplicates_are_delivered_once),
         cmocka_unit_test(test_reordering_and_truncation),

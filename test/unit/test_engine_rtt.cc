@@ -1,6 +1,7 @@
 // RTT samples, the RTT table and congestion control inside the engine
 // (engine_rtt.cc), over the in-memory wire.
 #include <cstdio>
+#include <deque>
 #include <fstream>
 #include <sstream>
 
@@ -120,6 +121,95 @@ static void test_losses_cut_the_window_and_show_in_the_row(void **) {
     assert_true(r.cwnd < 128);
 }
 
+// A wire whose command-channel arrivals (ACKs) wait `hold` before the
+// engine sees them: a queue on the way back only.
+class HoldingWire final : public Wire {
+public:
+    explicit HoldingWire(std::unique_ptr<Wire> inner) : inner_(std::move(inner)) {}
+    const char *name() const override { return "holding"; }
+    size_t local_address(Channel ch, void *b, size_t c) const override { return inner_->local_address(ch, b, c); }
+    bool resolve(Channel ch, const void *a, size_t l, WireHandle *o, std::string *e) override {
+        return inner_->resolve(ch, a, l, o, e);
+    }
+    size_t path_datagram(const void *a, size_t l) const override { return inner_->path_datagram(a, l); }
+    int tx_burst(Channel ch, TxDatagram *d, int n) override { return inner_->tx_burst(ch, d, n); }
+    int rx_burst(Channel ch, RxDatagram *d, int n) override {
+        if (ch != kCmd) return inner_->rx_burst(ch, d, n);
+        RxDatagram in[16];
+        const nanos now = monotonic_now();
+        for (int got = inner_->rx_burst(ch, in, 16), i = 0; i < got; ++i)
+            held_.push_back({std::vector<uint8_t>(in[i].buf, in[i].buf + in[i].len), in[i].src, now});
+        out_.clear();
+        while (static_cast<int>(out_.size()) < n && !held_.empty() && held_.front().at + hold <= now) {
+            out_.push_back(std::move(held_.front()));
+            held_.pop_front();
+        }
+        for (size_t i = 0; i < out_.size(); ++i)
+            d[i] = {out_[i].bytes.data(), out_[i].bytes.size(), out_[i].src, 0, TsSource::kNone};
+        return static_cast<int>(out_.size());
+    }
+    nanos hold = 0;
+
+private:
+    struct Held {
+        std::vector<uint8_t> bytes;
+        WireHandle src;
+        nanos at;
+    };
+    std::unique_ptr<Wire> inner_;
+    std::deque<Held> held_;
+    std::vector<Held> out_;  // handed out by the latest rx_burst
+};
+
+// Node 0 streams to node 1 while node 1's ACKs queue 2 ms on the way back
+// (as behind node 1's own data on a shared slow link).  The RTT table sees
+// the round trip; with cc_delay forward, congestion control sees it less
+// the queue and keeps growing its window; with cc_delay rtt it sees the
+// round trip, as the table does.
+static void test_queueing_on_the_way_back_is_not_congestion(void **) {
+    for (int mode : {RTTCC_CC_DELAY_FORWARD, RTTCC_CC_DELAY_RTT}) {
+        MemNetwork net(4000);
+        static int cc_delay;
+        cc_delay = mode;
+        HoldingWire *holding = nullptr;
+        auto nodes = make_nodes(
+            net, 2, {},
+            [](rttcc_config_t &c) {
+                c.cc = RTTCC_CC_AIMD;
+                c.cc_delay = cc_delay;
+                c.max_cwnd = 64;
+                c.ack_delay_us = 0;
+            },
+            nullptr, false, [&](int i, std::unique_ptr<Wire> w) -> std::unique_ptr<Wire> {
+                if (i != 0) return w;
+                auto h = std::make_unique<HoldingWire>(std::move(w));
+                holding = h.get();
+                return h;
+            });
+        const Peer &p = *nodes[0]->engine->peer(1);
+        std::vector<uint8_t> big = make_message(9, 200000);
+        iovec iov{big.data(), big.size()};
+        auto stream = [&](size_t messages) {
+            for (size_t k = 0; k < messages; ++k) {
+                const size_t before = nodes[0]->completed.size();
+                assert_int_equal(nodes[0]->engine->send(1, 3, &iov, 1, &big), RTTCC_OK);
+                assert_true(run_until(nodes, [&] { return nodes[0]->completed.size() > before; }, 20));
+            }
+        };
+        stream(2);  // no queue: the floor of the replies' one-way time
+        holding->hold = msec(2);
+        stream(4);
+        assert_true(p.rtt.srtt() > msec(1));  // the table: round trips
+        assert_true(p.path.rev_queue > usec(1500));
+        if (mode == RTTCC_CC_DELAY_FORWARD) {
+            assert_true(p.cc_rtt.srtt() < usec(500));
+            assert_true(p.cc->cwnd() >= 16);
+        } else {
+            assert_true(p.cc_rtt.srtt() == p.rtt.srtt());
+        }
+    }
+}
+
 static std::string slurp(const std::string &path) {
     std::ifstream f(path);
     std::stringstream s;
@@ -159,6 +249,7 @@ int main() {
         cmocka_unit_test(test_user_clock_ignores_wire_stamps_when_asked),
         cmocka_unit_test(test_congestion_window_gates_data_segments),
         cmocka_unit_test(test_losses_cut_the_window_and_show_in_the_row),
+        cmocka_unit_test(test_queueing_on_the_way_back_is_not_congestion),
         cmocka_unit_test(test_dump_writes_csv_and_json),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);
