@@ -132,6 +132,28 @@ struct Cluster {
     }
 };
 
+// Runs the calls a (on c.xs, call ca) and b (on `second`, call cb), begun
+// on every node, to their end; both must land every byte.
+void finish_both(Cluster &c, std::vector<std::unique_ptr<Exchange>> &second, std::vector<Side> &a, uint64_t ca,
+                 std::vector<Side> &b, uint64_t cb) {
+    const uint32_t n = static_cast<uint32_t>(a.size());
+    int left = 0;
+    for (uint32_t i = 0; i < n; ++i) left += (a[i].rc == RTTCC_OK) + (b[i].rc == RTTCC_OK);
+    assert_true(run_until(c.nodes, [&] {
+        for (uint32_t i = 0; i < n; ++i) {
+            if (a[i].rc == RTTCC_OK && (a[i].rc = c.xs[i]->progress()) != RTTCC_OK) --left;
+            if (b[i].rc == RTTCC_OK && (b[i].rc = second[i]->progress()) != RTTCC_OK) --left;
+        }
+        return left == 0;
+    }, 30));
+    for (uint32_t i = 0; i < n; ++i) {
+        assert_int_equal(a[i].rc, RTTCC_DONE);
+        assert_int_equal(b[i].rc, RTTCC_DONE);
+    }
+    check_landed(a, ca);
+    check_landed(b, cb);
+}
+
 std::vector<uint32_t> in_order(uint32_t n) {
     std::vector<uint32_t> o(n);
     for (uint32_t i = 0; i < n; ++i) o[i] = i;
@@ -256,20 +278,7 @@ static void test_two_channels_interleaved(void **) {
     // The same (channel, seq) twice is refused.
     assert_int_equal(second[0]->begin(2, 0, 0, 3, b[0].peers.data(), b[0].land.data(), b[0].land.size()),
                      RTTCC_ERR_BUSY);
-    int left = 6;
-    assert_true(run_until(c.nodes, [&] {
-        for (uint32_t i = 0; i < 3; ++i) {
-            if (a[i].rc == RTTCC_OK && (a[i].rc = c.xs[i]->progress()) != RTTCC_OK) --left;
-            if (b[i].rc == RTTCC_OK && (b[i].rc = second[i]->progress()) != RTTCC_OK) --left;
-        }
-        return left == 0;
-    }, 30));
-    for (uint32_t i = 0; i < 3; ++i) {
-        assert_int_equal(a[i].rc, RTTCC_DONE);
-        assert_int_equal(b[i].rc, RTTCC_DONE);
-    }
-    check_landed(a, 0);
-    check_landed(b, 4);
+    finish_both(c, second, a, 0, b, 4);
 }
 
 static void test_bad_arguments(void **) {
@@ -470,21 +479,7 @@ static void test_early_blocks_of_two_channels(void **) {
     }, 30));
     assert_int_equal(second[0]->begin(2, 0, 0, 3, b[0].peers.data(), b[0].land.data(), b[0].land.size()), RTTCC_OK);
     assert_int_equal(c.xs[0]->begin(1, 0, 0, 3, a[0].peers.data(), a[0].land.data(), a[0].land.size()), RTTCC_OK);
-    int left = 0;
-    for (uint32_t i = 0; i < 3; ++i) left += (a[i].rc == RTTCC_OK) + (b[i].rc == RTTCC_OK);
-    assert_true(run_until(c.nodes, [&] {
-        for (uint32_t i = 0; i < 3; ++i) {
-            if (a[i].rc == RTTCC_OK && (a[i].rc = c.xs[i]->progress()) != RTTCC_OK) --left;
-            if (b[i].rc == RTTCC_OK && (b[i].rc = second[i]->progress()) != RTTCC_OK) --left;
-        }
-        return left == 0;
-    }, 30));
-    for (uint32_t i = 0; i < 3; ++i) {
-        assert_int_equal(a[i].rc, RTTCC_DONE);
-        assert_int_equal(b[i].rc, RTTCC_DONE);
-    }
-    check_landed(a, 0);
-    check_landed(b, 3);
+    finish_both(c, second, a, 0, b, 3);
 }
 
 // An eager block of the wrong size is refused whole by its receiver; both
