@@ -1,5 +1,5 @@
 // Swift (Kumar et al., SIGCOMM 2020): keep the delay at a target.  The delay
-// is the RTT sample (ACK delay already removed); the target grows as the
+// is the engine's delay sample (AckEvent; ACK delay already removed); the target grows as the
 // window shrinks (flow scaling), so many flows sharing a queue settle on a
 // fair share instead of starving the small ones:
 //

@@ -15,14 +15,17 @@
 
 namespace rttcc {
 
-// What one ACK tells a congestion controller.
+// What one ACK tells a congestion controller.  The delay it acts on is the
+// engine's choice (cc_delay): each RTT sample, or the forward delay (the
+// sample less the queueing its ACK met on the way back).
 struct AckEvent {
     nanos now;        // arrival time of the ACK
     uint32_t acked;   // data segments it newly acknowledged (may be 0)
-    nanos rtt;        // RTT sample it gave, 0 = none (ACK delay already subtracted)
-    nanos srtt;       // estimator state after that sample (0 before any)
-    nanos rttvar;     // estimator state after that sample
-    nanos min_rtt;    // smallest sample so far (0 before any)
+    nanos rtt;        // delay sample it gave, 0 = none (ACK delay already subtracted)
+    nanos srtt;       // delay estimator state after that sample (0 before any)
+    nanos rttvar;     // delay estimator state after that sample
+    nanos min_rtt;    // smallest delay sample so far (0 before any)
+    nanos round_trip; // smoothed round trip, how long a window change takes to show (0 = srtt)
 };
 
 enum class CcKind { kNone, kAimd, kTimely, kSwift };
@@ -83,9 +86,10 @@ private:
 // time t, the next one waits until t + SRTT.
 class DecreaseGate {
 public:
-    // Learns the round trip from an ACK's SRTT (none before the first sample).
+    // Learns the round trip from an ACK (none before the first sample).
     void observe(const AckEvent &e) {
-        if (e.srtt != 0) rtt_ = e.srtt;
+        const nanos rt = e.round_trip ? e.round_trip : e.srtt;
+        if (rt != 0) rtt_ = rt;
     }
     // True when no decrease happened during the round trip before `now`.
     bool open(nanos now) const { return !last_ || now >= *last_ + rtt_; }

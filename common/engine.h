@@ -161,6 +161,7 @@ private:
     // by the end of this progress pass (data staged in it may carry it); now.
     enum class AckWhen { kDelayed, kThisPass, kNow };
     void owe_ack(Peer &p, const PacketHeader &h, const Arrival &a, AckWhen when);
+    void owe_ack_again(Peer &p);
     void put_ack(Peer &p, PacketHeader &h, nanos now);
     void send_ack(Peer &p, nanos now);
     void send_due_acks(nanos now);
@@ -183,8 +184,8 @@ private:
         return clock_ ? static_cast<uint64_t>(clock_->to_domain(t)) : t;
     }
     void take_offset(Peer &p, nanos sent, nanos arrived, const PacketHeader &h);
-    void note_reverse_queue(Peer &p, nanos arrived, const PacketHeader &h, nanos now);
-    nanos cc_sample(Peer &p, nanos rtt) const;
+    void note_one_way(Peer &p, const PacketHeader &h, const Arrival &a);
+    nanos cc_sample(const Peer &p, nanos rtt) const;
 
     // engine_probe.cc
     void serve_probes(nanos now);

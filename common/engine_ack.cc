@@ -30,6 +30,14 @@ void Engine::owe_ack(Peer &p, const PacketHeader &h, const Arrival &a, AckWhen w
         acks_soon_.push_back(p);
 }
 
+// An ACK the wire refused (alone or on a segment) is due again at once.
+void Engine::owe_ack_again(Peer &p) {
+    if (p.ack_owed) return;
+    p.ack_owed = true;
+    p.ack_owed_since = 0;
+    acks_.push_front(p);
+}
+
 // Writes our cumulative ACK for p into an outgoing header; settles any ACK owed.
 void Engine::put_ack(Peer &p, PacketHeader &h, nanos now) {
     h.flags |= kFlagAckValid;

@@ -79,20 +79,23 @@ nanos Engine::take_exchange(Peer &p, nanos posted, nanos stamp, TsSource source,
     const nanos rtt = age > h.ack_delay_ns ? age - h.ack_delay_ns : age;
     if (!rtt || !take_sample(p, rtt, stamped ? a.source : TsSource::kUser, probe, a.now)) return 0;
     take_offset(p, sent, arrived, h);
-    note_reverse_queue(p, arrived, h, a.now);
     return rtt;
 }
 
-// The queueing the peer's reply met on its way here: its one-way time (our
-// arrival less its send stamp, each on its own clock, synchronised or not)
-// above the least of the last one to two seconds.  The clocks' offset
-// cancels out; their drift over that window (a microsecond or two for
-// disciplined clocks, 100 us for free-running ones 50 ppm apart) does not.
-void Engine::note_reverse_queue(Peer &p, nanos arrived, const PacketHeader &h, nanos now) {
+// The queueing a datagram from the peer met on its way here, for cc_delay
+// forward: its one-way time (our arrival less its send stamp, each on its
+// own clock, synchronised or not) above the least over the last one to two
+// seconds, of every datagram from the peer.  The clocks' offset cancels
+// out; their drift over that window (a microsecond or two for disciplined
+// clocks, 100 us for free-running ones 50 ppm apart) does not.  A queue
+// that never drains for two seconds becomes the floor: the delay is then
+// the round trip again (what cc_delay rtt always uses).
+void Engine::note_one_way(Peer &p, const PacketHeader &h, const Arrival &a) {
+    if (!p.cc || cfg_.cc_delay != RTTCC_CC_DELAY_FORWARD) return;
     PathState &path = p.path;
-    const int64_t one_way = static_cast<int64_t>(domain_time(arrived) - h.tx_stamp_ns);
-    path.rev_floor.add(one_way, static_cast<int64_t>(now));
-    path.rev_queue = static_cast<nanos>(std::max<int64_t>(0, one_way - path.rev_floor.min()));
+    const int64_t one_way = static_cast<int64_t>(domain_time(a.best()) - h.tx_stamp_ns);
+    path.rev_floor.add(one_way, static_cast<int64_t>(a.now));
+    path.rev_queue = static_cast<nanos>(one_way - path.rev_floor.min());
 }
 
 // Clock offset and one-way delays from one exchange (ours sent at `sent`,
@@ -138,9 +141,14 @@ bool Engine::take_sample(Peer &p, nanos rtt, TsSource source, bool probe, nanos 
 // peers sending to each other over one slow link each fill the queue the
 // other's ACKs wait in; judged on round trips, each would take that for its
 // own queue and back off, leaving the link idle half the time.
-nanos Engine::cc_sample(Peer &p, nanos rtt) const {
+//
+// Never below the least round trip, a true lower bound: a clock step or
+// drift that inflates the reverse one-way time cannot make the controllers
+// see a 0 delay (and keep it as their base).
+nanos Engine::cc_sample(const Peer &p, nanos rtt) const {
     if (!rtt || cfg_.cc_delay != RTTCC_CC_DELAY_FORWARD || !p.path.rev_queue) return rtt;
-    return rtt > p.path.rev_queue ? rtt - p.path.rev_queue : 1;
+    const nanos floor = std::min(rtt, p.rtt.min());
+    return rtt > floor + p.path.rev_queue ? rtt - p.path.rev_queue : floor;
 }
 
 // An ACK released `acked_data` data segments and/or gave a sample (taken
@@ -150,7 +158,7 @@ void Engine::on_acked(Peer &p, uint32_t acked_data, nanos rtt, nanos now) {
         const nanos sample = cc_sample(p, rtt);
         if (sample) p.cc_rtt.on_sample(sample);
         const RttEstimator &r = p.cc_rtt;
-        p.cc->on_ack(AckEvent{now, acked_data, sample, r.srtt(), r.rttvar(), r.min()});
+        p.cc->on_ack(AckEvent{now, acked_data, sample, r.srtt(), r.rttvar(), r.min(), p.rtt.srtt()});
     }
     if (rtt || p.cc) publish(p, now);
 }

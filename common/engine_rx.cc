@@ -58,6 +58,7 @@ bool Engine::handle_datagram(Channel ch, const RxDatagram &d, nanos now) {
     if (!p) return false;
     p->last_heard = now;
     const Arrival a{now, d.rx_stamp, d.rx_source};
+    note_one_way(*p, *h, a);
     switch (static_cast<PacketType>(h->type)) {
         case PacketType::PROBE:
             answer_probe(*p, *h, a);
@@ -154,13 +155,14 @@ bool Engine::accept_segment(Peer &p, const PacketHeader &h, const Arrival &a) {
     p.stats.bytes_rx += h.payload_len;
     stats_.bytes_rx += h.payload_len;
     // A gap opening or closing is news for the sender's fast retransmit: ACK
-    // at once (with the SACK while the gap lasts).  A segment the sender is
-    // waiting on (kFlagAckNow) is ACKed in this progress pass: by data going
-    // back to it if there is some (two peers sending to each other), else
-    // standalone.
-    const AckWhen when = gap_before || p.rx.has_gap() ? AckWhen::kNow
-                         : (h.flags & kFlagAckNow)    ? AckWhen::kThisPass
-                                                      : AckWhen::kDelayed;
+    // at once (with the SACK while the gap lasts).  So is a segment the
+    // sender is waiting on (kFlagAckNow), unless we have data queued for it:
+    // then data sent in this progress pass carries the ACK (two peers sending
+    // to each other), or it goes alone at the pass's end.
+    const bool waits = h.flags & kFlagAckNow;
+    const AckWhen when = gap_before || p.rx.has_gap() || (waits && !p.has_pending()) ? AckWhen::kNow
+                         : waits                                                    ? AckWhen::kThisPass
+                                                                                    : AckWhen::kDelayed;
     owe_ack(p, h, a, when);
     return true;
 }

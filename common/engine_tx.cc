@@ -60,9 +60,9 @@ bool Engine::has_room(const Peer &p, const TxMessage &m) const {
 // window or the credits, it is a resend, or it ends the last queued message
 // and that message completes on its ACK (zero-copy; a copied one completed
 // when it was queued, and its reply may still carry the ACK).  Its receiver
-// then ACKs at once: with a window of a few segments (congestion control on
-// a slow or short path), a delayed ACK would idle the link for ack_delay_us
-// every round trip.
+// then ACKs within the same progress pass (on data going back, if any): with
+// a window of a few segments (congestion control on a slow or short path), a
+// delayed ACK would idle the link for ack_delay_us every round trip.
 bool Engine::sender_waits(const Peer &p, const TxSegment &seg) const {
     if (seg.cmd_channel) return false;
     if (p.data_in_flight >= data_cap(p) || p.tx.full() || seg.retries) return true;
@@ -210,14 +210,11 @@ void Engine::flush(Channel ch) {
                 if (seg->in_hotel) hotel_.check_out(*seg);
                 seg->refused = true;
                 resends_.push_back(*seg);
+                owe_ack_again(p);  // it carried our ACK
                 break;
             }
             case Staged::kAck:
-                if (!p.ack_owed) {
-                    p.ack_owed = true;
-                    p.ack_owed_since = 0;  // due at once
-                    acks_.push_front(p);
-                }
+                owe_ack_again(p);
                 break;
             case Staged::kProbe:
                 break;

@@ -40,8 +40,9 @@ struct PathState {
     uint64_t best_samples = 0;           // samples taken with the wire's own stamps
     bool clocked = false;                // an exchange gave the fields below
     int64_t owd_fwd = 0, owd_rev = 0;    // latest one-way delays to and from the peer
-    WindowedMin rev_floor{1000000000};   // replies' one-way time with no queue (min of 1-2 s)
-    nanos rev_queue = 0;                 // the latest reply's one-way time above that floor
+    static constexpr int64_t kOneWaySpan = 1000000000;  // the floor below: the least of 1-2 s
+    WindowedMin rev_floor{kOneWaySpan};  // one-way time from the peer with no queue
+    nanos rev_queue = 0;                 // the latest datagram's one-way time above that floor
     int64_t offset = 0;                  // peer's clock minus ours
     uint64_t offset_bound = 0;           // +- error of `offset`
     OffsetEstimator offsets{16, 2000000000};  // NTP-style filter: best of 16 exchanges within 2 s

@@ -23,7 +23,6 @@ public:
             current_ = std::min(current_, value);
         }
     }
-    bool any() const { return any_; }
     int64_t min() const { return std::min(current_, older_); }
 
 private:

@@ -120,15 +120,18 @@ inline rttcc_config_t test_config(uint32_t self) {
     return c;
 }
 
-// How a test puts its own wire around node i's (nullptr: none).
+// How a test puts its own wire around node i's (nullptr: none), and gives
+// node i a clock domain (nullptr, or none returned: the engine has none).
 using WrapWire = std::function<std::unique_ptr<rttcc::Wire>(int i, std::unique_ptr<rttcc::Wire>)>;
+using MakeClock = std::function<std::unique_ptr<rttcc::ClockDomain>(int i)>;
 
 // Builds n nodes, all peers of each other.
 inline std::vector<std::unique_ptr<Node>> make_nodes(rttcc::MemNetwork &net, int n,
                                                      rttcc::FaultRates faults = {},
                                                      void (*tune)(rttcc_config_t &) = nullptr,
                                                      bool (*connect)(int from, int to) = nullptr,
-                                                     bool kernel_stamps = false, const WrapWire &wrap = nullptr) {
+                                                     bool kernel_stamps = false, const WrapWire &wrap = nullptr,
+                                                     const MakeClock &clock = nullptr) {
     std::vector<std::unique_ptr<Node>> nodes;
     std::vector<std::vector<uint8_t>> addrs;
     for (int i = 0; i < n; ++i) {
@@ -146,7 +149,7 @@ inline std::vector<std::unique_ptr<Node>> make_nodes(rttcc::MemNetwork &net, int
         }
         if (wrap) wire = wrap(i, std::move(wire));
         rttcc_callbacks_t cb{node.get(), Node::on_recv, Node::on_done, Node::on_dead, Node::on_unknown, Node::on_put};
-        node->engine = std::make_unique<rttcc::Engine>(cfg, cb, std::move(wire));
+        node->engine = std::make_unique<rttcc::Engine>(cfg, cb, std::move(wire), clock ? clock(i) : nullptr);
         std::vector<uint8_t> a(256);
         a.resize(node->engine->local_address(a.data(), a.size()));
         addrs.push_back(a);

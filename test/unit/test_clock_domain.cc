@@ -341,11 +341,9 @@ void test_real_clocks_round_trip(void **) {
 // before a gap of two spans.
 static void test_windowed_min_follows_two_spans(void **) {
     WindowedMin m(1000);
-    assert_false(m.any());
     m.add(50, 0);
     m.add(40, 10);
     m.add(60, 999);
-    assert_true(m.any());
     assert_int_equal(m.min(), 40);
     m.add(70, 1000);  // a new span: the previous one still counts
     assert_int_equal(m.min(), 40);

@@ -40,7 +40,7 @@ static CcParams params(CcKind kind, uint32_t initial_cwnd, uint32_t max_cwnd) {
 // An ACK of `acked` segments with sample `rtt` and explicit estimator state.
 static AckEvent ack(nanos now, nanos rtt, nanos srtt, uint32_t acked = 1, nanos rttvar = 0,
                     nanos min_rtt = 0) {
-    return AckEvent{now, acked, rtt, srtt, rttvar, min_rtt != 0 ? min_rtt : rtt};
+    return AckEvent{now, acked, rtt, srtt, rttvar, min_rtt != 0 ? min_rtt : rtt, 0};
 }
 
 // Feeds RTT samples through a real RttEstimator, as the engine does, and
@@ -54,7 +54,7 @@ struct Driver {
     void ack(nanos rtt, uint32_t acked = 1, nanos gap = 0) {
         now += gap;
         est.on_sample(rtt);
-        cc.on_ack(AckEvent{now, acked, rtt, est.srtt(), est.rttvar(), est.min()});
+        cc.on_ack(AckEvent{now, acked, rtt, est.srtt(), est.rttvar(), est.min(), 0});
     }
 
     // One round trip: window() segments in flight, each ACKed on its own,
@@ -162,7 +162,7 @@ static void test_aimd_ignores_the_first_sample(void **) {
 static void test_aimd_acks_without_samples_keep_the_bound(void **) {
     AimdCc cc(params(CcKind::kAimd, 64, 128));
     cc.on_ack(ack(0, usec(100), usec(100), 0, usec(5)));
-    cc.on_ack(AckEvent{usec(5), 1, 0, 0, 0, 0});  // no sample, no state: grows, bound kept
+    cc.on_ack(AckEvent{usec(5), 1, 0, 0, 0, 0, 0});  // no sample, no state: grows, bound kept
     assert_near(cc.cwnd(), 65, 0);
     cc.on_ack(ack(usec(10), usec(121), usec(100), 0, usec(5)));
     assert_near(cc.cwnd(), 32.5, 0);

@@ -200,14 +200,67 @@ static void test_queueing_on_the_way_back_is_not_congestion(void **) {
         holding->hold = msec(2);
         stream(4);
         assert_true(p.rtt.srtt() > msec(1));  // the table: round trips
-        assert_true(p.path.rev_queue > usec(1500));
         if (mode == RTTCC_CC_DELAY_FORWARD) {
+            assert_true(p.path.rev_queue > usec(1500));
             assert_true(p.cc_rtt.srtt() < usec(500));
             assert_true(p.cc->cwnd() >= 16);
         } else {
             assert_true(p.cc_rtt.srtt() == p.rtt.srtt());
         }
     }
+}
+
+// CLOCK_REALTIME as the system has it, stepped by `step` (a test sets it).
+struct SteppedClock : SystemClock {
+    int64_t step = 0;
+    bool read(clockid_t id, int64_t *ns) override {
+        if (!SystemClock::real().read(id, ns)) return false;
+        if (id == CLOCK_REALTIME) *ns += step;
+        return true;
+    }
+};
+
+// Node 1's clock steps back 5 ms mid-stream: node 0 sees the one-way time
+// of everything from node 1 jump by 5 ms, more than any round trip, for a
+// second or two.  Congestion control must not take that for a 0 delay (it
+// would keep it as its base and then halve its window for good): the delay
+// it sees never falls below the least round trip.
+static void test_a_clock_step_does_not_zero_the_forward_delay(void **) {
+    MemNetwork net(4000);
+    static SteppedClock stepped;
+    stepped.step = 0;
+    auto nodes = make_nodes(
+        net, 2, {},
+        [](rttcc_config_t &c) {
+            c.cc = RTTCC_CC_AIMD;
+            c.cc_delay = RTTCC_CC_DELAY_FORWARD;
+            c.max_cwnd = 64;
+            c.ptp_enable = RTTCC_PTP_NO;
+        },
+        nullptr, false, nullptr, [](int i) -> std::unique_ptr<ClockDomain> {
+            rttcc_config_t c = test_config(static_cast<uint32_t>(i));
+            c.ptp_enable = RTTCC_PTP_NO;
+            std::string err, note;
+            return ClockDomain::open(c, &err, &note, i == 1 ? &stepped : nullptr);
+        });
+    const Peer &p = *nodes[0]->engine->peer(1);
+    std::vector<uint8_t> big = make_message(4, 200000);
+    iovec iov{big.data(), big.size()};
+    auto stream = [&](size_t messages) {
+        for (size_t k = 0; k < messages; ++k) {
+            const size_t before = nodes[0]->completed.size();
+            assert_int_equal(nodes[0]->engine->send(1, 3, &iov, 1, &big), RTTCC_OK);
+            assert_true(run_until(nodes, [&] { return nodes[0]->completed.size() > before; }, 20));
+        }
+    };
+    stream(2);
+    stepped.step = -static_cast<int64_t>(msec(5));
+    const nanos until = monotonic_now() + msec(5);  // node 1 reads its clock again every millisecond
+    run_until(nodes, [&] { return monotonic_now() > until; }, 1);
+    stream(4);
+    assert_true(p.path.rev_queue > msec(4));  // the step shows as queueing on the way back
+    assert_true(p.cc_rtt.min() >= p.rtt.min());
+    assert_true(p.cc->cwnd() >= 16);
 }
 
 static std::string slurp(const std::string &path) {
@@ -250,6 +303,7 @@ int main() {
         cmocka_unit_test(test_congestion_window_gates_data_segments),
         cmocka_unit_test(test_losses_cut_the_window_and_show_in_the_row),
         cmocka_unit_test(test_queueing_on_the_way_back_is_not_congestion),
+        cmocka_unit_test(test_a_clock_step_does_not_zero_the_forward_delay),
         cmocka_unit_test(test_dump_writes_csv_and_json),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);
