@@ -1,0 +1,85 @@
+/*
+ * rttcc matcher: MPI message matching for mtl_rttcc, free of Open MPI.
+ *
+ * Two queues per communicator (context id): receives posted and not yet
+ * matched, and arrivals nobody has asked for yet, each in its own order.
+ * Arrivals carry a per-peer sequence number; the transport may deliver
+ * messages out of order, so the matcher hands them on strictly in the
+ * sender's order (MPI's non-overtaking rule):
+ *
+ *      peer's seq:  ... 6 | 7  8  9 ...
+ *                       ^   ^        arrivals 8 and 9 came first: held,
+ *                 matched   expected  released in turn once 7 arrives
+ *
+ * Sequence numbers wrap (32 bits, compared modulo 2^32).  The caller owns
+ * every item and its memory and serializes calls (one lock).
+ */
+#ifndef RTTCC_MATCH_H
+#define RTTCC_MATCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define RTTCC_MATCH_ANY (-1) /* MPI_ANY_SOURCE / MPI_ANY_TAG in a receive */
+#define RTTCC_MATCH_MAX_INDEX (1u << 24) /* context ids and peers are below this */
+
+/* A posted receive or an arrival.  prev/next belong to the matcher while the
+ * item is queued.  A receive's `src` and `tag` may be RTTCC_MATCH_ANY; an
+ * arrival's are the sender's rank and tag (negative tags are Open MPI's
+ * internal ones: ANY_TAG never matches them). */
+typedef struct rttcc_match_item {
+    struct rttcc_match_item *prev, *next;
+    uint32_t cid;  /* communicator's context id */
+    int32_t src;   /* rank in that communicator */
+    int32_t tag;
+    uint32_t peer; /* arrivals: the sending process (engine index) */
+    uint32_t seq;  /* arrivals: its sequence number towards us */
+} rttcc_match_item_t;
+
+typedef struct rttcc_matcher rttcc_matcher_t;
+
+rttcc_matcher_t *rttcc_matcher_create(void);
+/* Items still queued are left alone (rttcc_matcher_pop_any drains them). */
+void rttcc_matcher_destroy(rttcc_matcher_t *m);
+
+/* Arrival ordering: 1 if `seq` is the one expected from `peer` (now
+ * consumed), 0 if it is ahead (hold it), -1 if it is behind (a duplicate),
+ * -2 if the peer is out of range or its state could not be allocated. */
+int rttcc_matcher_in_order(rttcc_matcher_t *m, uint32_t peer, uint32_t seq);
+/* Keeps an arrival that came ahead of its turn (in_order said 0). */
+void rttcc_matcher_hold(rttcc_matcher_t *m, rttcc_match_item_t *arrival);
+/* The held arrival whose turn it now is (consumed), or NULL. */
+rttcc_match_item_t *rttcc_matcher_release(rttcc_matcher_t *m, uint32_t peer);
+
+/* An arrival in order: the oldest posted receive it matches, dequeued, or
+ * NULL; then the caller queues it with rttcc_matcher_add_unexpected.
+ * The add functions return 0, or -1 for a context id out of range or no
+ * memory (the item is then not queued). */
+rttcc_match_item_t *rttcc_matcher_take_posted(rttcc_matcher_t *m, const rttcc_match_item_t *arrival);
+int rttcc_matcher_add_unexpected(rttcc_matcher_t *m, rttcc_match_item_t *arrival);
+
+/* A new receive: the oldest unexpected arrival it matches, dequeued, or
+ * NULL; then the caller queues it with rttcc_matcher_add_posted. */
+rttcc_match_item_t *rttcc_matcher_take_unexpected(rttcc_matcher_t *m, const rttcc_match_item_t *recv);
+int rttcc_matcher_add_posted(rttcc_matcher_t *m, rttcc_match_item_t *recv);
+
+/* Probe: the oldest unexpected arrival `recv` would match, left queued. */
+rttcc_match_item_t *rttcc_matcher_find_unexpected(rttcc_matcher_t *m, const rttcc_match_item_t *recv);
+
+/* Cancel: 1 if the receive was still posted (now dequeued), 0 if not. */
+int rttcc_matcher_cancel(rttcc_matcher_t *m, rttcc_match_item_t *recv);
+
+/* Numbers of posted receives, unexpected and held arrivals. */
+void rttcc_matcher_counts(const rttcc_matcher_t *m, size_t *posted, size_t *unexpected, size_t *held);
+
+/* Shutdown: dequeues and returns any unexpected or held arrival, or NULL. */
+rttcc_match_item_t *rttcc_matcher_pop_arrival(rttcc_matcher_t *m);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
