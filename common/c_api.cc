@@ -2,9 +2,12 @@
 // crosses it: every failure becomes a return code and a message.
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
+#include <mutex>
 #include <new>
+#include <vector>
 
 #include "engine.h"
 #include "engine_handle.h"
@@ -17,7 +20,18 @@
 
 namespace {
 
-std::atomic<rttcc_engine_t *> g_instance{nullptr};  // rttcc_engine_instance()
+// rttcc_engine_instance(): the promoted engine while it lives, else the
+// oldest live one.  Engines are created and destroyed at MPI_Init and
+// MPI_Finalize only, so a mutex is cheap enough.
+struct Instances {
+    std::mutex mu;
+    std::vector<rttcc_engine_t *> live;  // in creation order
+    rttcc_engine_t *promoted = nullptr;
+};
+Instances &instances() {
+    static Instances i;
+    return i;
+}
 
 void set_err(char *err, size_t errlen, const std::string &what) {
     if (err && errlen) std::snprintf(err, errlen, "%s", what.c_str());
@@ -102,8 +116,8 @@ int rttcc_engine_create(const rttcc_config_t *config, const rttcc_callbacks_t *c
         e->notes = wire_note + "; clock domain: " + clock->describe() + (clock_note.empty() ? "" : " (" + clock_note + ")");
         e->impl = std::make_unique<rttcc::Engine>(*config, *callbacks, std::move(wire), std::move(clock));
         *out = e.release();
-        rttcc_engine_t *none = nullptr;
-        g_instance.compare_exchange_strong(none, *out);
+        std::lock_guard<std::mutex> g(instances().mu);
+        instances().live.push_back(*out);
         return RTTCC_OK;
     });
 }
@@ -111,12 +125,25 @@ int rttcc_engine_create(const rttcc_config_t *config, const rttcc_callbacks_t *c
 const char *rttcc_engine_notes(const rttcc_engine_t *engine) { return engine->notes.c_str(); }
 
 void rttcc_engine_destroy(rttcc_engine_t *engine) {
-    rttcc_engine_t *self = engine;
-    g_instance.compare_exchange_strong(self, nullptr);
+    {
+        std::lock_guard<std::mutex> g(instances().mu);
+        auto &live = instances().live;
+        live.erase(std::remove(live.begin(), live.end(), engine), live.end());
+        if (instances().promoted == engine) instances().promoted = nullptr;
+    }
     delete engine;
 }
 
-rttcc_engine_t *rttcc_engine_instance(void) { return g_instance.load(); }
+rttcc_engine_t *rttcc_engine_instance(void) {
+    std::lock_guard<std::mutex> g(instances().mu);
+    if (instances().promoted) return instances().promoted;
+    return instances().live.empty() ? nullptr : instances().live.front();
+}
+
+void rttcc_engine_promote(rttcc_engine_t *engine) {
+    std::lock_guard<std::mutex> g(instances().mu);
+    instances().promoted = engine;
+}
 
 int rttcc_engine_attach(rttcc_engine_t *engine, uint8_t tag, const rttcc_callbacks_t *callbacks) {
     return callbacks ? engine->impl->attach(tag, *callbacks) : RTTCC_ERR_ARG;
@@ -140,6 +167,8 @@ int rttcc_engine_add_peer(rttcc_engine_t *engine, uint32_t peer, const void *add
         return RTTCC_ERR_ARG;
     });
 }
+
+size_t rttcc_engine_max_message(const rttcc_engine_t *engine) { return engine->impl->config().max_message; }
 
 size_t rttcc_engine_peer_segment_size(const rttcc_engine_t *engine, uint32_t peer) {
     const rttcc::Peer *p = engine->impl->peer(peer);

@@ -95,9 +95,12 @@ int rttcc_engine_create(const rttcc_config_t *config, const rttcc_callbacks_t *c
                         rttcc_engine_t **out, char *err, size_t errlen);
 void rttcc_engine_destroy(rttcc_engine_t *engine);
 
-/* The process's engine: the first one created and not yet destroyed, or
- * NULL.  How a second component (coll_rttcc) finds the BTL's engine. */
+/* The process's engine, the one point-to-point traffic runs on: the one
+ * promoted last, while it lives, else the first one created and not yet
+ * destroyed, or NULL.  How coll_rttcc finds btl_rttcc's engine under
+ * pml/ob1, and mtl_rttcc's (which promotes its own) under pml/cm. */
 rttcc_engine_t *rttcc_engine_instance(void);
+void rttcc_engine_promote(rttcc_engine_t *engine);
 
 /* A second client of the engine: messages, puts and send completions with
  * `tag` go to `callbacks` instead of the creator's; on_peer_dead goes to
@@ -123,7 +126,11 @@ int rttcc_engine_local_address(const rttcc_engine_t *engine, void *buf, size_t c
 int rttcc_engine_add_peer(rttcc_engine_t *engine, uint32_t peer, const void *addr, size_t len,
                           char *err, size_t errlen);
 
-/* Largest payload of one datagram to `peer` on the data channel. */
+/* Largest message (or put) one call may hand over, bytes. */
+size_t rttcc_engine_max_message(const rttcc_engine_t *engine);
+
+/* Largest payload of one datagram to `peer` on the data channel (0 for a
+ * peer never added). */
 size_t rttcc_engine_peer_segment_size(const rttcc_engine_t *engine, uint32_t peer);
 
 /* Sends one message of up to two pieces.  Messages no larger than
