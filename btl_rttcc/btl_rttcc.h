@@ -67,6 +67,14 @@ void mca_btl_rttcc_on_unknown_peer(void *user, uint32_t peer);
 /* btl_rttcc_help.c: a help-file message on stderr (once per node if asked). */
 void mca_btl_rttcc_show_help(bool once_per_node, const char *topic, ...);
 
+/* The engine MPI_T reads: the BTL's, or under pml/cm mtl_rttcc's (the
+ * process's engine); NULL if neither runs. */
+static inline rttcc_engine_t *mca_btl_rttcc_pvar_engine(void)
+{
+    mca_btl_rttcc_module_t *m = mca_btl_rttcc_component.module;
+    return NULL != m ? m->engine : rttcc_engine_instance();
+}
+
 /* btl_rttcc_stats.c */
 int mca_btl_rttcc_register_pvars(void);
 void mca_btl_rttcc_print_stats(mca_btl_rttcc_module_t *module);

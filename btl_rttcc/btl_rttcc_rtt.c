@@ -60,14 +60,14 @@ static int rtt_read(const struct mca_base_pvar_t *pvar, void *value, void *obj)
 {
     const rtt_pvar_t *column = (const rtt_pvar_t *) pvar->ctx;
     ompi_communicator_t *comm = (ompi_communicator_t *) obj;
-    mca_btl_rttcc_module_t *m = mca_btl_rttcc_component.module;
+    rttcc_engine_t *engine = mca_btl_rttcc_pvar_engine();
     int n = ompi_comm_size(comm);
 
     for (int i = 0; i < n; ++i) {
         opal_process_name_t name = ompi_group_get_proc_name(comm->c_remote_group, i);
         rttcc_rtt_row_t row;
         double v = 0;
-        if (NULL != m && RTTCC_OK == rttcc_engine_rtt_row(m->engine, name.vpid, &row)) {
+        if (NULL != engine && RTTCC_OK == rttcc_engine_rtt_row(engine, name.vpid, &row)) {
             v = column->value(&row);
         }
         if (column->is_double) {
