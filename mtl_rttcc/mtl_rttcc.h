@@ -1,0 +1,184 @@
+/*
+ * mtl_rttcc: MPI point-to-point over the rttcc engine, behind pml/cm.
+ *
+ * The engine carries messages reliably but not in order; this layer adds
+ * MPI matching (common/rttcc_match.h, which restores each sender's order)
+ * and two protocols:
+ *
+ *   eager (<= eager_limit)  EAGER{hdr, data} -------------------------> match, copy out
+ *   rendezvous (larger)     RTS{hdr} --------------------------------> match, expose the
+ *                           <------------------------------ CTS{key}     receive buffer
+ *                           put, put, ... (<= the engine's max message) -> lands in place
+ *
+ * A synchronous eager send also waits for a SYNC_ACK sent on match; a
+ * rendezvous send is matched by the time its CTS comes.  Messages to this
+ * process itself skip the engine (always eager, copied).
+ *
+ * Locking: one mutex guards the matcher and the tables below.  It is never
+ * held while sending through the engine or completing a request: the
+ * engine may run callbacks from inside a send, and completions call into
+ * the PML.
+ */
+#ifndef MCA_MTL_RTTCC_H
+#define MCA_MTL_RTTCC_H
+
+#include "ompi_config.h"
+
+#include "ompi/mca/mtl/mtl.h"
+#include "opal/class/opal_hash_table.h"
+#include "opal/class/opal_pointer_array.h"
+#include "opal/threads/mutex.h"
+
+#include "mtl_rttcc_endpoint.h"
+#include "rttcc_engine.h"
+#include "rttcc_match.h"
+
+BEGIN_C_DECLS
+
+/* The engine tag of the MTL's messages (coll_rttcc's is 0x3c). */
+#define MCA_MTL_RTTCC_ENGINE_TAG 0x3d
+
+/* Context ids we accept (as pml/ob1's 16 bits): the matcher's queues are
+ * indexed by them. */
+#define MTL_RTTCC_MAX_CID 65535
+
+enum { MTL_RTTCC_EAGER = 1, MTL_RTTCC_RTS = 2, MTL_RTTCC_CTS = 3, MTL_RTTCC_SYNC_ACK = 4 };
+#define MTL_RTTCC_FLAG_SYNC 0x1 /* EAGER: answer with SYNC_ACK on match */
+
+/* EAGER (followed by its data) and RTS: a message to be matched. */
+typedef struct mtl_rttcc_match_hdr_t {
+    uint8_t type;
+    uint8_t flags;
+    uint16_t reserved;
+    uint32_t cid;  /* communicator's context id */
+    int32_t src;   /* sender's rank in it */
+    int32_t tag;
+    uint32_t seq;  /* sender's sequence number towards this process */
+    uint32_t sid;  /* sender's request slot (RTS, synchronous EAGER) */
+    uint64_t len;  /* message bytes */
+} mtl_rttcc_match_hdr_t;
+
+/* CTS and SYNC_ACK: the receiver's answer about the sender's slot `sid`. */
+typedef struct mtl_rttcc_reply_hdr_t {
+    uint8_t type;
+    uint8_t reserved[3];
+    uint32_t sid;
+    uint32_t key;      /* CTS: the exposed receive buffer, 0 if none */
+    uint32_t reserved2;
+    uint64_t accepted; /* CTS: bytes to put (less than len: truncated) */
+} mtl_rttcc_reply_hdr_t;
+
+/* MPI_T counters of the MTL. */
+#define MCA_MTL_RTTCC_COUNTERS(X)                                                  \
+    X(eager_sends, "messages sent eagerly (data with the match header)")           \
+    X(rndv_sends, "messages sent by rendezvous (puts into the receive buffer)")    \
+    X(self_sends, "messages to this process itself")                               \
+    X(unexpected, "messages that arrived before their receive was posted")         \
+    X(out_of_order, "messages that arrived ahead of an earlier one of their sender") \
+    X(truncated, "receives whose message was larger than their buffer")            \
+    X(bad_messages, "malformed or unsolicited messages dropped")
+
+typedef struct mca_mtl_rttcc_counters_t {
+#define MCA_MTL_RTTCC_COUNTER_FIELD(name, help) volatile int64_t name;
+    MCA_MTL_RTTCC_COUNTERS(MCA_MTL_RTTCC_COUNTER_FIELD)
+#undef MCA_MTL_RTTCC_COUNTER_FIELD
+} mca_mtl_rttcc_counters_t;
+
+typedef struct mca_mtl_rttcc_module_t {
+    mca_mtl_base_module_t super;
+    rttcc_engine_t *engine;
+    uint32_t self;               /* this process's engine index (its vpid) */
+    size_t eager_limit;          /* mtl_rttcc_eager_limit */
+    size_t put_size;             /* largest put: the engine's largest message */
+    opal_mutex_t lock;           /* the matcher and the tables below */
+    rttcc_matcher_t *matcher;
+    uint32_t *tx_seq;            /* next sequence number towards each peer */
+    size_t num_tx_seq;
+    opal_pointer_array_t slots;  /* sends waiting for a CTS or SYNC_ACK, by sid */
+    opal_hash_table_t landing;   /* rendezvous receives by exposed key */
+} mca_mtl_rttcc_module_t;
+
+typedef struct mca_mtl_rttcc_component_t {
+    mca_mtl_base_component_2_0_0_t super;
+    rttcc_config_t config;       /* the engine's tunables (mtl_rttcc_*) */
+    int priority;
+    int verbose;
+    int output;
+    int eager_limit;
+    mca_mtl_rttcc_counters_t counters;
+} mca_mtl_rttcc_component_t;
+
+OMPI_MODULE_DECLSPEC extern mca_mtl_rttcc_component_t mca_mtl_rttcc_component;
+extern mca_mtl_rttcc_module_t ompi_mtl_rttcc;
+
+/* One request of the PML (the space it reserves after ompi_request_t). */
+typedef struct mca_mtl_rttcc_request_t {
+    mca_mtl_request_t super;
+    rttcc_match_item_t match;        /* receives: the posted entry */
+    bool is_send;
+    uint32_t peer;                   /* engine index of the other side */
+    struct opal_convertor_t *convertor;
+    void *buf;                       /* sends: packed data; receives: rendezvous landing room */
+    size_t buf_len;
+    bool buf_owned;                  /* buf was allocated here */
+    volatile int32_t pending;        /* completions owed (engine sends, puts, a reply) */
+    int error;                       /* MPI error to complete with */
+    /* sends */
+    mtl_rttcc_match_hdr_t hdr;       /* stays put while a zero-copy send is in flight */
+    int sid;                         /* slot while waiting for a reply, -1 if none */
+    uint8_t awaits;                  /* MTL_RTTCC_CTS or _SYNC_ACK while in its slot */
+    /* receives */
+    struct mtl_rttcc_arrival_t *probed; /* imrecv: the message improbe took */
+    uint32_t key;                    /* exposed landing room, 0 if none */
+    size_t accepted, landed;         /* rendezvous bytes expected and arrived */
+    size_t msg_len;
+    int32_t msg_src, msg_tag;
+} mca_mtl_rttcc_request_t;
+
+/* An arrival nobody has asked for yet (or one ahead of its turn). */
+typedef struct mtl_rttcc_arrival_t {
+    rttcc_match_item_t match;        /* first: the matcher hands back its address */
+    mtl_rttcc_match_hdr_t hdr;
+    struct mca_mtl_rttcc_request_t *self_send; /* a send to self, completed on match when synchronous */
+    unsigned char payload[];
+} mtl_rttcc_arrival_t;
+
+#define MTL_RTTCC_COUNT(name) OPAL_THREAD_ADD_FETCH64(&mca_mtl_rttcc_component.counters.name, 1)
+
+/* mtl_rttcc_component.c */
+void mca_mtl_rttcc_show_help(bool once_per_node, const char *topic, ...);
+int mca_mtl_rttcc_register_pvars(void);
+
+/* mtl_rttcc_module.c: add/del procs, finalize, engine callbacks */
+int mca_mtl_rttcc_module_init(mca_mtl_rttcc_module_t *m);
+void mca_mtl_rttcc_callbacks(rttcc_callbacks_t *cbs, mca_mtl_rttcc_module_t *m);
+int mca_mtl_rttcc_progress(void);
+int mca_mtl_rttcc_send_control(mca_mtl_rttcc_module_t *m, uint32_t peer, const mtl_rttcc_reply_hdr_t *reply);
+
+/* mtl_rttcc_send.c */
+int mca_mtl_rttcc_send(struct mca_mtl_base_module_t *mtl, struct ompi_communicator_t *comm, int dest, int tag,
+                       struct opal_convertor_t *convertor, mca_pml_base_send_mode_t mode);
+int mca_mtl_rttcc_isend(struct mca_mtl_base_module_t *mtl, struct ompi_communicator_t *comm, int dest, int tag,
+                        struct opal_convertor_t *convertor, mca_pml_base_send_mode_t mode, bool blocking,
+                        mca_mtl_request_t *mtl_request);
+void mca_mtl_rttcc_send_done(mca_mtl_rttcc_request_t *req, int status);
+void mca_mtl_rttcc_on_reply(mca_mtl_rttcc_module_t *m, uint32_t peer, const mtl_rttcc_reply_hdr_t *reply);
+
+/* mtl_rttcc_recv.c */
+int mca_mtl_rttcc_irecv(struct mca_mtl_base_module_t *mtl, struct ompi_communicator_t *comm, int src, int tag,
+                        struct opal_convertor_t *convertor, mca_mtl_request_t *mtl_request);
+int mca_mtl_rttcc_iprobe(struct mca_mtl_base_module_t *mtl, struct ompi_communicator_t *comm, int src, int tag,
+                         int *flag, struct ompi_status_public_t *status);
+int mca_mtl_rttcc_improbe(struct mca_mtl_base_module_t *mtl, struct ompi_communicator_t *comm, int src, int tag,
+                          int *matched, struct ompi_message_t **message, struct ompi_status_public_t *status);
+int mca_mtl_rttcc_imrecv(struct mca_mtl_base_module_t *mtl, struct opal_convertor_t *convertor,
+                         struct ompi_message_t **message, mca_mtl_request_t *mtl_request);
+int mca_mtl_rttcc_cancel(struct mca_mtl_base_module_t *mtl, mca_mtl_request_t *mtl_request, int flag);
+/* A matchable message from `peer` (hdr checked); `data` is EAGER's payload. */
+void mca_mtl_rttcc_on_arrival(mca_mtl_rttcc_module_t *m, uint32_t peer, const mtl_rttcc_match_hdr_t *hdr,
+                              const void *data, mca_mtl_rttcc_request_t *self_send);
+void mca_mtl_rttcc_on_put(mca_mtl_rttcc_module_t *m, uint32_t peer, uint32_t key, size_t len);
+void mca_mtl_rttcc_free_arrivals(mca_mtl_rttcc_module_t *m);
+
+END_C_DECLS
+#endif

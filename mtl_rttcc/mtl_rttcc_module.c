@@ -1,0 +1,298 @@
+/* Module: process table (add/del procs), the engine's callbacks, progress,
+ * finalize. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mtl_rttcc.h"
+#include "rttcc_stats_print.h"
+
+#include "ompi/proc/proc.h"
+#include "ompi/mca/rte/rte.h"
+#include "opal/mca/pmix/pmix.h"
+#include "opal/runtime/opal_progress.h"
+#include "opal/util/output.h"
+#include "opal/util/proc.h"
+
+static int rttcc_add_procs(struct mca_mtl_base_module_t *mtl, size_t nprocs, struct ompi_proc_t **procs);
+static int rttcc_del_procs(struct mca_mtl_base_module_t *mtl, size_t nprocs, struct ompi_proc_t **procs);
+static int rttcc_finalize(struct mca_mtl_base_module_t *mtl);
+
+/* pml/cm calls these for every communicator; the matcher keys its queues by
+ * context id and makes them on first use. */
+static int rttcc_add_comm(struct mca_mtl_base_module_t *mtl, struct ompi_communicator_t *comm)
+{
+    (void) mtl;
+    (void) comm;
+    return OMPI_SUCCESS;
+}
+
+mca_mtl_rttcc_module_t ompi_mtl_rttcc = {
+    .super = {
+        .mtl_max_contextid = MTL_RTTCC_MAX_CID,
+        .mtl_max_tag = INT32_MAX,
+        .mtl_request_size = sizeof(mca_mtl_rttcc_request_t) - sizeof(mca_mtl_request_t),
+        .mtl_add_procs = rttcc_add_procs,
+        .mtl_del_procs = rttcc_del_procs,
+        .mtl_finalize = rttcc_finalize,
+        .mtl_send = mca_mtl_rttcc_send,
+        .mtl_isend = mca_mtl_rttcc_isend,
+        .mtl_irecv = mca_mtl_rttcc_irecv,
+        .mtl_iprobe = mca_mtl_rttcc_iprobe,
+        .mtl_imrecv = mca_mtl_rttcc_imrecv,
+        .mtl_improbe = mca_mtl_rttcc_improbe,
+        .mtl_cancel = mca_mtl_rttcc_cancel,
+        .mtl_add_comm = rttcc_add_comm,
+        .mtl_del_comm = rttcc_add_comm,
+    },
+};
+
+int mca_mtl_rttcc_module_init(mca_mtl_rttcc_module_t *m)
+{
+    m->matcher = rttcc_matcher_create();
+    if (NULL == m->matcher) {
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    OBJ_CONSTRUCT(&m->lock, opal_mutex_t);
+    OBJ_CONSTRUCT(&m->slots, opal_pointer_array_t);
+    opal_pointer_array_init(&m->slots, 64, INT32_MAX, 64);
+    OBJ_CONSTRUCT(&m->landing, opal_hash_table_t);
+    opal_hash_table_init(&m->landing, 256);
+    m->tx_seq = NULL;
+    m->num_tx_seq = 0;
+    return OMPI_SUCCESS;
+}
+
+/* ------------------------------------------------------------ processes */
+
+/* Makes `vpid` an engine peer from its modex address (done once). */
+static int reach(mca_mtl_rttcc_module_t *m, ompi_proc_t *proc)
+{
+    uint32_t vpid = proc->super.proc_name.vpid;
+    mca_mtl_rttcc_endpoint_t *ep = proc->proc_endpoints[OMPI_PROC_ENDPOINT_TAG_MTL];
+    char err[256];
+    void *addr = NULL;
+    size_t size = 0;
+    int rc;
+
+    if (NULL != ep) {
+        return OMPI_SUCCESS;
+    }
+    if (proc->super.proc_name.jobid != OPAL_PROC_MY_NAME.jobid) {
+        mca_mtl_rttcc_show_help(false, "unreachable process", opal_process_info.nodename,
+                                OMPI_NAME_PRINT(&proc->super.proc_name), "it belongs to another job");
+        return OMPI_ERR_UNREACH;
+    }
+    if (vpid >= m->num_tx_seq) {
+        size_t n = vpid + 1 > 2 * m->num_tx_seq ? vpid + 1 : 2 * m->num_tx_seq;
+        uint32_t *grown = realloc(m->tx_seq, n * sizeof *grown);
+        if (NULL == grown) {
+            return OMPI_ERR_OUT_OF_RESOURCE;
+        }
+        memset(grown + m->num_tx_seq, 0, (n - m->num_tx_seq) * sizeof *grown);
+        m->tx_seq = grown;
+        m->num_tx_seq = n;
+    }
+    if (vpid != m->self) {
+        OPAL_MODEX_RECV(rc, &mca_mtl_rttcc_component.super.mtl_version, &proc->super.proc_name, &addr, &size);
+        if (OPAL_SUCCESS != rc) {
+            mca_mtl_rttcc_show_help(false, "unreachable process", opal_process_info.nodename,
+                                    OMPI_NAME_PRINT(&proc->super.proc_name), "it published no mtl_rttcc address");
+            return OMPI_ERR_UNREACH;
+        }
+        rc = rttcc_engine_add_peer(m->engine, vpid, addr, size, err, sizeof err);
+        free(addr);
+        if (RTTCC_OK != rc) {
+            mca_mtl_rttcc_show_help(false, "unreachable process", opal_process_info.nodename,
+                                    OMPI_NAME_PRINT(&proc->super.proc_name), err);
+            return OMPI_ERR_UNREACH;
+        }
+    }
+    ep = malloc(sizeof *ep);
+    if (NULL == ep) {
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    ep->magic = MCA_MTL_RTTCC_ENDPOINT_MAGIC;
+    ep->index = vpid;
+    proc->proc_endpoints[OMPI_PROC_ENDPOINT_TAG_MTL] = ep;
+    return OMPI_SUCCESS;
+}
+
+static int rttcc_add_procs(struct mca_mtl_base_module_t *mtl, size_t nprocs, struct ompi_proc_t **procs)
+{
+    mca_mtl_rttcc_module_t *m = (mca_mtl_rttcc_module_t *) mtl;
+    int rc = OMPI_SUCCESS;
+
+    OPAL_THREAD_LOCK(&m->lock);
+    for (size_t i = 0; i < nprocs && OMPI_SUCCESS == rc; ++i) {
+        rc = reach(m, procs[i]);
+    }
+    OPAL_THREAD_UNLOCK(&m->lock);
+    return rc;
+}
+
+static int rttcc_del_procs(struct mca_mtl_base_module_t *mtl, size_t nprocs, struct ompi_proc_t **procs)
+{
+    for (size_t i = 0; i < nprocs; ++i) {
+        free(procs[i]->proc_endpoints[OMPI_PROC_ENDPOINT_TAG_MTL]);
+        procs[i]->proc_endpoints[OMPI_PROC_ENDPOINT_TAG_MTL] = NULL;
+    }
+    return OMPI_SUCCESS;
+}
+
+/* ------------------------------------------------------------ engine callbacks */
+
+static void on_recv(void *user, uint32_t peer, uint8_t tag, const void *data, size_t len)
+{
+    mca_mtl_rttcc_module_t *m = user;
+    uint8_t type = len > 0 ? *(const uint8_t *) data : 0;
+
+    if (MCA_MTL_RTTCC_ENGINE_TAG == tag && (MTL_RTTCC_EAGER == type || MTL_RTTCC_RTS == type) &&
+        len >= sizeof(mtl_rttcc_match_hdr_t)) {
+        mtl_rttcc_match_hdr_t hdr;
+        memcpy(&hdr, data, sizeof hdr);
+        size_t payload = len - sizeof hdr;
+        if (hdr.cid <= MTL_RTTCC_MAX_CID &&
+            ((MTL_RTTCC_EAGER == type && hdr.len == payload) || (MTL_RTTCC_RTS == type && 0 == payload))) {
+            mca_mtl_rttcc_on_arrival(m, peer, &hdr, (const char *) data + sizeof hdr, NULL);
+            return;
+        }
+    } else if (MCA_MTL_RTTCC_ENGINE_TAG == tag && (MTL_RTTCC_CTS == type || MTL_RTTCC_SYNC_ACK == type) &&
+               len == sizeof(mtl_rttcc_reply_hdr_t)) {
+        mtl_rttcc_reply_hdr_t reply;
+        memcpy(&reply, data, sizeof reply);
+        mca_mtl_rttcc_on_reply(m, peer, &reply);
+        return;
+    }
+    MTL_RTTCC_COUNT(bad_messages);
+    opal_output_verbose(1, mca_mtl_rttcc_component.output,
+                        "mtl:rttcc: dropped a malformed message from process %u (tag 0x%x, type %u, %zu bytes)",
+                        peer, tag, type, len);
+}
+
+static void on_send_done(void *user, void *cookie, int status)
+{
+    (void) user;
+    mca_mtl_rttcc_send_done(cookie, RTTCC_OK == status ? OMPI_SUCCESS : OMPI_ERR_UNREACH);
+}
+
+static void on_put(void *user, uint32_t peer, uint32_t key, uint64_t offset, size_t len, uint8_t tag)
+{
+    (void) offset;
+    if (MCA_MTL_RTTCC_ENGINE_TAG == tag) {
+        mca_mtl_rttcc_on_put(user, peer, key, len);
+    }
+}
+
+/* A lost peer: MPI cannot go on without it (as pml/ob1 with a BTL's fatal
+ * error), so say who and why, and abort the job. */
+static void on_peer_dead(void *user, uint32_t peer, const char *why)
+{
+    opal_process_name_t name = OPAL_PROC_MY_NAME;
+    name.vpid = peer;
+    (void) user;
+    mca_mtl_rttcc_show_help(false, "peer dead", opal_process_info.nodename, OPAL_NAME_PRINT(OPAL_PROC_MY_NAME),
+                            OPAL_NAME_PRINT(name), why);
+    ompi_rte_abort(OMPI_ERR_UNREACH, NULL);
+}
+
+/* A datagram from a process not added yet (add_procs runs per
+ * communicator under lazy wire-up): add it, its retransmissions get in. */
+static void on_unknown_peer(void *user, uint32_t peer)
+{
+    mca_mtl_rttcc_module_t *m = user;
+    opal_process_name_t name = OPAL_PROC_MY_NAME;
+    ompi_proc_t *proc;
+
+    name.vpid = peer;
+    proc = (ompi_proc_t *) ompi_proc_for_name(name);
+    if (NULL != proc) {
+        OPAL_THREAD_LOCK(&m->lock);
+        (void) reach(m, proc);
+        OPAL_THREAD_UNLOCK(&m->lock);
+    }
+}
+
+void mca_mtl_rttcc_callbacks(rttcc_callbacks_t *cbs, mca_mtl_rttcc_module_t *m)
+{
+    cbs->user = m;
+    cbs->on_recv = on_recv;
+    cbs->on_send_done = on_send_done;
+    cbs->on_peer_dead = on_peer_dead;
+    cbs->on_unknown_peer = on_unknown_peer;
+    cbs->on_put = on_put;
+}
+
+int mca_mtl_rttcc_send_control(mca_mtl_rttcc_module_t *m, uint32_t peer, const mtl_rttcc_reply_hdr_t *reply)
+{
+    struct iovec iov = {(void *) reply, sizeof *reply};
+    int rc;
+
+    if (peer == m->self) {
+        mca_mtl_rttcc_on_reply(m, peer, reply);
+        return OMPI_SUCCESS;
+    }
+    rc = rttcc_engine_send(m->engine, peer, MCA_MTL_RTTCC_ENGINE_TAG, &iov, 1, NULL);
+    return rc >= 0 ? OMPI_SUCCESS : OMPI_ERR_UNREACH; /* copied: no completion follows */
+}
+
+int mca_mtl_rttcc_progress(void)
+{
+    rttcc_engine_t *e = ompi_mtl_rttcc.engine;
+    return NULL != e ? rttcc_engine_progress(e) : 0;
+}
+
+/* ------------------------------------------------------------ finalize */
+
+/* mtl_rttcc_stats: the MTL's own counters, after the engine's lines. */
+static void print_counters(mca_mtl_rttcc_module_t *m)
+{
+    const mca_mtl_rttcc_counters_t *c = &mca_mtl_rttcc_component.counters;
+    fprintf(stderr, "rttcc-mtl rank=%u"
+#define MTL_RTTCC_FORMAT(name, help) " " #name "=%lld"
+            MCA_MTL_RTTCC_COUNTERS(MTL_RTTCC_FORMAT)
+#undef MTL_RTTCC_FORMAT
+            "\n", m->self
+#define MTL_RTTCC_VALUE(name, help) , (long long) c->name
+            MCA_MTL_RTTCC_COUNTERS(MTL_RTTCC_VALUE)
+#undef MTL_RTTCC_VALUE
+    );
+}
+
+/* mtl_rttcc_rtt_dump: this process's RTT table as PATH.<rank>.csv / .json. */
+static void dump_rtt(mca_mtl_rttcc_module_t *m)
+{
+    const char *prefix = mca_mtl_rttcc_component.config.rtt_dump;
+    char err[256];
+
+    if (NULL != prefix && '\0' != prefix[0] &&
+        RTTCC_OK != rttcc_engine_dump_rtt(m->engine, prefix, m->self, opal_process_info.nodename, err, sizeof err)) {
+        mca_mtl_rttcc_show_help(false, "rtt dump failed", opal_process_info.nodename,
+                                OPAL_NAME_PRINT(OPAL_PROC_MY_NAME), err);
+    }
+}
+
+static int rttcc_finalize(struct mca_mtl_base_module_t *mtl)
+{
+    mca_mtl_rttcc_module_t *m = (mca_mtl_rttcc_module_t *) mtl;
+
+    opal_progress_unregister(mca_mtl_rttcc_progress);
+    (void) rttcc_engine_drain(m->engine, 500); /* the last ACKs out, ours back (bounded) */
+    if (mca_mtl_rttcc_component.config.stats) {
+        rttcc_print_stats(m->engine, m->self, m->num_tx_seq);
+        print_counters(m);
+    }
+    dump_rtt(m);
+    rttcc_engine_destroy(m->engine);
+    m->engine = NULL;
+    mca_mtl_rttcc_free_arrivals(m);
+    rttcc_matcher_destroy(m->matcher);
+    m->matcher = NULL;
+    free(m->tx_seq);
+    m->tx_seq = NULL;
+    m->num_tx_seq = 0;
+    OBJ_DESTRUCT(&m->landing);
+    OBJ_DESTRUCT(&m->slots);
+    OBJ_DESTRUCT(&m->lock);
+    return OMPI_SUCCESS;
+}

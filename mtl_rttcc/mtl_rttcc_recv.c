@@ -1,0 +1,381 @@
+/* Receives: posting and matching (common/rttcc_match.h), probes, matched
+ * probes, cancel, and the landing of eager data and rendezvous puts. */
+#include <string.h>
+
+#include "mtl_rttcc.h"
+
+#include "ompi/communicator/communicator.h"
+#include "ompi/mca/mtl/base/mtl_base_datatype.h"
+#include "ompi/message/message.h"
+#include "ompi/mca/rte/rte.h"
+#include "opal/util/output.h"
+#include "opal/util/proc.h"
+
+_Static_assert(MPI_ANY_SOURCE == RTTCC_MATCH_ANY && MPI_ANY_TAG == RTTCC_MATCH_ANY,
+               "the matcher's wildcard is MPI's");
+
+static inline mca_mtl_rttcc_request_t *req_of(rttcc_match_item_t *item)
+{
+    return (mca_mtl_rttcc_request_t *) ((char *) item - offsetof(mca_mtl_rttcc_request_t, match));
+}
+
+static void complete_recv(mca_mtl_rttcc_request_t *req, size_t received)
+{
+    ompi_status_public_t *st = &req->super.ompi_req->req_status;
+    st->MPI_SOURCE = req->msg_src;
+    st->MPI_TAG = req->msg_tag;
+    st->MPI_ERROR = req->error;
+    st->_ucount = received;
+    req->super.completion_callback(&req->super);
+}
+
+static void start_recv(mca_mtl_rttcc_request_t *req, struct opal_convertor_t *convertor)
+{
+    req->is_send = false;
+    req->convertor = convertor;
+    req->error = MPI_SUCCESS;
+    req->key = 0;
+    req->buf = NULL;
+    req->buf_owned = false;
+    req->landed = req->accepted = 0;
+    opal_convertor_get_packed_size(convertor, &req->buf_len); /* the room */
+}
+
+/* Tells the sender of a synchronous eager message it was matched. */
+static void answer_sync(mca_mtl_rttcc_module_t *m, uint32_t peer, const mtl_rttcc_match_hdr_t *hdr,
+                        mca_mtl_rttcc_request_t *self_send)
+{
+    mtl_rttcc_reply_hdr_t ack = {.type = MTL_RTTCC_SYNC_ACK, .sid = hdr->sid};
+    if (NULL != self_send) {
+        mca_mtl_rttcc_send_done(self_send, OMPI_SUCCESS);
+    } else if (OMPI_SUCCESS != mca_mtl_rttcc_send_control(m, peer, &ack)) {
+        opal_output_verbose(1, mca_mtl_rttcc_component.output, "mtl:rttcc: cannot answer process %u", peer);
+    }
+}
+
+/* Rendezvous: expose the landing room and send the CTS. */
+static void accept_rts(mca_mtl_rttcc_module_t *m, mca_mtl_rttcc_request_t *req, uint32_t peer,
+                       const mtl_rttcc_match_hdr_t *hdr, size_t accepted)
+{
+    mtl_rttcc_reply_hdr_t cts = {.type = MTL_RTTCC_CTS, .sid = hdr->sid};
+    size_t room;
+
+    if (accepted > 0) {
+        (void) ompi_mtl_datatype_recv_buf(req->convertor, &req->buf, &room, &req->buf_owned);
+        if (NULL == req->buf || RTTCC_OK != rttcc_engine_expose(m->engine, req->buf, accepted, &req->key)) {
+            req->error = MPI_ERR_NO_MEM;
+            accepted = 0;
+        }
+    }
+    req->accepted = accepted;
+    if (accepted > 0) { /* known before the CTS goes: its puts may land at once */
+        OPAL_THREAD_LOCK(&m->lock);
+        opal_hash_table_set_value_uint32(&m->landing, req->key, req);
+        OPAL_THREAD_UNLOCK(&m->lock);
+    }
+    cts.key = req->key;
+    cts.accepted = accepted;
+    if (OMPI_SUCCESS != mca_mtl_rttcc_send_control(m, peer, &cts)) {
+        opal_output_verbose(1, mca_mtl_rttcc_component.output, "mtl:rttcc: cannot answer process %u", peer);
+    }
+    if (0 == accepted) {
+        if (req->buf_owned) {
+            free(req->buf);
+        }
+        complete_recv(req, 0);
+    }
+}
+
+/* A matched message lands in `req` (which nobody else sees any more). */
+static void deliver(mca_mtl_rttcc_module_t *m, mca_mtl_rttcc_request_t *req, uint32_t peer,
+                    const mtl_rttcc_match_hdr_t *hdr, const void *data, mca_mtl_rttcc_request_t *self_send)
+{
+    size_t n = hdr->len < req->buf_len ? hdr->len : req->buf_len;
+
+    req->peer = peer;
+    req->msg_src = hdr->src;
+    req->msg_tag = hdr->tag;
+    req->msg_len = hdr->len;
+    if (hdr->len > req->buf_len) {
+        req->error = MPI_ERR_TRUNCATE;
+        MTL_RTTCC_COUNT(truncated);
+    }
+    if (MTL_RTTCC_RTS == hdr->type) {
+        accept_rts(m, req, peer, hdr, n);
+        return;
+    }
+    if (n > 0) {
+        struct iovec iov = {(void *) data, n};
+        uint32_t count = 1;
+        size_t unpacked = n;
+        opal_convertor_unpack(req->convertor, &iov, &count, &unpacked);
+    }
+    if (hdr->flags & MTL_RTTCC_FLAG_SYNC) {
+        answer_sync(m, peer, hdr, self_send);
+    }
+    complete_recv(req, n);
+}
+
+static mtl_rttcc_arrival_t *keep(uint32_t peer, const mtl_rttcc_match_hdr_t *hdr, const void *data,
+                                 mca_mtl_rttcc_request_t *self_send)
+{
+    size_t bytes = MTL_RTTCC_EAGER == hdr->type ? hdr->len : 0;
+    mtl_rttcc_arrival_t *a = malloc(sizeof *a + bytes);
+    if (NULL == a) {
+        return NULL;
+    }
+    memset(&a->match, 0, sizeof a->match);
+    a->match.cid = hdr->cid;
+    a->match.src = hdr->src;
+    a->match.tag = hdr->tag;
+    a->match.peer = peer;
+    a->match.seq = hdr->seq;
+    a->hdr = *hdr;
+    a->self_send = self_send;
+    if (bytes) {
+        memcpy(a->payload, data, bytes);
+    }
+    return a;
+}
+
+/* A message we cannot keep cannot be dropped either: the job ends. */
+static void out_of_memory(size_t bytes)
+{
+    mca_mtl_rttcc_show_help(false, "out of memory", opal_process_info.nodename, bytes);
+    ompi_rte_abort(OMPI_ERR_OUT_OF_RESOURCE, NULL);
+}
+
+/* Called with the lock held, for an arrival whose turn it is; returns
+ * with the lock held.  `a` is the kept copy, or NULL while the message is
+ * still only in the engine's buffer. */
+static void match_in_order(mca_mtl_rttcc_module_t *m, uint32_t peer, const mtl_rttcc_match_hdr_t *hdr,
+                           const void *data, mca_mtl_rttcc_request_t *self_send, mtl_rttcc_arrival_t *a)
+{
+    rttcc_match_item_t probe = {.cid = hdr->cid, .src = hdr->src, .tag = hdr->tag};
+    rttcc_match_item_t *r = rttcc_matcher_take_posted(m->matcher, &probe);
+
+    if (NULL == r) {
+        if (NULL == a) {
+            a = keep(peer, hdr, data, self_send);
+        }
+        if (NULL == a || 0 != rttcc_matcher_add_unexpected(m->matcher, &a->match)) {
+            OPAL_THREAD_UNLOCK(&m->lock);
+            out_of_memory(hdr->len);
+        }
+        MTL_RTTCC_COUNT(unexpected);
+        return;
+    }
+    OPAL_THREAD_UNLOCK(&m->lock);
+    deliver(m, req_of(r), peer, hdr, NULL != a ? a->payload : data, self_send);
+    free(a);
+    OPAL_THREAD_LOCK(&m->lock);
+}
+
+void mca_mtl_rttcc_on_arrival(mca_mtl_rttcc_module_t *m, uint32_t peer, const mtl_rttcc_match_hdr_t *hdr,
+                              const void *data, mca_mtl_rttcc_request_t *self_send)
+{
+    mtl_rttcc_arrival_t *a;
+    int order;
+
+    OPAL_THREAD_LOCK(&m->lock);
+    order = rttcc_matcher_in_order(m->matcher, peer, hdr->seq);
+    if (-2 == order) {
+        OPAL_THREAD_UNLOCK(&m->lock);
+        out_of_memory(hdr->len);
+    }
+    if (order < 0) {
+        OPAL_THREAD_UNLOCK(&m->lock);
+        MTL_RTTCC_COUNT(bad_messages);
+        opal_output_verbose(1, mca_mtl_rttcc_component.output,
+                            "mtl:rttcc: dropped a message from process %u with an old sequence number %u", peer,
+                            hdr->seq);
+        return;
+    }
+    if (0 == order) { /* ahead of an earlier message of the same sender */
+        a = keep(peer, hdr, data, self_send);
+        if (NULL != a) {
+            rttcc_matcher_hold(m->matcher, &a->match);
+        }
+        OPAL_THREAD_UNLOCK(&m->lock);
+        MTL_RTTCC_COUNT(out_of_order);
+        if (NULL == a) {
+            out_of_memory(hdr->len);
+        }
+        return;
+    }
+    match_in_order(m, peer, hdr, data, self_send, NULL);
+    while (NULL != (a = (mtl_rttcc_arrival_t *) rttcc_matcher_release(m->matcher, peer))) {
+        match_in_order(m, peer, &a->hdr, a->payload, a->self_send, a);
+    }
+    OPAL_THREAD_UNLOCK(&m->lock);
+}
+
+void mca_mtl_rttcc_on_put(mca_mtl_rttcc_module_t *m, uint32_t peer, uint32_t key, size_t len)
+{
+    mca_mtl_rttcc_request_t *req = NULL;
+    void *value = NULL;
+    bool done = false;
+
+    OPAL_THREAD_LOCK(&m->lock);
+    if (OPAL_SUCCESS == opal_hash_table_get_value_uint32(&m->landing, key, &value)) {
+        req = value;
+    }
+    if (NULL != req && req->peer == peer) {
+        req->landed += len;
+        done = req->landed >= req->accepted;
+        if (done) {
+            opal_hash_table_remove_value_uint32(&m->landing, key);
+        }
+    } else {
+        req = NULL;
+    }
+    OPAL_THREAD_UNLOCK(&m->lock);
+    if (NULL == req) {
+        MTL_RTTCC_COUNT(bad_messages);
+        opal_output_verbose(1, mca_mtl_rttcc_component.output, "mtl:rttcc: a put from %u into unknown region %u",
+                            peer, key);
+        return;
+    }
+    if (done) {
+        (void) rttcc_engine_unexpose(m->engine, req->key);
+        if (req->buf_owned) { /* packed landing room of a non-contiguous type */
+            (void) ompi_mtl_datatype_unpack(req->convertor, req->buf, req->accepted); /* frees it */
+        }
+        complete_recv(req, req->accepted);
+    }
+}
+
+int mca_mtl_rttcc_irecv(struct mca_mtl_base_module_t *mtl, struct ompi_communicator_t *comm, int src, int tag,
+                        struct opal_convertor_t *convertor, mca_mtl_request_t *mtl_request)
+{
+    mca_mtl_rttcc_module_t *m = (mca_mtl_rttcc_module_t *) mtl;
+    mca_mtl_rttcc_request_t *req = (mca_mtl_rttcc_request_t *) mtl_request;
+    mtl_rttcc_arrival_t *a;
+    int rc;
+
+    start_recv(req, convertor);
+    memset(&req->match, 0, sizeof req->match);
+    req->match.cid = ompi_comm_get_cid(comm);
+    req->match.src = src;
+    req->match.tag = tag;
+    OPAL_THREAD_LOCK(&m->lock);
+    a = (mtl_rttcc_arrival_t *) rttcc_matcher_take_unexpected(m->matcher, &req->match);
+    rc = NULL == a ? rttcc_matcher_add_posted(m->matcher, &req->match) : 0;
+    OPAL_THREAD_UNLOCK(&m->lock);
+    if (0 != rc) {
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    if (NULL != a) {
+        deliver(m, req, a->match.peer, &a->hdr, a->payload, a->self_send);
+        free(a);
+    }
+    return OMPI_SUCCESS;
+}
+
+static void probe_status(ompi_status_public_t *status, const mtl_rttcc_arrival_t *a)
+{
+    if (MPI_STATUS_IGNORE != status) {
+        status->MPI_SOURCE = a->hdr.src;
+        status->MPI_TAG = a->hdr.tag;
+        status->MPI_ERROR = MPI_SUCCESS;
+        status->_ucount = a->hdr.len;
+    }
+}
+
+int mca_mtl_rttcc_iprobe(struct mca_mtl_base_module_t *mtl, struct ompi_communicator_t *comm, int src, int tag,
+                         int *flag, struct ompi_status_public_t *status)
+{
+    mca_mtl_rttcc_module_t *m = (mca_mtl_rttcc_module_t *) mtl;
+    rttcc_match_item_t want = {.cid = ompi_comm_get_cid(comm), .src = src, .tag = tag};
+    mtl_rttcc_arrival_t *a;
+
+    (void) mca_mtl_rttcc_progress();
+    OPAL_THREAD_LOCK(&m->lock);
+    a = (mtl_rttcc_arrival_t *) rttcc_matcher_find_unexpected(m->matcher, &want);
+    if (NULL != a) {
+        probe_status(status, a);
+    }
+    OPAL_THREAD_UNLOCK(&m->lock);
+    *flag = NULL != a;
+    return OMPI_SUCCESS;
+}
+
+int mca_mtl_rttcc_improbe(struct mca_mtl_base_module_t *mtl, struct ompi_communicator_t *comm, int src, int tag,
+                          int *matched, struct ompi_message_t **message, struct ompi_status_public_t *status)
+{
+    mca_mtl_rttcc_module_t *m = (mca_mtl_rttcc_module_t *) mtl;
+    rttcc_match_item_t want = {.cid = ompi_comm_get_cid(comm), .src = src, .tag = tag};
+    ompi_message_t *msg = ompi_message_alloc();
+    mtl_rttcc_arrival_t *a;
+
+    if (NULL == msg) {
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    (void) mca_mtl_rttcc_progress();
+    OPAL_THREAD_LOCK(&m->lock);
+    a = (mtl_rttcc_arrival_t *) rttcc_matcher_take_unexpected(m->matcher, &want);
+    OPAL_THREAD_UNLOCK(&m->lock);
+    *matched = NULL != a;
+    if (NULL == a) {
+        ompi_message_return(msg);
+        *message = NULL;
+        return OMPI_SUCCESS;
+    }
+    probe_status(status, a);
+    msg->comm = comm;
+    msg->req_ptr = a;
+    msg->peer = a->hdr.src;
+    msg->count = a->hdr.len;
+    *message = msg;
+    return OMPI_SUCCESS;
+}
+
+int mca_mtl_rttcc_imrecv(struct mca_mtl_base_module_t *mtl, struct opal_convertor_t *convertor,
+                         struct ompi_message_t **message, mca_mtl_request_t *mtl_request)
+{
+    mca_mtl_rttcc_request_t *req = (mca_mtl_rttcc_request_t *) mtl_request;
+    mtl_rttcc_arrival_t *a = (*message)->req_ptr;
+
+    ompi_message_return(*message);
+    *message = MPI_MESSAGE_NULL;
+    start_recv(req, convertor);
+    deliver((mca_mtl_rttcc_module_t *) mtl, req, a->match.peer, &a->hdr, a->payload, a->self_send);
+    free(a);
+    return OMPI_SUCCESS;
+}
+
+int mca_mtl_rttcc_cancel(struct mca_mtl_base_module_t *mtl, mca_mtl_request_t *mtl_request, int flag)
+{
+    mca_mtl_rttcc_module_t *m = (mca_mtl_rttcc_module_t *) mtl;
+    mca_mtl_rttcc_request_t *req = (mca_mtl_rttcc_request_t *) mtl_request;
+    int removed;
+
+    (void) flag;
+    if (req->is_send) {
+        return OMPI_SUCCESS; /* a send, once started, is delivered (MPI allows not cancelling it) */
+    }
+    OPAL_THREAD_LOCK(&m->lock);
+    removed = rttcc_matcher_cancel(m->matcher, &req->match);
+    OPAL_THREAD_UNLOCK(&m->lock);
+    if (removed) {
+        req->super.ompi_req->req_status._cancelled = true;
+        req->super.completion_callback(&req->super);
+    }
+    return OMPI_SUCCESS;
+}
+
+void mca_mtl_rttcc_free_arrivals(mca_mtl_rttcc_module_t *m)
+{
+    rttcc_match_item_t *a;
+    size_t posted, unexpected, held;
+
+    rttcc_matcher_counts(m->matcher, &posted, &unexpected, &held);
+    if (unexpected + held > 0) {
+        opal_output_verbose(10, mca_mtl_rttcc_component.output,
+                            "mtl:rttcc: finalize drops %zu unreceived messages (%zu out of order)", unexpected + held,
+                            held);
+    }
+    while (NULL != (a = rttcc_matcher_pop_arrival(m->matcher))) {
+        free(a);
+    }
+}

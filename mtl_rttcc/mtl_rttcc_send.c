@@ -1,0 +1,213 @@
+/* Sends: eager (data with the match header), rendezvous (RTS, then puts
+ * into the buffer the CTS names), and sends to this process itself. */
+#include <string.h>
+
+#include "mtl_rttcc.h"
+
+#include "ompi/communicator/communicator.h"
+#include "ompi/mca/mtl/base/mtl_base_datatype.h"
+#include "ompi/proc/proc.h"
+#include "opal/runtime/opal_progress.h"
+#include "opal/util/output.h"
+
+/* A request's `pending` counts what it still waits for: each engine send or
+ * put not yet ACKed, the CTS or SYNC_ACK, and a hold the starting code keeps
+ * while it issues, so that completions racing in from the engine (which may
+ * call back from inside a send) cannot finish it early. */
+static void hold(mca_mtl_rttcc_request_t *req, int32_t n)
+{
+    OPAL_THREAD_ADD_FETCH32(&req->pending, n);
+}
+
+static void finish(mca_mtl_rttcc_request_t *req)
+{
+    if (req->buf_owned) {
+        free(req->buf);
+        req->buf = NULL;
+        req->buf_owned = false;
+    }
+    if (NULL == req->super.ompi_req) { /* a blocking send's own request */
+        opal_atomic_wmb();
+        req->pending = -1;
+        return;
+    }
+    req->super.ompi_req->req_status.MPI_ERROR = req->error;
+    req->super.completion_callback(&req->super);
+}
+
+void mca_mtl_rttcc_send_done(mca_mtl_rttcc_request_t *req, int status)
+{
+    if (OMPI_SUCCESS != status) {
+        req->error = MPI_ERR_OTHER;
+    }
+    if (0 == OPAL_THREAD_ADD_FETCH32(&req->pending, -1)) {
+        finish(req);
+    }
+}
+
+/* A slot names a send waiting for a reply; the reply must come from its peer. */
+static int take_slot(mca_mtl_rttcc_module_t *m, mca_mtl_rttcc_request_t *req, uint8_t awaits)
+{
+    req->hdr.sid = (uint32_t) opal_pointer_array_add(&m->slots, req);
+    req->sid = (int) req->hdr.sid;
+    req->awaits = awaits;
+    return req->sid < 0 ? OMPI_ERR_OUT_OF_RESOURCE : OMPI_SUCCESS;
+}
+
+static mca_mtl_rttcc_request_t *claim_slot(mca_mtl_rttcc_module_t *m, uint32_t peer, const mtl_rttcc_reply_hdr_t *r)
+{
+    mca_mtl_rttcc_request_t *req;
+    OPAL_THREAD_LOCK(&m->lock);
+    req = r->sid < INT32_MAX ? opal_pointer_array_get_item(&m->slots, (int) r->sid) : NULL;
+    if (NULL != req && req->peer == peer && req->awaits == r->type) {
+        opal_pointer_array_set_item(&m->slots, (int) r->sid, NULL);
+        req->sid = -1;
+    } else {
+        req = NULL;
+    }
+    OPAL_THREAD_UNLOCK(&m->lock);
+    return req;
+}
+
+/* Puts `accepted` bytes into the receiver's region `key`, in pieces the
+ * engine takes whole. */
+static void put_all(mca_mtl_rttcc_module_t *m, mca_mtl_rttcc_request_t *req, uint32_t key, size_t accepted)
+{
+    size_t pieces = (accepted + m->put_size - 1) / m->put_size;
+    hold(req, (int32_t) pieces);
+    for (size_t off = 0; off < accepted; off += m->put_size) {
+        size_t n = accepted - off < m->put_size ? accepted - off : m->put_size;
+        struct iovec iov = {(char *) req->buf + off, n};
+        int rc = rttcc_engine_put(m->engine, req->peer, key, off, MCA_MTL_RTTCC_ENGINE_TAG, &iov, 1, req);
+        if (RTTCC_OK != rc) { /* copied (RTTCC_DONE) or refused: no completion follows */
+            mca_mtl_rttcc_send_done(req, rc >= 0 ? OMPI_SUCCESS : OMPI_ERR_UNREACH);
+        }
+    }
+}
+
+void mca_mtl_rttcc_on_reply(mca_mtl_rttcc_module_t *m, uint32_t peer, const mtl_rttcc_reply_hdr_t *r)
+{
+    mca_mtl_rttcc_request_t *req = claim_slot(m, peer, r);
+
+    if (NULL == req || (MTL_RTTCC_CTS == r->type && (r->accepted > req->buf_len || (r->accepted > 0 && 0 == r->key)))) {
+        MTL_RTTCC_COUNT(bad_messages);
+        opal_output_verbose(1, mca_mtl_rttcc_component.output,
+                            "mtl:rttcc: dropped an unsolicited or malformed reply (type %u, slot %u) from process %u",
+                            r->type, r->sid, peer);
+        if (NULL != req) { /* a CTS we cannot follow: the send fails rather than hang */
+            mca_mtl_rttcc_send_done(req, OMPI_ERROR);
+        }
+        return;
+    }
+    if (MTL_RTTCC_CTS == r->type) {
+        opal_output_verbose(50, mca_mtl_rttcc_component.output, "mtl:rttcc: CTS from %u: put %llu of %zu bytes",
+                            peer, (unsigned long long) r->accepted, req->buf_len);
+        put_all(m, req, r->key, (size_t) r->accepted);
+    }
+    mca_mtl_rttcc_send_done(req, OMPI_SUCCESS); /* the reply it waited for */
+}
+
+static int start_send(mca_mtl_rttcc_module_t *m, struct ompi_communicator_t *comm, int dest, int tag,
+                      struct opal_convertor_t *convertor, mca_pml_base_send_mode_t mode,
+                      mca_mtl_rttcc_request_t *req)
+{
+    ompi_proc_t *proc = ompi_comm_peer_lookup(comm, dest);
+    mca_mtl_rttcc_endpoint_t *ep = proc->proc_endpoints[OMPI_PROC_ENDPOINT_TAG_MTL];
+    bool sync = MCA_PML_BASE_SEND_SYNCHRONOUS == mode;
+    size_t len;
+    int rc;
+
+    if (NULL == ep) {
+        return OMPI_ERR_UNREACH;
+    }
+    req->is_send = true;
+    req->peer = ep->index;
+    req->convertor = convertor;
+    req->error = MPI_SUCCESS;
+    req->sid = -1;
+    req->awaits = 0;
+    req->pending = 1; /* the hold */
+    rc = ompi_mtl_datatype_pack(convertor, &req->buf, &len, &req->buf_owned);
+    if (OMPI_SUCCESS != rc) {
+        return rc;
+    }
+    req->buf_len = len;
+    memset(&req->hdr, 0, sizeof req->hdr);
+    req->hdr.cid = ompi_comm_get_cid(comm);
+    req->hdr.src = ompi_comm_rank(comm);
+    req->hdr.tag = tag;
+    req->hdr.len = len;
+    req->hdr.flags = sync ? MTL_RTTCC_FLAG_SYNC : 0;
+
+    bool rndv = len > m->eager_limit && req->peer != m->self;
+    uint8_t awaits = rndv ? MTL_RTTCC_CTS : (sync && req->peer != m->self) ? MTL_RTTCC_SYNC_ACK : 0;
+    rc = OMPI_SUCCESS;
+    OPAL_THREAD_LOCK(&m->lock);
+    req->hdr.seq = m->tx_seq[req->peer]++;
+    if (0 != awaits) {
+        rc = take_slot(m, req, awaits);
+    }
+    OPAL_THREAD_UNLOCK(&m->lock);
+    if (OMPI_SUCCESS != rc) {
+        return rc; /* the sequence number is spent: out of memory is fatal to MPI anyway */
+    }
+    if (0 != awaits || sync) {
+        hold(req, 1); /* the reply, or a synchronous send to self being matched */
+    }
+
+    if (req->peer == m->self) {
+        MTL_RTTCC_COUNT(self_sends);
+        req->hdr.type = MTL_RTTCC_EAGER;
+        mca_mtl_rttcc_on_arrival(m, m->self, &req->hdr, req->buf, sync ? req : NULL); /* copies what waits */
+    } else if (!rndv) {
+        struct iovec iov[2] = {{&req->hdr, sizeof req->hdr}, {req->buf, len}};
+        MTL_RTTCC_COUNT(eager_sends);
+        req->hdr.type = MTL_RTTCC_EAGER;
+        hold(req, 1);
+        rc = rttcc_engine_send(m->engine, req->peer, MCA_MTL_RTTCC_ENGINE_TAG, iov, len ? 2 : 1, req);
+        if (RTTCC_OK != rc) { /* copied, or refused */
+            mca_mtl_rttcc_send_done(req, rc >= 0 ? OMPI_SUCCESS : OMPI_ERR_UNREACH);
+        }
+    } else {
+        struct iovec iov = {&req->hdr, sizeof req->hdr};
+        MTL_RTTCC_COUNT(rndv_sends);
+        req->hdr.type = MTL_RTTCC_RTS;
+        rc = rttcc_engine_send(m->engine, req->peer, MCA_MTL_RTTCC_ENGINE_TAG, &iov, 1, NULL);
+        if (rc < 0) {
+            mca_mtl_rttcc_send_done(req, OMPI_ERR_UNREACH); /* no CTS will come */
+        }
+    }
+    opal_output_verbose(50, mca_mtl_rttcc_component.output, "mtl:rttcc: %s %zu bytes to %u (cid %u tag %d seq %u)",
+                        MTL_RTTCC_RTS == req->hdr.type ? "RTS" : "eager", len, req->peer, req->hdr.cid, tag,
+                        req->hdr.seq);
+    mca_mtl_rttcc_send_done(req, OMPI_SUCCESS); /* the hold */
+    return OMPI_SUCCESS;
+}
+
+int mca_mtl_rttcc_isend(struct mca_mtl_base_module_t *mtl, struct ompi_communicator_t *comm, int dest, int tag,
+                        struct opal_convertor_t *convertor, mca_pml_base_send_mode_t mode, bool blocking,
+                        mca_mtl_request_t *mtl_request)
+{
+    (void) blocking;
+    return start_send((mca_mtl_rttcc_module_t *) mtl, comm, dest, tag, convertor, mode,
+                      (mca_mtl_rttcc_request_t *) mtl_request);
+}
+
+int mca_mtl_rttcc_send(struct mca_mtl_base_module_t *mtl, struct ompi_communicator_t *comm, int dest, int tag,
+                       struct opal_convertor_t *convertor, mca_pml_base_send_mode_t mode)
+{
+    mca_mtl_rttcc_request_t req;
+    int rc;
+
+    memset(&req, 0, sizeof req);
+    req.super.ompi_req = NULL; /* finish() marks completion with pending = -1 */
+    rc = start_send((mca_mtl_rttcc_module_t *) mtl, comm, dest, tag, convertor, mode, &req);
+    if (OMPI_SUCCESS != rc) {
+        return rc;
+    }
+    while (-1 != req.pending) {
+        opal_progress();
+    }
+    opal_atomic_rmb();
+    return MPI_SUCCESS == req.error ? OMPI_SUCCESS : OMPI_ERROR;
+}
