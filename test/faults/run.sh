@@ -10,15 +10,18 @@ scratch_dir faults
 
 mpicc -O2 -Wall -o "$build/exchange" "$here/exchange.c" &&
 mpicc -O2 -Wall -o "$build/alltoall" "$here/../mpi/alltoall.c" -lpthread &&
-mpicc -O2 -Wall -o "$build/silent_peer" "$here/silent_peer.c" || { echo "0 passed, 1 failed"; exit 1; }
+mpicc -O2 -Wall -o "$build/silent_peer" "$here/silent_peer.c" &&
+mpicc -O2 -Wall -o "$build/p2p_edges" "$here/../mpi/p2p_edges.c" || { echo "0 passed, 1 failed"; exit 1; }
 
 mpi() {  # mpi NP TIMEOUT args...
     local np=$1 limit=$2
     shift 2
-    timeout -k 5 "$limit" mpirun --allow-run-as-root --oversubscribe -np "$np" --mca pml ob1 \
+    timeout -k 5 "$limit" mpirun --allow-run-as-root --oversubscribe -np "$np" --mca pml "${PML:-ob1}" \
         --mca op ^avx "$@"
 }
 export OMPI_MCA_btl_rttcc_if_include=lo  # loopback only; a command-line value overrides it
+export OMPI_MCA_mtl_rttcc_if_include=lo
+cm="--mca mtl rttcc --mca btl self"  # with PML=cm: mtl_rttcc alone
 
 
 # 1. Injected faults (per million datagrams sent).
@@ -59,12 +62,44 @@ for grants in 0 1; do
     fi
 done
 
+# 1c. The same faults under pml/cm.
+declare -A cm_evidence=([drop]=retx [duplicate]=dup_segs [reorder]=segs_ooo [all]=retx)
+for name in drop duplicate reorder all; do
+    # shellcheck disable=SC2086
+    if PML=cm mpi 3 120 $cm --mca mtl_rttcc_stats 1 ${faults[$name]//btl_rttcc/mtl_rttcc} \
+            --mca mtl_rttcc_retrans_timeout_us 5000 "$build/exchange" >"$build/out" 2>&1 &&
+       grep -q '^PASS exchange' "$build/out"; then
+        # shellcheck disable=SC2086
+        n=$(stats_sum "$build/out" ${cm_evidence[$name]})
+        if [ "$(grep -c '^rttcc-stats' "$build/out")" -eq 3 ] && [ "$n" -gt 0 ]; then
+            ok "pml cm: fault $name: data intact, ${cm_evidence[$name]% *}=$n"
+        else
+            bad "pml cm: fault $name: no evidence the fault was injected (${cm_evidence[$name]% *}=$n)"
+        fi
+    else
+        bad "pml cm: fault $name"
+    fi
+done
+
+# 1d. Under pml/cm a 1 MiB eager message on the data channel is overtaken
+#     by the 64-byte one sent after it on the command channel: mtl_rttcc
+#     must hold the small one back (out_of_order) and hand both on in order.
+if PML=cm mpi 2 120 $cm --mca mtl_rttcc_stats 1 --mca mtl_rttcc_eager_limit 1048576 \
+        --mca mtl_rttcc_fault_reorder 30000 "$build/p2p_edges" >"$build/out" 2>&1 &&
+   grep -q '^PASS p2p_edges' "$build/out" && [ "$(stats_sum "$build/out" out_of_order mtl)" -gt 0 ]; then
+    ok "pml cm: overtaken messages handed on in the sender's order (out_of_order=$(stats_sum "$build/out" out_of_order mtl))"
+else
+    bad "pml cm: overtaken messages (out_of_order=$(stats_sum "$build/out" out_of_order mtl))"
+fi
+
 # 2. A peer that stops answering (frozen, or killed): the job must end with
 # an error naming the problem within the peer timeout (3 s) plus slack.
 peer_loss() {  # peer_loss WHAT NP MESSAGE-REGEX [silent_peer argument]
     local what=$1 np=$2 expect=$3 start rc secs
     start=$(date +%s)
-    mpi "$np" 60 --mca btl rttcc,self --mca btl_rttcc_peer_timeout_ms 3000 "$build/silent_peer" ${4:-} >"$build/out" 2>&1
+    # shellcheck disable=SC2086
+    mpi "$np" 60 ${STACK:---mca btl rttcc,self --mca btl_rttcc_peer_timeout_ms 3000} "$build/silent_peer" ${4:-} \
+        >"$build/out" 2>&1
     rc=$?
     secs=$(($(date +%s) - start))
     if [ $rc -ne 0 ] && [ $rc -ne 124 ] && grep -qE "$expect" "$build/out" && [ $secs -le 30 ]; then
@@ -75,6 +110,7 @@ peer_loss() {  # peer_loss WHAT NP MESSAGE-REGEX [silent_peer argument]
 }
 peer_loss frozen 2 'lost contact with process'
 peer_loss killed 3 'lost contact with process|exited on signal 9' kill
+PML=cm STACK="$cm --mca mtl_rttcc_peer_timeout_ms 3000" peer_loss "pml cm: frozen" 2 'rttcc MTL .* lost contact with process'
 
 # 3. Unusable settings: rttcc's message, then a clean failure or a fallback.
 for setting in "btl_rttcc_if_include 10.255.0.0/16" "btl_rttcc_if_include 1.2.3.4/40" "btl_rttcc_window 1000"; do
@@ -96,6 +132,15 @@ else
     bad "bad setting without fallback (rc=$rc)"
 fi
 
+PML=cm mpi 2 60 $cm --mca mtl_rttcc_if_include 10.255.0.0/16 "$build/exchange" >"$build/out" 2>&1
+rc=$?
+if [ $rc -ne 0 ] && [ $rc -ne 124 ] && grep -q 'The rttcc MTL could not start' "$build/out" &&
+   grep -q 'mtl_rttcc_if_include' "$build/out"; then
+    ok "pml cm: bad setting: the MTL explained, clean failure (rc=$rc)"
+else
+    bad "pml cm: bad setting (rc=$rc)"
+fi
+
 # 4. coll_rttcc: a parameter out of range is explained, and coll/tuned
 #    serves the collectives instead (coll_rttcc counted no call).
 mpi 3 60 --mca btl rttcc,self --mca coll_rttcc_segment_size 0 "$build/alltoall" -max 65536 -rounds 1 -v >"$build/out" 2>&1
@@ -110,5 +155,8 @@ missing=$(ompi_info_missing coll rttcc "priority verbose policy threshold_us var
     reorder_window backoff_ms segment_size segments_ahead max_grants min_bytes" \
     "calls deferrals forced rtr_waits puts bytes delegated")
 if [ -z "$missing" ]; then ok "ompi_info lists every coll_rttcc parameter and counter"; else bad "ompi_info lacks:$missing"; fi
+missing=$(ompi_info_missing mtl rttcc "priority verbose eager_limit if_include cc window stats rtt_dump" \
+    "eager_sends rndv_sends self_sends unexpected out_of_order truncated bad_messages")
+if [ -z "$missing" ]; then ok "ompi_info lists mtl_rttcc's parameters and counters"; else bad "ompi_info lacks:$missing"; fi
 
 summary

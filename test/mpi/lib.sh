@@ -28,9 +28,10 @@ rttcc_stats_ok() {
          } END { exit bad }' "$out"
 }
 
-# stats_sum OUTFILE FIELD: FIELD summed over the rttcc-stats lines.
+# stats_sum OUTFILE FIELD [KIND]: FIELD summed over the rttcc-stats lines
+# (or the rttcc-KIND lines: rttcc-mtl has mtl_rttcc's counters).
 stats_sum() {
-    awk -v f="$2" '/^rttcc-stats / { for (i = 2; i <= NF; ++i) { split($i, kv, "="); if (kv[1] == f) s += kv[2] } } END { print s + 0 }' "$1"
+    awk -v f="$2" -v kind="^rttcc-${3:-stats} " '$0 ~ kind { for (i = 2; i <= NF; ++i) { split($i, kv, "="); if (kv[1] == f) s += kv[2] } } END { print s + 0 }' "$1"
 }
 
 # scratch_dir NAME: sets $build to a new /tmp/rttcc-NAME.* directory that is

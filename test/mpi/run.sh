@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # MPI correctness over btl rttcc on one host: every test verifies its data;
 # each run pins the transport (--mca btl rttcc,self: no vader, no tcp) and
-# rttcc's counters prove it carried every rank's traffic.
+# rttcc's counters prove it carried every rank's traffic.  The cm plan runs
+# the point-to-point tests and coll_rttcc under pml/cm over mtl_rttcc.
 #
 #   test/mpi/run.sh [test ...]     BTL=tcp,self to run the same tests over tcp
 #   SELFTEST=1 test/mpi/run.sh     corrupts one received byte: every test must fail
@@ -50,6 +51,26 @@ plan=(
     "alltoall:5:-max 262144 -rounds 4 -expect-rttcc:--mca coll_rttcc_eager_total 8192 --mca coll_rttcc_min_bytes 0"
     "alltoall:4:-max 262144 -rounds 4 -expect-rttcc:--mca coll_rttcc_eager_limit 1048576 --mca coll_rttcc_eager_total 1073741824"
     "alltoall:4:-max 262144:--mca coll_rttcc_min_bytes 65536"
+    "p2p_edges:2 3"
+)
+# pml/cm over mtl_rttcc (BTL=tcp,self runs leave these out)
+cm_plan=(
+    "pingpong:2 4:-max 4194304"
+    "storm:2 8"
+    "anysource:3 8"
+    "ssend:2 4"
+    "probe:2 5"
+    "datatypes:2 4"
+    "incast:8"
+    "thread_multiple:4"
+    "collectives:3 5"
+    "p2p_edges:2 3"
+    "p2p_edges:2::--mca mtl_rttcc_eager_limit 0"
+    "probe:3::--mca mtl_rttcc_eager_limit 0"
+    "storm:4::--mca mtl_rttcc_eager_limit 1048576"
+    "pingpong:2:-max 4194304:--mca mtl_rttcc_cc timely"
+    "alltoall:3 5:-max 262144 -expect-rttcc"
+    "alltoall:3:-max 65536 -rounds 0 -errors -expect-rttcc"
 )
 selected=("$@")
 
@@ -58,32 +79,35 @@ for src in "$here"/*.c; do
         { echo "FAIL build $src"; echo "0 passed, 1 failed"; exit 1; }
 done
 
-run_one() {  # run_one NAME NP ARGS EXTRA
-    local name=$1 np=$2 args=$3 extra=$4 out="$build/out" start rc secs why=""
+ob1_stack="--mca pml ob1 --mca btl $btl --mca btl_rttcc_if_include lo --mca btl_tcp_if_include lo --mca btl_rttcc_stats 1"
+cm_stack="--mca pml cm --mca mtl rttcc --mca btl self --mca mtl_rttcc_if_include lo --mca mtl_rttcc_stats 1"
+
+run_one() {  # run_one NAME NP ARGS EXTRA STACK
+    local name=$1 np=$2 args=$3 extra=$4 stack=$5 out="$build/out" start rc secs why="" label=""
+    [ "$stack" = "$cm_stack" ] && label="pml cm: "
     start=$(date +%s.%N)
     # shellcheck disable=SC2086
     timeout -k 5 "${TEST_TIMEOUT:-180}" mpirun --allow-run-as-root --oversubscribe -np "$np" \
-        --mca pml ob1 --mca btl "$btl" --mca btl_rttcc_if_include lo --mca btl_tcp_if_include lo \
-        --mca btl_rttcc_stats 1 --mca op ^avx $extra "$build/mt_$name" $args >"$out" 2>&1
+        $stack --mca op ^avx $extra "$build/mt_$name" $args >"$out" 2>&1
     rc=$?
     secs=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
     if [ -n "${SELFTEST:-}" ]; then
         if [ $rc -ne 0 ] && grep -q "^FAIL " "$out"; then
-            ok "$name np=$np: corruption detected (${secs}s)"
+            ok "$label$name np=$np: corruption detected (${secs}s)"
         else
-            bad "$name np=$np: corruption NOT detected (rc=$rc)"
+            bad "$label$name np=$np: corruption NOT detected (rc=$rc)"
         fi
         return
     fi
     [ $rc -eq 0 ] || why="exit code $rc"
     [ -z "$why" ] && ! grep -q "^PASS $name" "$out" && why="no PASS line"
-    if [ -z "$why" ] && [[ $btl == *rttcc* ]]; then
+    if [ -z "$why" ] && { [[ $btl == *rttcc* ]] || [ -n "$label" ]; }; then
         why=$(rttcc_stats_ok "$out" "$np") || true
     fi
     if [ -z "$why" ]; then
-        ok "$name np=$np $args ${extra:+[$extra] }(${secs}s, retx=$(stats_sum "$out" retx))"
+        ok "$label$name np=$np $args ${extra:+[$extra] }(${secs}s, retx=$(stats_sum "$out" retx))"
     else
-        bad "$name np=$np $args ${extra:+[$extra] }: $why"
+        bad "$label$name np=$np $args ${extra:+[$extra] }: $why"
     fi
 }
 
@@ -97,16 +121,23 @@ without_rttcc_args() {
     echo "${out[*]}"
 }
 
-[ -n "${SELFTEST:-}" ] && export RTTCC_MPITEST_CORRUPT=1
-for entry in "${plan[@]}"; do
-    IFS=: read -r name nps args extra <<<"$entry"
-    [[ $btl == *rttcc* ]] || args=$(without_rttcc_args "${args:-}")
-    if ((${#selected[@]})) && [[ " ${selected[*]} " != *" $name "* ]]; then
-        continue
-    fi
-    for np in $nps; do
-        run_one "$name" "$np" "${args:-}" "${extra:-}"
-        [ -n "${SELFTEST:-}" ] && break
+run_plan() {  # run_plan STACK ENTRY...
+    local stack=$1 entry name nps args extra np
+    shift
+    for entry in "$@"; do
+        IFS=: read -r name nps args extra <<<"$entry"
+        [[ $btl == *rttcc* ]] || args=$(without_rttcc_args "${args:-}")
+        if ((${#selected[@]})) && [[ " ${selected[*]} " != *" $name "* ]]; then
+            continue
+        fi
+        for np in $nps; do
+            run_one "$name" "$np" "${args:-}" "${extra:-}" "$stack"
+            [ -n "${SELFTEST:-}" ] && break
+        done
     done
-done
+}
+
+[ -n "${SELFTEST:-}" ] && export RTTCC_MPITEST_CORRUPT=1
+run_plan "$ob1_stack" "${plan[@]}"
+[[ $btl == *rttcc* ]] && run_plan "$cm_stack" "${cm_plan[@]}"
 summary
