@@ -66,10 +66,14 @@ static bool reached_through_rttcc(struct ompi_proc_t *proc, uint32_t *index)
     return true;
 }
 
-/* The engine index of a remote rank under pml/cm: mtl_rttcc reaches it. */
+/* The engine index of a remote rank under pml/cm: mtl_rttcc reaches it
+ * (asked to now if Open MPI has not added the process yet). */
 static bool reached_through_mtl_rttcc(struct ompi_proc_t *proc, uint32_t *index)
 {
     const mca_mtl_rttcc_endpoint_t *ep = proc->proc_endpoints[OMPI_PROC_ENDPOINT_TAG_MTL];
+    if (NULL == ep && OMPI_SUCCESS == ompi_mtl->mtl_add_procs(ompi_mtl, 1, &proc)) {
+        ep = proc->proc_endpoints[OMPI_PROC_ENDPOINT_TAG_MTL];
+    }
     if (NULL == ep || MCA_MTL_RTTCC_ENDPOINT_MAGIC != ep->magic) {
         return false;
     }

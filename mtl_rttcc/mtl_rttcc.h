@@ -152,6 +152,8 @@ int mca_mtl_rttcc_register_pvars(void);
 /* mtl_rttcc_module.c: add/del procs, finalize, engine callbacks */
 int mca_mtl_rttcc_module_init(mca_mtl_rttcc_module_t *m);
 void mca_mtl_rttcc_callbacks(rttcc_callbacks_t *cbs, mca_mtl_rttcc_module_t *m);
+struct ompi_proc_t;
+mca_mtl_rttcc_endpoint_t *mca_mtl_rttcc_endpoint(mca_mtl_rttcc_module_t *m, struct ompi_proc_t *proc);
 int mca_mtl_rttcc_progress(void);
 int mca_mtl_rttcc_send_control(mca_mtl_rttcc_module_t *m, uint32_t peer, const mtl_rttcc_reply_hdr_t *reply);
 
@@ -179,6 +181,9 @@ void mca_mtl_rttcc_on_arrival(mca_mtl_rttcc_module_t *m, uint32_t peer, const mt
                               const void *data, mca_mtl_rttcc_request_t *self_send);
 void mca_mtl_rttcc_on_put(mca_mtl_rttcc_module_t *m, uint32_t peer, uint32_t key, size_t len);
 void mca_mtl_rttcc_free_arrivals(mca_mtl_rttcc_module_t *m);
+/* Is `src` of communicator `cid` the process `peer`? (true while the
+ * communicator does not exist here yet) */
+bool mca_mtl_rttcc_source_ok(uint32_t peer, uint32_t cid, int32_t src);
 
 END_C_DECLS
 #endif

@@ -121,16 +121,6 @@ static int rttcc_query(mca_base_module_t **module, int *priority)
     return OMPI_SUCCESS;
 }
 
-/* The same for every process of the job (as btl_rttcc's). */
-static uint32_t job_key(void)
-{
-    uint64_t x = OPAL_PROC_MY_NAME.jobid;
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdULL;
-    x ^= x >> 33;
-    return (uint32_t) x ^ 0x52545443u;
-}
-
 /* The engine's error text names parameters as btl_rttcc_*: name ours. */
 static void name_our_params(char *text)
 {
@@ -148,7 +138,7 @@ static int create_engine(mca_mtl_rttcc_module_t *m, bool mpi_threads)
 
     cfg->thread_safe = mpi_threads;
     cfg->probe_thread = cfg->probe_thread && mpi_threads;
-    cfg->job_key = job_key();
+    cfg->job_key = rttcc_job_key();
     cfg->self = OPAL_PROC_MY_NAME.vpid;
     mca_mtl_rttcc_callbacks(&cbs, m);
 
@@ -181,6 +171,11 @@ static mca_mtl_base_module_t *rttcc_init(bool enable_progress_threads, bool enab
                                 mca_mtl_rttcc_component.eager_limit);
         return NULL;
     }
+    if (mca_mtl_rttcc_component.config.inline_max < sizeof(mtl_rttcc_match_hdr_t)) { /* RTS, CTS: copied */
+        mca_mtl_rttcc_show_help(true, "bad inline max", opal_process_info.nodename,
+                                mca_mtl_rttcc_component.config.inline_max, (int) sizeof(mtl_rttcc_match_hdr_t));
+        return NULL;
+    }
     m->eager_limit = (size_t) mca_mtl_rttcc_component.eager_limit;
     m->self = OPAL_PROC_MY_NAME.vpid;
     if (OMPI_SUCCESS != create_engine(m, enable_mpi_threads)) {
@@ -188,6 +183,9 @@ static mca_mtl_base_module_t *rttcc_init(bool enable_progress_threads, bool enab
     }
     m->put_size = rttcc_engine_max_message(m->engine);
     len = rttcc_engine_local_address(m->engine, addr, sizeof addr);
+    if (len <= 0) {
+        goto fail;
+    }
     OPAL_MODEX_SEND(rc, OPAL_PMIX_GLOBAL, &mca_mtl_rttcc_component.super.mtl_version, addr, len);
     if (OPAL_SUCCESS != rc || OMPI_SUCCESS != mca_mtl_rttcc_module_init(m)) {
         goto fail;

@@ -65,17 +65,45 @@ int mca_mtl_rttcc_module_init(mca_mtl_rttcc_module_t *m)
 
 /* ------------------------------------------------------------ processes */
 
-/* Makes `vpid` an engine peer from its modex address (done once). */
-static int reach(mca_mtl_rttcc_module_t *m, ompi_proc_t *proc)
+/* Adds the process as an engine peer from its modex address, unless it is
+ * one already (another thread may race us here: the engine refuses the
+ * second add, and the peer then exists). */
+static int add_engine_peer(mca_mtl_rttcc_module_t *m, ompi_proc_t *proc)
 {
     uint32_t vpid = proc->super.proc_name.vpid;
-    mca_mtl_rttcc_endpoint_t *ep = proc->proc_endpoints[OMPI_PROC_ENDPOINT_TAG_MTL];
     char err[256];
     void *addr = NULL;
     size_t size = 0;
     int rc;
 
-    if (NULL != ep) {
+    if (vpid == m->self || 0 != rttcc_engine_peer_segment_size(m->engine, vpid)) {
+        return OMPI_SUCCESS;
+    }
+    OPAL_MODEX_RECV(rc, &mca_mtl_rttcc_component.super.mtl_version, &proc->super.proc_name, &addr, &size);
+    if (OPAL_SUCCESS != rc) {
+        mca_mtl_rttcc_show_help(false, "unreachable process", opal_process_info.nodename,
+                                OMPI_NAME_PRINT(&proc->super.proc_name), "it published no mtl_rttcc address");
+        return OMPI_ERR_UNREACH;
+    }
+    rc = rttcc_engine_add_peer(m->engine, vpid, addr, size, err, sizeof err);
+    free(addr);
+    if (RTTCC_OK != rc && 0 == rttcc_engine_peer_segment_size(m->engine, vpid)) {
+        mca_mtl_rttcc_show_help(false, "unreachable process", opal_process_info.nodename,
+                                OMPI_NAME_PRINT(&proc->super.proc_name), err);
+        return OMPI_ERR_UNREACH;
+    }
+    return OMPI_SUCCESS;
+}
+
+/* Makes the process reachable: an engine peer, a sequence number towards
+ * it, its endpoint.  The lock covers only the tables (the modex may block). */
+static int reach(mca_mtl_rttcc_module_t *m, ompi_proc_t *proc)
+{
+    uint32_t vpid = proc->super.proc_name.vpid;
+    mca_mtl_rttcc_endpoint_t *ep;
+    int rc;
+
+    if (NULL != proc->proc_endpoints[OMPI_PROC_ENDPOINT_TAG_MTL]) {
         return OMPI_SUCCESS;
     }
     if (proc->super.proc_name.jobid != OPAL_PROC_MY_NAME.jobid) {
@@ -83,39 +111,37 @@ static int reach(mca_mtl_rttcc_module_t *m, ompi_proc_t *proc)
                                 OMPI_NAME_PRINT(&proc->super.proc_name), "it belongs to another job");
         return OMPI_ERR_UNREACH;
     }
+    rc = add_engine_peer(m, proc);
+    if (OMPI_SUCCESS != rc) {
+        return rc;
+    }
+    rc = OMPI_ERR_OUT_OF_RESOURCE;
+    OPAL_THREAD_LOCK(&m->lock);
     if (vpid >= m->num_tx_seq) {
         size_t n = vpid + 1 > 2 * m->num_tx_seq ? vpid + 1 : 2 * m->num_tx_seq;
         uint32_t *grown = realloc(m->tx_seq, n * sizeof *grown);
         if (NULL == grown) {
-            return OMPI_ERR_OUT_OF_RESOURCE;
+            goto out;
         }
         memset(grown + m->num_tx_seq, 0, (n - m->num_tx_seq) * sizeof *grown);
         m->tx_seq = grown;
         m->num_tx_seq = n;
     }
-    if (vpid != m->self) {
-        OPAL_MODEX_RECV(rc, &mca_mtl_rttcc_component.super.mtl_version, &proc->super.proc_name, &addr, &size);
-        if (OPAL_SUCCESS != rc) {
-            mca_mtl_rttcc_show_help(false, "unreachable process", opal_process_info.nodename,
-                                    OMPI_NAME_PRINT(&proc->super.proc_name), "it published no mtl_rttcc address");
-            return OMPI_ERR_UNREACH;
+    rc = OMPI_SUCCESS;
+    if (NULL == proc->proc_endpoints[OMPI_PROC_ENDPOINT_TAG_MTL]) {
+        ep = malloc(sizeof *ep);
+        if (NULL == ep) {
+            rc = OMPI_ERR_OUT_OF_RESOURCE;
+            goto out;
         }
-        rc = rttcc_engine_add_peer(m->engine, vpid, addr, size, err, sizeof err);
-        free(addr);
-        if (RTTCC_OK != rc) {
-            mca_mtl_rttcc_show_help(false, "unreachable process", opal_process_info.nodename,
-                                    OMPI_NAME_PRINT(&proc->super.proc_name), err);
-            return OMPI_ERR_UNREACH;
-        }
+        ep->magic = MCA_MTL_RTTCC_ENDPOINT_MAGIC;
+        ep->index = vpid;
+        opal_atomic_wmb(); /* the endpoint is read without the lock */
+        proc->proc_endpoints[OMPI_PROC_ENDPOINT_TAG_MTL] = ep;
     }
-    ep = malloc(sizeof *ep);
-    if (NULL == ep) {
-        return OMPI_ERR_OUT_OF_RESOURCE;
-    }
-    ep->magic = MCA_MTL_RTTCC_ENDPOINT_MAGIC;
-    ep->index = vpid;
-    proc->proc_endpoints[OMPI_PROC_ENDPOINT_TAG_MTL] = ep;
-    return OMPI_SUCCESS;
+out:
+    OPAL_THREAD_UNLOCK(&m->lock);
+    return rc;
 }
 
 static int rttcc_add_procs(struct mca_mtl_base_module_t *mtl, size_t nprocs, struct ompi_proc_t **procs)
@@ -123,12 +149,22 @@ static int rttcc_add_procs(struct mca_mtl_base_module_t *mtl, size_t nprocs, str
     mca_mtl_rttcc_module_t *m = (mca_mtl_rttcc_module_t *) mtl;
     int rc = OMPI_SUCCESS;
 
-    OPAL_THREAD_LOCK(&m->lock);
     for (size_t i = 0; i < nprocs && OMPI_SUCCESS == rc; ++i) {
         rc = reach(m, procs[i]);
     }
-    OPAL_THREAD_UNLOCK(&m->lock);
     return rc;
+}
+
+/* Under lazy wire-up (Open MPI adds remote processes on first use) a send
+ * may name a process add_procs never saw: reach it now. */
+mca_mtl_rttcc_endpoint_t *mca_mtl_rttcc_endpoint(mca_mtl_rttcc_module_t *m, ompi_proc_t *proc)
+{
+    mca_mtl_rttcc_endpoint_t *ep = proc->proc_endpoints[OMPI_PROC_ENDPOINT_TAG_MTL];
+    if (OPAL_LIKELY(NULL != ep)) {
+        return ep;
+    }
+    (void) reach(m, proc);
+    return proc->proc_endpoints[OMPI_PROC_ENDPOINT_TAG_MTL];
 }
 
 static int rttcc_del_procs(struct mca_mtl_base_module_t *mtl, size_t nprocs, struct ompi_proc_t **procs)
@@ -153,7 +189,8 @@ static void on_recv(void *user, uint32_t peer, uint8_t tag, const void *data, si
         memcpy(&hdr, data, sizeof hdr);
         size_t payload = len - sizeof hdr;
         if (hdr.cid <= MTL_RTTCC_MAX_CID &&
-            ((MTL_RTTCC_EAGER == type && hdr.len == payload) || (MTL_RTTCC_RTS == type && 0 == payload))) {
+            ((MTL_RTTCC_EAGER == type && hdr.len == payload) || (MTL_RTTCC_RTS == type && 0 == payload)) &&
+            mca_mtl_rttcc_source_ok(peer, hdr.cid, hdr.src)) {
             mca_mtl_rttcc_on_arrival(m, peer, &hdr, (const char *) data + sizeof hdr, NULL);
             return;
         }
@@ -207,9 +244,7 @@ static void on_unknown_peer(void *user, uint32_t peer)
     name.vpid = peer;
     proc = (ompi_proc_t *) ompi_proc_for_name(name);
     if (NULL != proc) {
-        OPAL_THREAD_LOCK(&m->lock);
         (void) reach(m, proc);
-        OPAL_THREAD_UNLOCK(&m->lock);
     }
 }
 

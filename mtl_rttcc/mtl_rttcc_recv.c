@@ -7,6 +7,7 @@
 #include "ompi/communicator/communicator.h"
 #include "ompi/mca/mtl/base/mtl_base_datatype.h"
 #include "ompi/message/message.h"
+#include "ompi/proc/proc.h"
 #include "ompi/mca/rte/rte.h"
 #include "opal/util/output.h"
 #include "opal/util/proc.h"
@@ -17,6 +18,21 @@ _Static_assert(MPI_ANY_SOURCE == RTTCC_MATCH_ANY && MPI_ANY_TAG == RTTCC_MATCH_A
 static inline mca_mtl_rttcc_request_t *req_of(rttcc_match_item_t *item)
 {
     return (mca_mtl_rttcc_request_t *) ((char *) item - offsetof(mca_mtl_rttcc_request_t, match));
+}
+
+bool mca_mtl_rttcc_source_ok(uint32_t peer, uint32_t cid, int32_t src)
+{
+    ompi_communicator_t *comm = ompi_comm_lookup(cid);
+    ompi_proc_t *proc;
+
+    if (NULL == comm) {
+        return true; /* not made here yet: checked when improbe hands it to the PML */
+    }
+    if (src < 0 || src >= comm->c_remote_group->grp_proc_count) {
+        return false;
+    }
+    proc = ompi_comm_peer_lookup(comm, src);
+    return NULL != proc && proc->super.proc_name.vpid == peer;
 }
 
 static void complete_recv(mca_mtl_rttcc_request_t *req, size_t received)
@@ -68,10 +84,16 @@ static void accept_rts(mca_mtl_rttcc_module_t *m, mca_mtl_rttcc_request_t *req, 
         }
     }
     req->accepted = accepted;
-    if (accepted > 0) { /* known before the CTS goes: its puts may land at once */
+    if (accepted > 0) { /* registered before the CTS goes: its puts may land at once */
         OPAL_THREAD_LOCK(&m->lock);
-        opal_hash_table_set_value_uint32(&m->landing, req->key, req);
+        int rc = opal_hash_table_set_value_uint32(&m->landing, req->key, req);
         OPAL_THREAD_UNLOCK(&m->lock);
+        if (OPAL_SUCCESS != rc) {
+            (void) rttcc_engine_unexpose(m->engine, req->key);
+            req->key = 0;
+            req->error = MPI_ERR_NO_MEM;
+            req->accepted = accepted = 0;
+        }
     }
     cts.key = req->key;
     cts.accepted = accepted;
@@ -278,6 +300,7 @@ static void probe_status(ompi_status_public_t *status, const mtl_rttcc_arrival_t
         status->MPI_SOURCE = a->hdr.src;
         status->MPI_TAG = a->hdr.tag;
         status->MPI_ERROR = MPI_SUCCESS;
+        status->_cancelled = false;
         status->_ucount = a->hdr.len;
     }
 }
@@ -315,6 +338,14 @@ int mca_mtl_rttcc_improbe(struct mca_mtl_base_module_t *mtl, struct ompi_communi
     OPAL_THREAD_LOCK(&m->lock);
     a = (mtl_rttcc_arrival_t *) rttcc_matcher_take_unexpected(m->matcher, &want);
     OPAL_THREAD_UNLOCK(&m->lock);
+    if (NULL != a && !mca_mtl_rttcc_source_ok(a->match.peer, a->hdr.cid, a->hdr.src)) {
+        MTL_RTTCC_COUNT(bad_messages); /* the PML would look the rank up */
+        opal_output_verbose(1, mca_mtl_rttcc_component.output,
+                            "mtl:rttcc: dropped a message from process %u claiming rank %d", a->match.peer,
+                            a->hdr.src);
+        free(a);
+        a = NULL;
+    }
     *matched = NULL != a;
     if (NULL == a) {
         ompi_message_return(msg);

@@ -107,12 +107,27 @@ void mca_mtl_rttcc_on_reply(mca_mtl_rttcc_module_t *m, uint32_t peer, const mtl_
     mca_mtl_rttcc_send_done(req, OMPI_SUCCESS); /* the reply it waited for */
 }
 
+/* The message could not go: no reply will come for its slot. */
+static void abandon_reply(mca_mtl_rttcc_module_t *m, mca_mtl_rttcc_request_t *req)
+{
+    bool held = false;
+    OPAL_THREAD_LOCK(&m->lock);
+    if (req->sid >= 0) {
+        opal_pointer_array_set_item(&m->slots, req->sid, NULL);
+        req->sid = -1;
+        held = true;
+    }
+    OPAL_THREAD_UNLOCK(&m->lock);
+    if (held) {
+        mca_mtl_rttcc_send_done(req, OMPI_ERR_UNREACH);
+    }
+}
+
 static int start_send(mca_mtl_rttcc_module_t *m, struct ompi_communicator_t *comm, int dest, int tag,
                       struct opal_convertor_t *convertor, mca_pml_base_send_mode_t mode,
                       mca_mtl_rttcc_request_t *req)
 {
-    ompi_proc_t *proc = ompi_comm_peer_lookup(comm, dest);
-    mca_mtl_rttcc_endpoint_t *ep = proc->proc_endpoints[OMPI_PROC_ENDPOINT_TAG_MTL];
+    mca_mtl_rttcc_endpoint_t *ep = mca_mtl_rttcc_endpoint(m, ompi_comm_peer_lookup(comm, dest));
     bool sync = MCA_PML_BASE_SEND_SYNCHRONOUS == mode;
     size_t len;
     int rc;
@@ -141,15 +156,17 @@ static int start_send(mca_mtl_rttcc_module_t *m, struct ompi_communicator_t *com
 
     bool rndv = len > m->eager_limit && req->peer != m->self;
     uint8_t awaits = rndv ? MTL_RTTCC_CTS : (sync && req->peer != m->self) ? MTL_RTTCC_SYNC_ACK : 0;
-    rc = OMPI_SUCCESS;
     OPAL_THREAD_LOCK(&m->lock);
-    req->hdr.seq = m->tx_seq[req->peer]++;
-    if (0 != awaits) {
-        rc = take_slot(m, req, awaits);
+    rc = 0 != awaits ? take_slot(m, req, awaits) : OMPI_SUCCESS;
+    if (OMPI_SUCCESS == rc) {
+        req->hdr.seq = m->tx_seq[req->peer]++; /* spent only on a message that goes */
     }
     OPAL_THREAD_UNLOCK(&m->lock);
     if (OMPI_SUCCESS != rc) {
-        return rc; /* the sequence number is spent: out of memory is fatal to MPI anyway */
+        if (req->buf_owned) {
+            free(req->buf);
+        }
+        return rc;
     }
     if (0 != awaits || sync) {
         hold(req, 1); /* the reply, or a synchronous send to self being matched */
@@ -165,6 +182,9 @@ static int start_send(mca_mtl_rttcc_module_t *m, struct ompi_communicator_t *com
         req->hdr.type = MTL_RTTCC_EAGER;
         hold(req, 1);
         rc = rttcc_engine_send(m->engine, req->peer, MCA_MTL_RTTCC_ENGINE_TAG, iov, len ? 2 : 1, req);
+        if (rc < 0) {
+            abandon_reply(m, req);
+        }
         if (RTTCC_OK != rc) { /* copied, or refused */
             mca_mtl_rttcc_send_done(req, rc >= 0 ? OMPI_SUCCESS : OMPI_ERR_UNREACH);
         }
@@ -172,9 +192,9 @@ static int start_send(mca_mtl_rttcc_module_t *m, struct ompi_communicator_t *com
         struct iovec iov = {&req->hdr, sizeof req->hdr};
         MTL_RTTCC_COUNT(rndv_sends);
         req->hdr.type = MTL_RTTCC_RTS;
-        rc = rttcc_engine_send(m->engine, req->peer, MCA_MTL_RTTCC_ENGINE_TAG, &iov, 1, NULL);
+        rc = rttcc_engine_send(m->engine, req->peer, MCA_MTL_RTTCC_ENGINE_TAG, &iov, 1, NULL); /* copied */
         if (rc < 0) {
-            mca_mtl_rttcc_send_done(req, OMPI_ERR_UNREACH); /* no CTS will come */
+            abandon_reply(m, req);
         }
     }
     opal_output_verbose(50, mca_mtl_rttcc_component.output, "mtl:rttcc: %s %zu bytes to %u (cid %u tag %d seq %u)",
