@@ -4,6 +4,7 @@
 
 #include "btl_rttcc.h"
 #include "btl_rttcc_frag.h"
+#include "rttcc_params.h"
 
 #include "opal/mca/btl/base/base.h"
 #include "opal/mca/pmix/pmix.h"
@@ -60,17 +61,6 @@ static int rttcc_component_close(void)
     return OPAL_SUCCESS;
 }
 
-/* The same for every process of the job: mpirun's jobid (ORTE derives it
- * from mpirun's host and pid), mixed so neighbouring jobids differ widely. */
-static uint32_t job_key(void)
-{
-    uint64_t x = OPAL_PROC_MY_NAME.jobid;
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdULL;
-    x ^= x >> 33;
-    return (uint32_t) x ^ 0x52545443u;
-}
-
 static mca_btl_base_module_t **rttcc_component_init(int *num_btls, bool progress_threads,
                                                     bool mpi_threads)
 {
@@ -98,7 +88,7 @@ static mca_btl_base_module_t **rttcc_component_init(int *num_btls, bool progress
         mca_btl_rttcc_show_help(true, "probe thread needs threads", opal_process_info.nodename);
         cfg->probe_thread = false;
     }
-    cfg->job_key = job_key();
+    cfg->job_key = rttcc_job_key();
     cfg->self = OPAL_PROC_MY_NAME.vpid;
     cfg->max_message = (uint32_t) module->super.btl_max_send_size;
     if (module->super.btl_eager_limit > cfg->max_message) {

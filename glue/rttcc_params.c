@@ -6,6 +6,7 @@
 
 #include "opal/mca/base/mca_base_var.h"
 #include "opal/mca/base/mca_base_var_enum.h"
+#include "opal/util/proc.h"
 
 /* Builds an MCA enum from "name=value,name=value". */
 static mca_base_var_enum_t *make_enum(const char *name, const char *spec)
@@ -76,4 +77,13 @@ void rttcc_register_engine_params(const mca_base_component_t *component, rttcc_c
     for (size_t i = 0; i < n; ++i) {
         register_engine_param(component, cfg, &table[i]);
     }
+}
+
+uint32_t rttcc_job_key(void)
+{
+    uint64_t x = OPAL_PROC_MY_NAME.jobid;
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdULL;
+    x ^= x >> 33;
+    return (uint32_t) x ^ 0x52545443u;
 }

@@ -12,4 +12,9 @@
 /* Fills `cfg` with the defaults and registers one variable per field. */
 void rttcc_register_engine_params(const mca_base_component_t *component, rttcc_config_t *cfg);
 
+/* The job's key, which every datagram carries: the same for every process
+ * of the job (mpirun's jobid, which ORTE derives from mpirun's host and pid,
+ * mixed so neighbouring jobids differ widely). */
+uint32_t rttcc_job_key(void);
+
 #endif
