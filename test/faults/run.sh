@@ -132,14 +132,18 @@ else
     bad "bad setting without fallback (rc=$rc)"
 fi
 
-PML=cm mpi 2 60 $cm --mca mtl_rttcc_if_include 10.255.0.0/16 "$build/exchange" >"$build/out" 2>&1
-rc=$?
-if [ $rc -ne 0 ] && [ $rc -ne 124 ] && grep -q 'The rttcc MTL could not start' "$build/out" &&
-   grep -q 'mtl_rttcc_if_include' "$build/out"; then
-    ok "pml cm: bad setting: the MTL explained, clean failure (rc=$rc)"
-else
-    bad "pml cm: bad setting (rc=$rc)"
-fi
+for setting in "mtl_rttcc_if_include 10.255.0.0/16:The rttcc MTL could not start" \
+               "mtl_rttcc_inline_max 16:mtl_rttcc_inline_max on host .* is 16"; do
+    IFS=: read -r param explained <<<"$setting"
+    # shellcheck disable=SC2086
+    PML=cm mpi 2 60 $cm --mca $param "$build/exchange" >"$build/out" 2>&1
+    rc=$?
+    if [ $rc -ne 0 ] && [ $rc -ne 124 ] && grep -q "$explained" "$build/out"; then
+        ok "pml cm: bad setting '$param': the MTL explained, clean failure (rc=$rc)"
+    else
+        bad "pml cm: bad setting '$param' (rc=$rc)"
+    fi
+done
 
 # 4. coll_rttcc: a parameter out of range is explained, and coll/tuned
 #    serves the collectives instead (coll_rttcc counted no call).

@@ -17,11 +17,12 @@ for src in "$top"/test/mpi/*.c "$top"/test/faults/exchange.c; do
 done
 "$tb" up 3 --slots 2 >/dev/null || { echo "FAIL testbed up"; echo "0 passed, 1 failed"; exit 1; }
 
-tbrun() {  # tbrun NP PROGRAM [ARGS] : over rttcc, counters on
-    local np=$1
+tbrun() {  # tbrun NP PROGRAM [ARGS] : over rttcc, counters on (STACK=cm: pml cm over mtl_rttcc)
+    local np=$1 stack=(--mca pml ob1 --mca btl rttcc,self --mca btl_rttcc_stats 1)
     shift
-    timeout -k 5 "${TEST_TIMEOUT:-180}" "$top/contrib/testbed/mpirun-tb" -np "$np" --mca pml ob1 \
-        --mca btl rttcc,self --mca btl_rttcc_stats 1 --mca op ^avx "$@" >"$build/out" 2>&1
+    [ "${STACK:-}" = cm ] && stack=(--mca pml cm --mca mtl rttcc --mca btl self --mca mtl_rttcc_stats 1)
+    timeout -k 5 "${TEST_TIMEOUT:-180}" "$top/contrib/testbed/mpirun-tb" -np "$np" "${stack[@]}" \
+        --mca op ^avx "$@" >"$build/out" 2>&1
 }
 
 # 1. Three different hosts: each rank's hostname is its namespace.
@@ -50,6 +51,18 @@ for t in "pingpong 3 -max 4194304" "storm 3" "anysource 6" "ssend 4" "probe 3" "
     fi
 done
 
+# 2b. pml cm over mtl_rttcc across the hosts.
+for t in "pingpong 3 -max 4194304" "p2p_edges 3" "probe 3" "alltoall 3 -max 1048576 -expect-rttcc"; do
+    read -r name np args <<<"$t"
+    # shellcheck disable=SC2086
+    if STACK=cm tbrun "$np" "$build/$name" $args && grep -q "^PASS $name" "$build/out" &&
+       why=$(rttcc_stats_ok "$build/out" "$np"); then
+        ok "pml cm: $name np=$np across hosts (retx=$(stats_sum "$build/out" retx))"
+    else
+        bad "pml cm: $name np=$np across hosts ${why:-}"
+    fi
+done
+
 # 3. Real loss: h2's link at 100 Mbit/s with a 10-datagram queue, both ways.
 #    With congestion control (aimd): without any, two senders flooding
 #    128 segments each into a 15 KB queue lose 9 datagrams in 10 and the
@@ -65,6 +78,12 @@ if tbrun 3 --mca btl_rttcc_cc aimd "$build/exchange" && grep -q '^PASS exchange'
     fi
 else
     bad "exchange over a shaped link"
+fi
+if STACK=cm tbrun 3 --mca mtl_rttcc_cc aimd "$build/exchange" && grep -q '^PASS exchange' "$build/out" &&
+   [ "$(stats_sum "$build/out" retx)" -gt 0 ]; then
+    ok "pml cm: shaped link: data intact, retx=$(stats_sum "$build/out" retx)"
+else
+    bad "pml cm: exchange over a shaped link"
 fi
 # coll_rttcc through the same lossy link: every policy's puts get repaired.
 for policy in linear greedy threshold balanced adaptive; do
