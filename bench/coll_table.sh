@@ -10,7 +10,7 @@
 #                       [-fast RATE] [-slow RATE] [-link RATE]
 #                       [-flood MBIT] [-flood_on S] [-flood_off S]
 #                       [-iters N] [-budget S] [-window S] [-target R]
-#                       [-out DIR] [-- extra mpirun args]
+#                       [-cm] [-out DIR] [-- extra mpirun args]
 #
 # Scenarios (4 hosts, one rank each: the machine has two cores):
 #   a  homogeneous: the links as they are (unshaped veth);
@@ -44,6 +44,8 @@
 #                 N where alltoallv has an algorithm N (1 basic_linear, 2
 #                 pairwise); the others measure alltoall only.
 # Every config gets --mca pml ob1 --mca btl rttcc,self --mca btl_rttcc_stats 1
+# (with -cm: --mca pml cm --mca mtl rttcc --mca btl self --mca
+# mtl_rttcc_stats 1, and the mtl_rttcc_ names below)
 # (the footer lists each run's resent segments) --mca btl_rttcc_cc CC
 # (-cc, default aimd: the BTL's default, so what users get; -cc none
 # measures every config with only the send credits instead) and
@@ -72,7 +74,7 @@
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 runs=5 scenarios=a,b,c,d sizes=1K,4K,16K,64K,256K,1M,4M configs_wanted="" quick=""
-cc=aimd queue=100 fast=500mbit slow=100mbit link=200mbit flood=300 flood_on=1 flood_off=1
+stack=ob1 cc=aimd queue=100 fast=500mbit slow=100mbit link=200mbit flood=300 flood_on=1 flood_off=1
 iters=20 budget=2 window=2 target=0.75 out="" warmup=2
 for a in "$@"; do   # -quick first: options given with it override its settings
     [ "$a" = -- ] && break
@@ -99,12 +101,18 @@ while (($#)); do
         -budget) budget=$2; shift 2 ;;
         -window) window=$2; shift 2 ;;
         -target) target=$2; shift 2 ;;
+        -cm) stack=cm; shift ;;
         -out) out=$2; shift 2 ;;
         --) shift; break ;;
         *) sed -n '2,/^set -euo pipefail/{/^set/!p}' "$0" >&2; exit 2 ;;
     esac
 done
 extra=("$@")
+if [ "$stack" = cm ]; then
+    transport=(--mca pml cm --mca mtl rttcc --mca btl self --mca mtl_rttcc_cc "$cc" --mca mtl_rttcc_stats 1)
+else
+    transport=(--mca pml ob1 --mca btl rttcc,self --mca btl_rttcc_cc "$cc" --mca btl_rttcc_stats 1)
+fi
 [ "$(id -u)" -eq 0 ] || { echo "coll_table.sh: needs root (namespaces, tc)" >&2; exit 2; }
 
 export RTTCC_TB_PREFIX=rttccb RTTCC_TB_DIR=/tmp/rttccb-testbed
@@ -238,8 +246,8 @@ run() {
     fi
     t0=$(date +%s) load=$(cut -d' ' -f1 /proc/loadavg)
     # shellcheck disable=SC2086
-    timeout -k 5 "$run_timeout" "$top/contrib/testbed/mpirun-tb" -np 4 --mca pml ob1 --mca btl rttcc,self \
-        --mca btl_rttcc_cc "$cc" --mca btl_rttcc_stats 1 --mca mpi_yield_when_idle 1 $args "${extra[@]}" \
+    timeout -k 5 "$run_timeout" "$top/contrib/testbed/mpirun-tb" -np 4 "${transport[@]}" \
+        --mca mpi_yield_when_idle 1 $args "${extra[@]}" \
         "$work/coll_bench" "${bench_args[@]}" -ops "$ops" "${more[@]}" >"$raw" 2>&1 &
     mpirun_pid=$!
     wait "$mpirun_pid" || rc=$?
@@ -321,7 +329,7 @@ table() {
 {
     echo "# coll_table.sh $(date -u +%FT%TZ) on $(uname -n): $runs run(s), sizes $sizes, configs:" \
          "$(for c in "${configs[@]}"; do printf '%s ' "${c%%|*}"; done)"
-    echo "# every config: --mca pml ob1 --mca btl rttcc,self --mca btl_rttcc_cc $cc --mca btl_rttcc_stats 1" \
+    echo "# every config: ${transport[*]}" \
          "--mca mpi_yield_when_idle 1 ${extra[*]}"
     echo "# tuned algorithms: alltoall $(tr '\n' ' ' <<<"$alltoall_algs")| alltoallv $(tr '\n' ' ' <<<"$alltoallv_algs")"
     [ -n "$have_rttcc" ] || echo "# coll_rttcc is not installed (ompi_info lists no 'coll: rttcc'): tuned configs only"

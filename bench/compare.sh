@@ -3,20 +3,22 @@
 # raw UDP ping-pong on the same path: RUNS alternating runs of each, medians
 # per size, ratios.  Extra arguments go to mpirun (e.g. a testbed hostfile).
 #
-#   bench/compare.sh [-runs N] [-max BYTES] [-testbed] [-- mpirun args]
+#   bench/compare.sh [-runs N] [-max BYTES] [-testbed] [-cm] [-- mpirun args]
 #
 # -testbed: between two namespace hosts of a testbed that is up
 # (contrib/testbed/testbed up 2), over veth, instead of loopback.
+# -cm: rttcc through pml cm and mtl_rttcc instead of pml ob1 and btl_rttcc.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
-runs=5 max=4194304 iface=lo testbed=""
+runs=5 max=4194304 iface=lo testbed="" stack=ob1
 while (($#)); do
     case $1 in
         -runs) runs=$2; shift 2 ;;
         -max) max=$2; shift 2 ;;
         -testbed) testbed=1 iface=$("$top/contrib/testbed/testbed" subnet); shift ;;
+        -cm) stack=cm; shift ;;
         --) shift; break ;;
-        *) echo "usage: $0 [-runs N] [-max BYTES] [-testbed] [-- mpirun args]" >&2; exit 2 ;;
+        *) echo "usage: $0 [-runs N] [-max BYTES] [-testbed] [-cm] [-- mpirun args]" >&2; exit 2 ;;
     esac
 done
 extra=("$@")
@@ -26,10 +28,12 @@ mpicc -O2 -o "$work/rttcc_bench" "$top/bench/rttcc_bench.c"
 gcc -O2 -o "$work/udp_pingpong" "$top/tools/udp_pingpong.c"
 
 launch=(mpirun --allow-run-as-root --oversubscribe --mca btl_rttcc_if_include "$iface"
-        --mca btl_tcp_if_include "$iface")
+        --mca mtl_rttcc_if_include "$iface" --mca btl_tcp_if_include "$iface")
 [ -n "$testbed" ] && launch=("$top/contrib/testbed/mpirun-tb")  # sets the interfaces itself
 bench() {  # bench BTL OUT
-    "${launch[@]}" -np 2 --mca pml ob1 --mca btl "$1,self" "${extra[@]}" \
+    local how=(--mca pml ob1 --mca btl "$1,self")
+    [ "$1" = rttcc ] && [ "$stack" = cm ] && how=(--mca pml cm --mca mtl rttcc --mca btl self)
+    "${launch[@]}" -np 2 "${how[@]}" "${extra[@]}" \
         "$work/rttcc_bench" -max "$max" -reps 3 2>/dev/null | grep -v '^#' >"$2"
 }
 # libfabric's own ping-pong over its udp provider on the same path: prints usec/xfer.
@@ -65,7 +69,7 @@ median_of() { sort -g | awk '{ a[NR] = $1 } END { print (NR ? a[int((NR + 1) / 2
 udp=$( [ -f "$work/udp" ] && awk '{ print $2 }' "$work/udp" | median_of || echo nan)
 fi=$(median_of <"$work/fi")
 
-echo "# medians of $runs runs each (rttcc_bench -reps 3), 2 ranks, ${testbed:+two testbed hosts over veth, }interface $iface"
+echo "# medians of $runs runs each (rttcc_bench -reps 3), 2 ranks, ${testbed:+two testbed hosts over veth, }interface $iface; rttcc via pml $stack"
 printf '# %-9s %12s %12s %9s %14s %14s %9s\n' bytes rttcc_us tcp_us tcp/rttcc rttcc_MB/s tcp_MB/s rttcc/tcp
 join "$work/rl" "$work/tl" | join - "$work/rb" | join - "$work/tb" | sort -n |
     awk '{ printf "  %-9s %12.2f %12.2f %9.2f %14.1f %14.1f %9.2f\n", $1, $2, $3, $3 / $2, $4, $5, ($5 > 0 ? $4 / $5 : 0) }'
