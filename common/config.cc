@@ -192,7 +192,7 @@ extern "C" void rttcc_config_defaults(rttcc_config_t *c) {
     c->fast_retrans_dupacks = 3;
     c->data_mtu = 0;
     c->cmd_mtu = 1024;
-    c->inline_max = 1024;
+    c->inline_max = 8192 + 64;  // 8 KiB of user data and a PML header are copied: no wait for an ACK
     c->rx_batch = 32;
     c->tx_batch = 32;
     c->sock_buf = 32u << 20;

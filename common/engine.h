@@ -222,7 +222,7 @@ private:
 
     Pool<TxMessage> messages_;           // message descriptors
     Pool<TxSegment> segments_;           // segment descriptors
-    BufferPool inline_buffers_;          // copies of small messages
+    InlinePool inline_buffers_;          // copies of small messages
     BufferPool reassembly_buffers_;      // whole-message buffers for chunked receives
     Hotel hotel_;                        // retransmission timers
     RegionTable regions_;                // memory exposed to peers' puts

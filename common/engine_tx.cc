@@ -24,7 +24,7 @@ int Engine::submit(uint32_t index, TxMessage &proto, bool only_if_open, rttcc_fi
         TxMessage &m = *messages_.get();
         m = proto;
         if (fill) {
-            m.inline_buf = inline_buffers_.get();
+            m.inline_buf = inline_buffers_.get(m.len);
             fill(ctx, m.inline_buf, m.len);
             m.iov[0] = {m.inline_buf, m.len};
             m.iovcnt = 1;
@@ -230,7 +230,7 @@ void Engine::flush_all() {
 
 void Engine::finish_message(TxMessage &m, int status) {
     if (m.cookie) completions_.push_back({m.cookie, status, m.tag});
-    if (m.inline_buf) inline_buffers_.put(m.inline_buf);
+    if (m.inline_buf) inline_buffers_.put(m.inline_buf, m.len);
     messages_.put(&m);
 }
 

@@ -1,6 +1,7 @@
 // A free-list pool of T that grows in blocks and never shrinks: get() and
 // put() are O(1) and allocate only when every object is in use.
 #pragma once
+#include <algorithm>
 #include <memory>
 #include <vector>
 
@@ -62,6 +63,20 @@ private:
     size_t size_;                                // bytes per buffer
     std::vector<std::unique_ptr<uint8_t[]>> all_;  // every buffer ever made
     std::vector<uint8_t *> free_;                // buffers not in use
+};
+
+// Copies of small messages, in two sizes: a message of at most kSmall bytes
+// takes a small buffer, so that a storm of tiny messages does not hold
+// inline_max bytes each.
+class InlinePool {
+public:
+    static constexpr size_t kSmall = 1024;
+    explicit InlinePool(size_t inline_max) : small_(std::min(kSmall, inline_max)), large_(inline_max) {}
+    uint8_t *get(size_t len) { return len <= small_.size() ? small_.get() : large_.get(); }
+    void put(uint8_t *b, size_t len) { (len <= small_.size() ? small_ : large_).put(b); }
+
+private:
+    BufferPool small_, large_;
 };
 
 }  // namespace rttcc

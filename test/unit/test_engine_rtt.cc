@@ -202,7 +202,9 @@ static void test_queueing_on_the_way_back_is_not_congestion(void **) {
         assert_true(p.rtt.srtt() > msec(1));  // the table: round trips
         if (mode == RTTCC_CC_DELAY_FORWARD) {
             assert_true(p.path.rev_queue > usec(1500));
-            assert_true(p.cc_rtt.srtt() < usec(500));
+            // the forward delay: well under the round trip (not zero: the
+            // receiver's first touches of fresh buffers take real time)
+            assert_true(p.cc_rtt.srtt() < p.rtt.srtt() / 2);
             assert_true(p.cc->cwnd() >= 16);
         } else {
             assert_true(p.cc_rtt.srtt() == p.rtt.srtt());
