@@ -161,6 +161,17 @@ private:
     std::vector<Held> out_;  // handed out by the latest rx_burst
 };
 
+// Node 0 sends `message` to node 1 `count` times, each after the last one
+// was ACKed (zero-copy sends complete on their ACK).
+static void stream_to_node1(std::vector<std::unique_ptr<Node>> &nodes, std::vector<uint8_t> &message, size_t count) {
+    iovec iov{message.data(), message.size()};
+    for (size_t k = 0; k < count; ++k) {
+        const size_t before = nodes[0]->completed.size();
+        assert_int_equal(nodes[0]->engine->send(1, 3, &iov, 1, &message), RTTCC_OK);
+        assert_true(run_until(nodes, [&] { return nodes[0]->completed.size() > before; }, 20));
+    }
+}
+
 // Node 0 streams to node 1 while node 1's ACKs queue 2 ms on the way back
 // (as behind node 1's own data on a shared slow link).  The RTT table sees
 // the round trip; with cc_delay forward, congestion control sees it less
@@ -188,14 +199,7 @@ static void test_queueing_on_the_way_back_is_not_congestion(void **) {
             });
         const Peer &p = *nodes[0]->engine->peer(1);
         std::vector<uint8_t> big = make_message(9, 200000);
-        iovec iov{big.data(), big.size()};
-        auto stream = [&](size_t messages) {
-            for (size_t k = 0; k < messages; ++k) {
-                const size_t before = nodes[0]->completed.size();
-                assert_int_equal(nodes[0]->engine->send(1, 3, &iov, 1, &big), RTTCC_OK);
-                assert_true(run_until(nodes, [&] { return nodes[0]->completed.size() > before; }, 20));
-            }
-        };
+        auto stream = [&](size_t messages) { stream_to_node1(nodes, big, messages); };
         stream(2);  // no queue: the floor of the replies' one-way time
         holding->hold = msec(2);
         stream(4);
@@ -247,14 +251,7 @@ static void test_a_clock_step_does_not_zero_the_forward_delay(void **) {
         });
     const Peer &p = *nodes[0]->engine->peer(1);
     std::vector<uint8_t> big = make_message(4, 200000);
-    iovec iov{big.data(), big.size()};
-    auto stream = [&](size_t messages) {
-        for (size_t k = 0; k < messages; ++k) {
-            const size_t before = nodes[0]->completed.size();
-            assert_int_equal(nodes[0]->engine->send(1, 3, &iov, 1, &big), RTTCC_OK);
-            assert_true(run_until(nodes, [&] { return nodes[0]->completed.size() > before; }, 20));
-        }
-    };
+    auto stream = [&](size_t messages) { stream_to_node1(nodes, big, messages); };
     stream(2);
     stepped.step = -static_cast<int64_t>(msec(5));
     const nanos until = monotonic_now() + msec(5);  // node 1 reads its clock again every millisecond
