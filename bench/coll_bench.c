@@ -5,7 +5,7 @@
  *   mpirun-tb -np 4 --mca pml ob1 --mca btl rttcc,self ./coll_bench
  *       [-min BYTES] [-max BYTES] [-factor F] [-sizes B,B,..]
  *       [-ops alltoall,alltoallv] [-iters N] [-warmup W] [-min_iters M]
- *       [-budget S] [-time S] [-trace 1]
+ *       [-budget S] [-time S] [-trace 1] [-through R | -across G]
  *
  * Block sizes: -min (1 KiB) to -max (4 MiB), each F (4) times the last, or
  * the list -sizes (e.g. 1K,64K,1M); every size a multiple of 8 bytes, at
@@ -55,6 +55,18 @@
  * min_max_us: the fastest iteration's max over ranks.  With -trace 1, each
  * measured iteration also prints "ITER op=.. bytes=.. i=.. max_us=.. mean_us=..".
  * At the end "PASS coll_bench".
+ *
+ * -through and -across measure a bound instead of the collective: only the
+ * pairs whose blocks cross a scenario's bottleneck exchange them, all at once
+ * with MPI_Isend/MPI_Irecv, with the op's counts; the rest stays home.
+ *     -through R  pairs with rank R at one end (R's link is the bottleneck)
+ *     -across G   pairs with one rank below G and one at or above (two
+ *                 groups joined by one link)
+ * No order of the collective's transfers can move the bottleneck's bytes
+ * faster than this, over the same transport, so its time bounds what any
+ * algorithm can gain there.  The RESULT line then also gives
+ * bound=through:R or across:G and neck_bytes=: the bytes that cross the
+ * bottleneck in its busier direction.
  */
 #include <math.h>
 #include <mpi.h>
@@ -77,7 +89,11 @@ typedef struct opts {
     double budget;   /* seconds: stop a size's measured iterations past this (once min_iters are done) */
     double time;     /* seconds: a size's measured iterations span at least this */
     int trace;       /* 1: print every measured iteration */
+    int only_kind;   /* ONLY_*: the collective, or -through / -across */
+    int only_arg;    /* R or G */
 } opts_t;
+
+enum { ONLY_NONE = 0, ONLY_THROUGH = 1, ONLY_ACROSS = 2 };
 
 /* The buffers and the layout of one collective. */
 typedef struct layout {
@@ -85,6 +101,8 @@ typedef struct layout {
     size_t *scount, *sdispl, *rcount, *rdispl; /* per peer, in 8-byte words */
     int *sc, *sd, *rc, *rd;                    /* the same in bytes, for MPI_Alltoallv */
     uint64_t *sbuf, *rbuf;
+    const opts_t *o;                           /* o->only_kind != ONLY_NONE: the -only bound */
+    MPI_Request *reqs;                         /* 2 per peer, for the bound */
 } layout_t;
 
 static void fail(const char *what, long a, long b, long c)
@@ -110,6 +128,16 @@ static size_t v_words(int i, int j, size_t w)
     const double u = (double) (splitmix64(((uint64_t) i << 32) | (uint64_t) j) >> 11) * 0x1.0p-53;
     const size_t c = (size_t) floor((double) w * (0.5 + u));
     return c ? c : 1;
+}
+
+/* Whether the block from rank i to rank j crosses the bound's bottleneck (always, for the collective). */
+static int crosses(const opts_t *o, int i, int j)
+{
+    switch (o->only_kind) {
+    case ONLY_THROUGH: return i != j && (i == o->only_arg || j == o->only_arg);
+    case ONLY_ACROSS: return (i < o->only_arg) != (j < o->only_arg);
+    default: return 1;
+    }
 }
 
 /* Word k of the block from src to dst (blocks of different sizes differ too). */
@@ -157,10 +185,14 @@ static void prepare(layout_t *l, long it)
     for (int p = 0; p < l->n; ++p) {
         uint64_t *s = l->sbuf + l->sdispl[p], *r = l->rbuf + l->rdispl[p];
         const size_t c = l->scount[p];
-        s[0] = tag(word(l->rank, p, 0, c), it);
-        s[c - 1] = tag(word(l->rank, p, c - 1, c), it);
-        r[0] = POISON;
-        r[l->rcount[p] - 1] = POISON;
+        if (crosses(l->o, l->rank, p)) {
+            s[0] = tag(word(l->rank, p, 0, c), it);
+            s[c - 1] = tag(word(l->rank, p, c - 1, c), it);
+        }
+        if (crosses(l->o, p, l->rank)) {
+            r[0] = POISON;
+            r[l->rcount[p] - 1] = POISON;
+        }
     }
 }
 
@@ -171,12 +203,18 @@ static void verify(layout_t *l, long it, int full)
     if (corrupt < 0) {
         corrupt = NULL != getenv("RTTCC_MPITEST_CORRUPT") && 0 == l->rank;
     }
-    if (corrupt) {
-        l->rbuf[l->rdispl[l->n - 1]] ^= 0x40;
+    for (int p = l->n - 1; corrupt && p >= 0; --p) {
+        if (crosses(l->o, p, l->rank)) {
+            l->rbuf[l->rdispl[p]] ^= 0x40;
+            break;
+        }
     }
     for (int p = 0; p < l->n; ++p) {
         const uint64_t *r = l->rbuf + l->rdispl[p];
         const size_t c = l->rcount[p];
+        if (!crosses(l->o, p, l->rank)) {
+            continue;
+        }
         if (r[0] != tag(word(p, l->rank, 0, c), it) || r[c - 1] != tag(word(p, l->rank, c - 1, c), it)) {
             fail("wrong data at an end of the block from (rank, words, iteration)", p, (long) c, it);
         }
@@ -209,10 +247,30 @@ static double average(const double *v, int n)
     return n ? s / n : NAN;
 }
 
+/* The bound: the crossing blocks alone, all posted at once. */
+static int bound_exchange(layout_t *l)
+{
+    int n = 0, rc = MPI_SUCCESS;
+    for (int p = 0; p < l->n && MPI_SUCCESS == rc; ++p) {
+        if (crosses(l->o, p, l->rank)) {
+            rc = MPI_Irecv(l->rbuf + l->rdispl[p], l->rc[p], MPI_BYTE, p, 7, MPI_COMM_WORLD, &l->reqs[n++]);
+        }
+    }
+    for (int i = 1; i < l->n && MPI_SUCCESS == rc; ++i) {
+        const int p = (l->rank + i) % l->n;
+        if (crosses(l->o, l->rank, p)) {
+            rc = MPI_Isend(l->sbuf + l->sdispl[p], l->sc[p], MPI_BYTE, p, 7, MPI_COMM_WORLD, &l->reqs[n++]);
+        }
+    }
+    return MPI_SUCCESS == rc ? MPI_Waitall(n, l->reqs, MPI_STATUSES_IGNORE) : rc;
+}
+
 static void collective(layout_t *l, int op)
 {
     int rc;
-    if (OP_ALLTOALL == op) {
+    if (ONLY_NONE != l->o->only_kind) {
+        rc = bound_exchange(l);
+    } else if (OP_ALLTOALL == op) {
         rc = MPI_Alltoall(l->sbuf, l->sc[0], MPI_BYTE, l->rbuf, l->rc[0], MPI_BYTE, MPI_COMM_WORLD);
     } else {
         rc = MPI_Alltoallv(l->sbuf, l->sc, l->sd, MPI_BYTE, l->rbuf, l->rc, l->rd, MPI_BYTE, MPI_COMM_WORLD);
@@ -235,6 +293,23 @@ static void iteration(layout_t *l, int op, long it, int full, double since, doub
     double in[2] = {t1 - t0, MPI_Wtime() - since};
     MPI_Allreduce(in, out, 2, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
     MPI_Reduce(&in[0], sum, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+}
+
+/* Bytes that cross the bound's bottleneck in its busier direction (0 for the collective). */
+static uint64_t neck_bytes(const layout_t *l, int op, size_t w)
+{
+    uint64_t a = 0, b = 0; /* through: into R, out of R; across: low to high, high to low */
+    for (int i = 0; i < l->n; ++i) {
+        for (int j = 0; j < l->n; ++j) {
+            if (ONLY_NONE == l->o->only_kind || !crosses(l->o, i, j)) {
+                continue;
+            }
+            const uint64_t c = 8 * (uint64_t) (OP_ALLTOALL == op ? w : v_words(i, j, w));
+            const int first = ONLY_THROUGH == l->o->only_kind ? j == l->o->only_arg : i < l->o->only_arg;
+            *(first ? &a : &b) += c;
+        }
+    }
+    return a > b ? a : b;
 }
 
 /* Measures one op at one block size and prints its RESULT line (rank 0). */
@@ -276,8 +351,13 @@ static void measure(layout_t *l, const opts_t *o, int op, size_t bytes)
         const double avg_max = average(vmax, n), avg_mean = average(vmean, n);
         const double mean_med = median(vmean, n), max_med = median(vmax, n); /* sorts vmax: min is vmax[0] */
         printf("RESULT op=%s bytes=%zu iters=%d max_us=%.1f mean_us=%.1f avg_max_us=%.1f avg_mean_us=%.1f "
-               "min_max_us=%.1f\n",
+               "min_max_us=%.1f",
                OP_ALLTOALL == op ? "alltoall" : "alltoallv", bytes, n, max_med, mean_med, avg_max, avg_mean, vmax[0]);
+        if (ONLY_NONE != o->only_kind) {
+            printf(" bound=%s:%d neck_bytes=%llu", ONLY_THROUGH == o->only_kind ? "through" : "across", o->only_arg,
+                   (unsigned long long) neck_bytes(l, op, bytes / 8));
+        }
+        printf("\n");
         fflush(stdout);
     }
     free(vmax);
@@ -330,6 +410,14 @@ static int parse(opts_t *o, int argc, char **argv)
             o->time = atof(v);
         } else if (0 == strcmp(k, "-trace")) {
             o->trace = atoi(v);
+        } else if (0 == strcmp(k, "-through") || 0 == strcmp(k, "-across")) {
+            char *end;
+            const long a = strtol(v, &end, 10);
+            if (*end || end == v || a < 0 || a > 1 << 20 || ONLY_NONE != o->only_kind) {
+                return 0;
+            }
+            o->only_kind = 0 == strcmp(k, "-through") ? ONLY_THROUGH : ONLY_ACROSS;
+            o->only_arg = (int) a;
         } else {
             return 0;
         }
@@ -365,11 +453,12 @@ int main(int argc, char **argv)
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &l.rank);
     MPI_Comm_size(MPI_COMM_WORLD, &l.n);
-    if (!parse(&o, argc, argv)) {
+    if (!parse(&o, argc, argv) ||
+        (ONLY_NONE != o.only_kind && (o.only_arg >= l.n || (ONLY_ACROSS == o.only_kind && 0 == o.only_arg)))) {
         if (0 == l.rank) {
             fprintf(stderr, "usage: coll_bench [-min BYTES (>= 16, n * 8)] [-max BYTES (<= 64M)] [-factor F (>= 2)]"
                             " [-sizes B,B,..] [-ops alltoall,alltoallv] [-iters N] [-warmup W] [-min_iters M]"
-                            " [-budget S] [-time S] [-trace 1]\n");
+                            " [-budget S] [-time S] [-trace 1] [-through R (0 <= R < np) | -across G (0 < G < np)]\n");
         }
         MPI_Finalize();
         return 1;
@@ -403,8 +492,10 @@ int main(int argc, char **argv)
     l.scount = calloc(4 * (size_t) l.n, sizeof(size_t));
     l.sdispl = l.scount + l.n, l.rcount = l.scount + 2 * l.n, l.rdispl = l.scount + 3 * l.n;
     l.sc = calloc(4 * (size_t) l.n, sizeof(int));
+    l.o = &o;
+    l.reqs = malloc(2 * (size_t) l.n * sizeof *l.reqs);
     l.sd = l.sc + l.n, l.rc = l.sc + 2 * l.n, l.rd = l.sc + 3 * l.n;
-    if (!l.sbuf || !l.rbuf || !l.scount || !l.sc) {
+    if (!l.sbuf || !l.rbuf || !l.scount || !l.sc || !l.reqs) {
         fail("out of memory (words, -, -)", (long) words, 0, 0);
     }
 
@@ -420,6 +511,7 @@ int main(int argc, char **argv)
     free(l.rbuf);
     free(l.scount);
     free(l.sc);
+    free(l.reqs);
     MPI_Finalize();
     return 0;
 }

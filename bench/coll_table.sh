@@ -36,6 +36,11 @@
 #                 threshold, balanced and adaptive (only when ompi_info lists
 #                 "coll: rttcc"; skipped with a note otherwise);
 #   tuned:default --mca coll ^rttcc: tuned's fixed decision rules;
+#   bound         in b, c and d: coll_bench -through 1 in b and d (h2's rank),
+#                 -across 2 in c: the blocks that cross the scenario's
+#                 bottleneck alone, all at once, over the same transport: no
+#                 algorithm moves them faster, so it bounds what ordering can
+#                 gain (skipped in a, which has no bottleneck);
 #   tuned:algN    --mca coll ^rttcc --mca coll_tuned_use_dynamic_rules 1
 #                 --mca coll_tuned_alltoall_algorithm N, for every N that
 #                 ompi_info lists (4.1.4: 1 linear, 2 pairwise, 3
@@ -59,7 +64,12 @@
 # (best rttcc over the best forced tuned algorithm), both time ratios, and
 # in the max table a verdict against the issue's targets: in b, c, d from
 # 64 KiB up rttcc/def <= -target (0.75: 25% less time) and everywhere
-# rttcc/alg <= 1.05.  Raw outputs, per-run drop counters and the table go to
+# rttcc/alg <= 1.05; BOUND where the first misses and bound/def (bound over
+# tuned:default) is above -target too: there the bottleneck's bytes alone
+# take longer than the target allows.  "line" is the least time the
+# bottleneck's rate allows for those bytes (neck_bytes over -slow in b,
+# -link in c, -fast less the flood's average in d; no headers counted).
+# Raw outputs, per-run drop counters and the table go to
 # -out (bench/results/coll_table-DATE-TIME).
 #
 # -quick: one run, sizes 1K,64K,1M, 5 iterations, 1 s budget, flood 0.5 s
@@ -167,6 +177,7 @@ if [ -n "$have_rttcc" ]; then
     done
 fi
 configs+=("tuned:default|alltoall,alltoallv|--mca coll ^rttcc")
+configs+=("bound|alltoall,alltoallv|--mca coll ^rttcc")
 while read -r n _; do
     args="--mca coll ^rttcc --mca coll_tuned_use_dynamic_rules 1 --mca coll_tuned_alltoall_algorithm $n"
     ops=alltoall
@@ -238,6 +249,13 @@ run() {
     raw=$out/raw/$s.$r.${label//:/_}.out
     local more=()
     [ "$s" = d ] && more=(-time "$window")
+    if [ "$label" = bound ]; then
+        case $s in
+            a) return ;;
+            b | d) more+=(-through 1) ;;
+            c) more+=(-across 2) ;;
+        esac
+    fi
     reshape "$s"
     if [ "$s" = d ]; then
         ip netns exec rttccb-h5 "$work/udp_flood" -dst "$(subnet3).2" -rate "$flood" -on "$flood_on" \
@@ -270,8 +288,25 @@ run() {
         return
     fi
     awk -v l="$label" '$1 == "RESULT" { for (i = 2; i <= NF; ++i) { split($i, kv, "="); v[kv[1]] = kv[2] }
-                       print l, v["op"], v["bytes"], v["max_us"], v["mean_us"], v["avg_max_us"], v["avg_mean_us"], v["iters"] }' \
+                       print l, v["op"], v["bytes"], v["max_us"], v["mean_us"], v["avg_max_us"], v["avg_mean_us"], v["iters"],
+                             v["neck_bytes"] + 0 }' \
         "$raw" >>"$out/$s.all"
+}
+
+# A tc rate (100mbit, 1gbit, 500kbit, 200000bit) in bit/s.
+bits_per_s() {
+    awk -v r="$1" 'BEGIN { n = r + 0; u = tolower(r); sub(/^[0-9.]+/, "", u)
+                          f = (u == "kbit") ? 1e3 : (u == "mbit") ? 1e6 : (u == "gbit") ? 1e9 : 1; print n * f }'
+}
+# The rate of scenario S's bottleneck (bit/s), for the line bound; 0 in a.
+neck_rate() {
+    case $1 in
+        b) bits_per_s "$slow" ;;
+        c) bits_per_s "$link" ;;
+        d) awk -v f="$(bits_per_s "$fast")" -v m="$flood" -v on="$flood_on" -v off="$flood_off" \
+               'BEGIN { print f - m * 1e6 * on / (on + off) }' ;;
+        *) echo 0 ;;
+    esac
 }
 
 # table S OP METRIC(max|mean): the medians over runs per size and config, the ratios.
@@ -283,40 +318,48 @@ table() {
     for c in "${configs[@]}"; do
         [[ ${c#*|} == *"$op|"* || ${c#*|} == *"$op,"* ]] && labels+="${c%%|*} "
     done
-    awk -v op="$op" -v col="$col" -v labels="$labels" -v metric="$metric" -v scen="$s" -v target="$target" '
+    awk -v op="$op" -v col="$col" -v labels="$labels" -v metric="$metric" -v scen="$s" -v target="$target" \
+        -v rate="$(neck_rate "$s")" '
         function med(key,   n, a, i, j, t) {
             n = split(vals[key], a, " ")
             for (i = 2; i <= n; ++i) for (j = i; j > 1 && a[j - 1] + 0 > a[j] + 0; --j) { t = a[j]; a[j] = a[j - 1]; a[j - 1] = t }
             return n ? ((n % 2) ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2) : ""
         }
         function short(l) { sub(/^rttcc:/, "", l); sub(/^tuned:/, "", l); return substr(l, 1, 9) }
-        $2 == op { vals[$1 "@" $3] = vals[$1 "@" $3] " " $col; sizes[$3] = 1 }
+        $2 == op { vals[$1 "@" $3] = vals[$1 "@" $3] " " $col; sizes[$3] = 1; if ($9 > 0) neck[$3] = $9 }
         END {
             nl = split(labels, L, " ")
             printf "%9s", "bytes"
             for (i = 1; i <= nl; ++i) printf " %9s", short(L[i])
             printf " %9s %9s %9s", "best_rttc", "rttcc/def", "rttcc/alg"
+            if (scen != "a") printf " %9s %9s", "line", "bound/def"
             if (metric == "max") printf " %s", "target"
             printf "\n"
             ns = 0; for (b in sizes) S[++ns] = b + 0
             for (i = 2; i <= ns; ++i) for (j = i; j > 1 && S[j - 1] > S[j]; --j) { t = S[j]; S[j] = S[j - 1]; S[j - 1] = t }
             for (k = 1; k <= ns; ++k) {
                 b = S[k]; printf "%9d", b
-                br = ""; brn = ""; def = ""; ba = ""
+                br = ""; brn = ""; def = ""; ba = ""; bd = ""
                 for (i = 1; i <= nl; ++i) {
                     m = med(L[i] "@" b)
                     printf " %9s", (m == "") ? "-" : sprintf("%.0f", m)
                     if (m == "") continue
                     if (L[i] ~ /^rttcc:/ && (br == "" || m + 0 < br + 0)) { br = m; brn = short(L[i]) }
                     if (L[i] == "tuned:default") def = m
+                    if (L[i] == "bound") bd = m
                     if (L[i] ~ /^tuned:alg/ && (ba == "" || m + 0 < ba + 0)) ba = m
                 }
                 rd = (br != "" && def + 0 > 0) ? br / def : ""
                 ra = (br != "" && ba + 0 > 0) ? br / ba : ""
                 printf " %9s %9s %9s", (brn == "") ? "-" : brn, (rd == "") ? "-" : sprintf("%.2f", rd),
                        (ra == "") ? "-" : sprintf("%.2f", ra)
+                rb = (bd != "" && def + 0 > 0) ? bd / def : ""
+                if (scen != "a")
+                    printf " %9s %9s", (neck[b] > 0 && rate > 0) ? sprintf("%.0f", neck[b] * 8 / rate * 1e6) : "-",
+                           (rb == "") ? "-" : sprintf("%.2f", rb)
                 if (metric == "max") {
                     if (rd == "" || ra == "") v = "-"
+                    else if (scen != "a" && b >= 65536 && rd > target && rb != "" && rb > target) v = "BOUND"
                     else if (scen != "a" && b >= 65536) v = (rd <= target && ra <= 1.05) ? "ok" : "MISS"
                     else v = (ra <= 1.05) ? "ok" : "MISS"
                     printf " %s", v

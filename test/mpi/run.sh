@@ -52,6 +52,9 @@ plan=(
     "alltoall:4:-max 262144 -rounds 4 -expect-rttcc:--mca coll_rttcc_eager_limit 1048576 --mca coll_rttcc_eager_total 1073741824"
     "alltoall:4:-max 262144:--mca coll_rttcc_min_bytes 65536"
     "p2p_edges:2 3"
+    "coll_bench:4:-sizes 1K,64K -iters 3 -warmup 1"
+    "coll_bench:4 5:-sizes 64K -iters 3 -warmup 1 -through 1"
+    "coll_bench:4:-sizes 64K -iters 3 -warmup 1 -across 2"
 )
 # pml/cm over mtl_rttcc (BTL=tcp,self runs leave these out)
 cm_plan=(
@@ -78,6 +81,9 @@ for src in "$here"/*.c; do
     mpicc -O2 -Wall -Wextra -Werror -o "$build/mt_$(basename "$src" .c)" "$src" -lpthread ||
         { echo "FAIL build $src"; echo "0 passed, 1 failed"; exit 1; }
 done
+# the benchmark behind bench/coll_table.sh, whose checks and bound the plan runs too
+mpicc -O2 -Wall -Wextra -Werror -o "$build/mt_coll_bench" "$here/../../bench/coll_bench.c" -lm ||
+    { echo "FAIL build coll_bench"; echo "0 passed, 1 failed"; exit 1; }
 
 ob1_stack="--mca pml ob1 --mca btl $btl --mca btl_rttcc_if_include lo --mca btl_tcp_if_include lo --mca btl_rttcc_stats 1"
 cm_stack="--mca pml cm --mca mtl rttcc --mca btl self --mca mtl_rttcc_if_include lo --mca mtl_rttcc_stats 1"
