@@ -12,6 +12,7 @@
 #include "engine.h"
 #include "engine_handle.h"
 #include "faulty_wire.h"
+#include "param_names.h"
 #include "rttcc_engine.h"
 #include "udp_wire.h"
 #ifdef RTTCC_HAVE_OFI
@@ -51,7 +52,7 @@ std::unique_ptr<rttcc::Wire> open_wire(const rttcc_config_t &cfg, std::string *e
         case RTTCC_WIRE_OFI:
 #ifdef RTTCC_HAVE_OFI
             if (cfg.timestamp == RTTCC_TS_KERNEL || cfg.timestamp == RTTCC_TS_NIC) {
-                *err = "the ofi wire takes no kernel or NIC timestamps (btl_rttcc_timestamp=user or auto)";
+                *err = "the ofi wire takes no kernel or NIC timestamps ({timestamp}=user or auto)";
                 return nullptr;
             }
             wire = rttcc::OfiWire::open(cfg, err);
@@ -62,7 +63,7 @@ std::unique_ptr<rttcc::Wire> open_wire(const rttcc_config_t &cfg, std::string *e
             return nullptr;
 #endif
         default:
-            *err = "unknown btl_rttcc_wire value";
+            *err = "unknown {wire} value";
             return nullptr;
     }
     if (!wire) return nullptr;
@@ -94,11 +95,12 @@ int rttcc_engine_create(const rttcc_config_t *config, const rttcc_callbacks_t *c
                         rttcc_engine_t **out, char *err, size_t errlen) {
     *out = nullptr;
     if (!rttcc_config_check(config, err, errlen)) return RTTCC_ERR_ARG;
+    const char *prefix = rttcc::param_prefix(*config);
     return guarded(err, errlen, [&] {
         std::string why, wire_note, clock_note;
         auto clock = rttcc::ClockDomain::open(*config, &why, &clock_note);
         if (!clock) {
-            set_err(err, errlen, why);
+            set_err(err, errlen, rttcc::name_params(why, prefix));
             return RTTCC_ERR_CLOCK;
         }
         auto wire = open_wire(*config, &why, &wire_note);
@@ -109,7 +111,7 @@ int rttcc_engine_create(const rttcc_config_t *config, const rttcc_callbacks_t *c
             std::string ignored;
             const bool stamps = config->timestamp != RTTCC_TS_USER && config->timestamp != RTTCC_TS_AUTO &&
                                 open_wire(plain, &ignored, &ignored) != nullptr;
-            set_err(err, errlen, why);
+            set_err(err, errlen, rttcc::name_params(why, prefix));
             return stamps ? RTTCC_ERR_TIMESTAMP : RTTCC_ERR;
         }
         auto e = std::make_unique<rttcc_engine>();

@@ -59,7 +59,7 @@ public:
         kRealtimeEstimated, // CLOCK_REALTIME, unsynchronised: offsets are estimated
     };
 
-    // The domain btl_rttcc_ptp_enable asks for; nullptr with *err when it
+    // The domain ptp_enable asks for; nullptr with *err ({name} for a parameter, param_names.h) when it
     // cannot be had (or ptp_require_sync refuses it).  *note says what was
     // chosen and why (for a verbose log line).  `sys` must outlive the domain.
     static std::unique_ptr<ClockDomain> open(const rttcc_config_t &cfg, std::string *err, std::string *note,
@@ -113,7 +113,7 @@ private:
     int fd_;                     // the PHC device, -1 for CLOCK_REALTIME
     std::string name_;           // device path or "CLOCK_REALTIME"
     SyncState sync_;             // last update_sync()
-    uint64_t max_offset_ns_ = 1000;  // btl_rttcc_ptp_max_offset: a PHC further from CLOCK_REALTIME is unsynchronised
+    uint64_t max_offset_ns_ = 1000;  // ptp_max_offset: a PHC further from CLOCK_REALTIME is unsynchronised
     int64_t offset_ = 0;         // domain - CLOCK_MONOTONIC, last refresh()
 };
 

@@ -1,7 +1,12 @@
 // Defaults, help text and validation of every engine tunable.
 #include "rttcc_config.h"
 
+#include <algorithm>
 #include <cstdio>
+#include <iterator>
+#include <string>
+
+#include "param_names.h"
 
 namespace {
 
@@ -235,47 +240,70 @@ extern "C" const rttcc_param_t *rttcc_config_params(size_t *count) {
 
 extern "C" bool rttcc_config_check(const rttcc_config_t *c, char *err, size_t errlen) {
     auto fail = [&](const char *what) {
-        std::snprintf(err, errlen, "%s", what);
+        std::snprintf(err, errlen, "%s", rttcc::name_params(what, rttcc::param_prefix(*c)).c_str());
         return false;
     };
     if (!is_pow2(c->window) || c->window < 64 || c->window > 65536)
-        return fail("btl_rttcc_window must be a power of two from 64 to 65536");
+        return fail("{window} must be a power of two from 64 to 65536");
     if (c->send_credits == 0 || c->send_credits > c->window)
-        return fail("btl_rttcc_send_credits must be between 1 and btl_rttcc_window");
+        return fail("{send_credits} must be between 1 and {window}");
     if (c->data_mtu != 0 && (c->data_mtu < 512 || c->data_mtu > 65507))
-        return fail("btl_rttcc_data_mtu must be 0 (auto) or 512..65507");
+        return fail("{data_mtu} must be 0 (auto) or 512..65507");
     if (c->cmd_mtu < 256 || c->cmd_mtu > 9000)
-        return fail("btl_rttcc_cmd_mtu must be 256..9000");
-    if (c->inline_max > 65536) return fail("btl_rttcc_inline_max must be at most 65536");
+        return fail("{cmd_mtu} must be 256..9000");
+    if (c->inline_max > 65536) return fail("{inline_max} must be at most 65536");
     if (c->rx_batch == 0 || c->rx_batch > 1024 || c->tx_batch == 0 || c->tx_batch > 1024)
-        return fail("btl_rttcc_rx_batch and btl_rttcc_tx_batch must be 1..1024");
+        return fail("{rx_batch} and {tx_batch} must be 1..1024");
     if (c->retrans_timeout_us == 0 || c->max_rto_us < c->retrans_timeout_us)
-        return fail("btl_rttcc_retrans_timeout_us must be > 0 and <= btl_rttcc_max_rto_us");
+        return fail("{retrans_timeout_us} must be > 0 and <= {max_rto_us}");
     if (c->max_message == 0 || c->max_message > (1u << 30))
         return fail("the largest message must be 1 byte to 1 GiB");
-    if (c->peer_timeout_ms == 0) return fail("btl_rttcc_peer_timeout_ms must be > 0");
+    if (c->peer_timeout_ms == 0) return fail("{peer_timeout_ms} must be > 0");
     if (c->min_rto_us == 0 || c->min_rto_us > c->max_rto_us)
-        return fail("btl_rttcc_min_rto_us must be > 0 and <= btl_rttcc_max_rto_us");
+        return fail("{min_rto_us} must be > 0 and <= {max_rto_us}");
     if (!(c->rtt_alpha > 0 && c->rtt_alpha < 1 && c->rtt_beta > 0 && c->rtt_beta < 1))
-        return fail("btl_rttcc_rtt_alpha and btl_rttcc_rtt_beta must be between 0 and 1");
+        return fail("{rtt_alpha} and {rtt_beta} must be between 0 and 1");
     if (c->initial_cwnd == 0 || c->max_cwnd == 0 || c->initial_cwnd > c->max_cwnd)
-        return fail("btl_rttcc_initial_cwnd must be between 1 and btl_rttcc_max_cwnd");
+        return fail("{initial_cwnd} must be between 1 and {max_cwnd}");
     if (c->timely_tlow_us >= c->timely_thigh_us)
-        return fail("btl_rttcc_timely_tlow_us must be below btl_rttcc_timely_thigh_us");
+        return fail("{timely_tlow_us} must be below {timely_thigh_us}");
     if (!(c->timely_beta > 0 && c->timely_beta < 1 && c->timely_ewma > 0 && c->timely_ewma <= 1 &&
           c->swift_beta > 0 && c->swift_beta < 1 && c->swift_max_mdf > 0 && c->swift_max_mdf < 1))
-        return fail("btl_rttcc_timely_beta, _timely_ewma, _swift_beta and _swift_max_mdf must be "
+        return fail("{timely_beta}, {timely_ewma}, {swift_beta} and {swift_max_mdf} must be "
                     "between 0 and 1");
     if (!(c->timely_add_step > 0 && c->swift_ai > 0 && c->swift_fs_min_cwnd > 0 &&
           c->swift_fs_min_cwnd < c->swift_fs_max_cwnd))
-        return fail("btl_rttcc_timely_add_step and btl_rttcc_swift_ai must be > 0, and "
-                    "0 < btl_rttcc_swift_fs_min_cwnd < btl_rttcc_swift_fs_max_cwnd");
+        return fail("{timely_add_step} and {swift_ai} must be > 0, and "
+                    "0 < {swift_fs_min_cwnd} < {swift_fs_max_cwnd}");
     if (c->probe_enable && (c->probe_interval == 0 || c->probe_max_rate == 0))
-        return fail("btl_rttcc_probe_interval and btl_rttcc_probe_max_rate must be > 0");
+        return fail("{probe_interval} and {probe_max_rate} must be > 0");
     if (c->probe_msg_size + 64 > c->cmd_mtu)
-        return fail("btl_rttcc_probe_msg_size must leave room for the 64-byte header in "
-                    "btl_rttcc_cmd_mtu");
+        return fail("{probe_msg_size} must leave room for the 64-byte header in "
+                    "{cmd_mtu}");
     if (c->if_include && *c->if_include && c->if_exclude && *c->if_exclude)
-        return fail("btl_rttcc_if_include and btl_rttcc_if_exclude are mutually exclusive");
+        return fail("{if_include} and {if_exclude} are mutually exclusive");
     return true;
 }
+
+namespace rttcc {
+
+const char *param_prefix(const rttcc_config_t &c) { return c.param_prefix ? c.param_prefix : "btl_rttcc_"; }
+
+std::string name_params(const std::string &text, const char *prefix) {
+    std::string out;
+    out.reserve(text.size() + 64);
+    size_t at = 0;
+    for (size_t open; (open = text.find('{', at)) != std::string::npos;) {
+        const size_t close = text.find('}', open);
+        if (close == std::string::npos) break;
+        const std::string name = text.substr(open + 1, close - open - 1);
+        const bool known = std::any_of(std::begin(kParams), std::end(kParams),
+                                       [&](const rttcc_param_t &p) { return name == p.name; });
+        out.append(text, at, open - at);
+        out += known ? prefix + name : text.substr(open, close - open + 1);
+        at = close + 1;
+    }
+    return out.append(text, at, std::string::npos);
+}
+
+}  // namespace rttcc

@@ -1,4 +1,4 @@
-// Choosing the local IPv4 interface from btl_rttcc_if_include / if_exclude.
+// Choosing the local IPv4 interface from the if_include / if_exclude parameters.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -31,7 +31,7 @@ std::vector<Interface> list_interfaces();
 
 // Picks the interface to bind: the first that include matches (or, without
 // include, the first non-loopback one that exclude does not match; loopback
-// when nothing else is up).  False with *err when nothing fits.
+// when nothing else is up).  False with *err ({name} for a parameter, param_names.h) when nothing fits.
 bool select_interface(const std::vector<Interface> &all, const char *include, const char *exclude,
                       Interface *out, std::string *err);
 

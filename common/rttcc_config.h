@@ -93,6 +93,7 @@ typedef struct rttcc_config {
     uint32_t job_key;               /* per-job random key carried in every header */
     uint32_t self;                  /* this process's index among its peers */
     uint32_t max_message;           /* largest message the caller sends, bytes */
+    const char *param_prefix;       /* how error texts name parameters: "mtl_rttcc_"; NULL = "btl_rttcc_" */
 } rttcc_config_t;
 
 typedef enum rttcc_param_type {
@@ -104,7 +105,7 @@ typedef enum rttcc_param_type {
 } rttcc_param_type_t;
 
 typedef struct rttcc_param {
-    const char *name;        /* MCA name without the btl_rttcc_ prefix */
+    const char *name;        /* MCA name without the component's prefix (btl_rttcc_, mtl_rttcc_) */
     const char *help;
     rttcc_param_type_t type;
     int info_level;          /* 1..9, as OPAL_INFO_LVL_* */
@@ -115,7 +116,8 @@ typedef struct rttcc_param {
 void rttcc_config_defaults(rttcc_config_t *config);
 const rttcc_param_t *rttcc_config_params(size_t *count);
 
-/* Checks a config; on error writes the reason and returns false. */
+/* Checks a config; on error writes the reason (naming parameters with
+ * config->param_prefix) and returns false. */
 bool rttcc_config_check(const rttcc_config_t *config, char *err, size_t errlen);
 
 #ifdef __cplusplus

@@ -1,6 +1,6 @@
 // The native Linux UDP wire: one nonblocking socket per channel bound to the
 // chosen interface, sendmmsg/recvmmsg batches, large socket buffers, and
-// (btl_rttcc_timestamp) kernel or NIC timestamps of datagrams: every received
+// (the timestamp parameter) kernel or NIC timestamps of datagrams: every received
 // datagram's, and those of sends that carry a stamp_cookie.
 #pragma once
 #include <netinet/in.h>

@@ -2,7 +2,6 @@
  * engine and its address in the modex).  The MTL runs an engine of its own,
  * tuned by the mtl_rttcc_* copies of the engine's parameters: under pml/cm
  * Open MPI may start btl_rttcc too (for one-sided), with its own. */
-#include <string.h>
 
 #include "mtl_rttcc.h"
 #include "rttcc_params.h"
@@ -62,6 +61,7 @@ static int rttcc_register(void)
     mca_mtl_rttcc_component_t *c = &mca_mtl_rttcc_component;
 
     rttcc_register_engine_params(&c->super.mtl_version, &c->config);
+    c->config.param_prefix = "mtl_rttcc_"; /* how the engine's errors name them */
     var("priority", "Selection priority of mtl_rttcc among the MTLs (pml/cm); select it with --mca pml cm "
         "--mca mtl rttcc", OPAL_INFO_LVL_6, &c->priority);
     var("verbose", "Verbosity of mtl_rttcc's output stream (10 = setup, 50 = every message's protocol)",
@@ -121,14 +121,6 @@ static int rttcc_query(mca_base_module_t **module, int *priority)
     return OMPI_SUCCESS;
 }
 
-/* The engine's error text names parameters as btl_rttcc_*: name ours. */
-static void name_our_params(char *text)
-{
-    for (char *p = strstr(text, "btl_rttcc_"); NULL != p; p = strstr(p + 4, "btl_rttcc_")) {
-        memcpy(p, "mtl", 3);
-    }
-}
-
 static int create_engine(mca_mtl_rttcc_module_t *m, bool mpi_threads)
 {
     rttcc_config_t *cfg = &mca_mtl_rttcc_component.config;
@@ -143,7 +135,6 @@ static int create_engine(mca_mtl_rttcc_module_t *m, bool mpi_threads)
     mca_mtl_rttcc_callbacks(&cbs, m);
 
     rc = rttcc_engine_create(cfg, &cbs, &m->engine, err, sizeof err);
-    name_our_params(err);
     if (RTTCC_OK != rc) {
         const char *topic = RTTCC_ERR_CLOCK == rc ? "clock domain unavailable"
                             : RTTCC_ERR_TIMESTAMP == rc ? "timestamps unavailable" : "engine failed";

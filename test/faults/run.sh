@@ -132,7 +132,9 @@ else
     bad "bad setting without fallback (rc=$rc)"
 fi
 
-for setting in "mtl_rttcc_if_include 10.255.0.0/16:The rttcc MTL could not start" \
+# The engine's own checks name the MTL's parameters, not the BTL's.
+for setting in "mtl_rttcc_if_include 10.255.0.0/16:no up IPv4 interface matches mtl_rttcc_if_include=10.255.0.0/16" \
+               "mtl_rttcc_window 1000:mtl_rttcc_window must be a power of two" \
                "mtl_rttcc_inline_max 16:mtl_rttcc_inline_max on host .* is 16"; do
     IFS=: read -r param explained <<<"$setting"
     # shellcheck disable=SC2086
