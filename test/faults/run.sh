@@ -137,11 +137,20 @@ for setting in "mtl_rttcc_if_include 10.255.0.0/16:no up IPv4 interface matches 
                "mtl_rttcc_window 1000:mtl_rttcc_window must be a power of two" \
                "mtl_rttcc_inline_max 16:mtl_rttcc_inline_max on host .* is 16"; do
     IFS=: read -r param explained <<<"$setting"
-    # shellcheck disable=SC2086
-    PML=cm mpi 2 60 $cm --mca $param "$build/exchange" >"$build/out" 2>&1
-    rc=$?
+    note=""
+    for attempt in 1 2; do
+        # shellcheck disable=SC2086
+        PML=cm mpi 2 60 $cm --mca $param "$build/exchange" >"$build/out" 2>&1
+        rc=$?
+        # Once, in a CI run of stop 12, all three runs printed only pml cm's refusal and no
+        # word from rttcc, as if the MTL's component had not been found; it did
+        # not recur in the 7 runs after it.  Then run again, and say so: an MTL
+        # that loads and explains badly, or not at all, still fails.
+        grep -q rttcc "$build/out" && break
+        note=" (no word from rttcc on the first attempt: $(tr '\n' ' ' <"$build/out" | cut -c1-160))"
+    done
     if [ $rc -ne 0 ] && [ $rc -ne 124 ] && grep -q "$explained" "$build/out"; then
-        ok "pml cm: bad setting '$param': the MTL explained, clean failure (rc=$rc)"
+        ok "pml cm: bad setting '$param': the MTL explained, clean failure (rc=$rc)$note"
     else
         bad "pml cm: bad setting '$param' (rc=$rc)"
     fi
