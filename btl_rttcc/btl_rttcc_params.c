@@ -16,7 +16,6 @@ int mca_btl_rttcc_register_params(void)
     mca_base_component_t *c = &mca_btl_rttcc_component.super.btl_version;
 
     rttcc_register_engine_params(c, &mca_btl_rttcc_component.config);
-    mca_btl_rttcc_component.config.param_prefix = "btl_rttcc_"; /* how the engine's errors name them */
 
     mca_btl_rttcc_component.verbose = 0;
     (void) mca_base_component_var_register(c, "verbose",

@@ -142,10 +142,11 @@ for setting in "mtl_rttcc_if_include 10.255.0.0/16:no up IPv4 interface matches 
         # shellcheck disable=SC2086
         PML=cm mpi 2 60 $cm --mca $param "$build/exchange" >"$build/out" 2>&1
         rc=$?
-        # Once, in a CI run of stop 12, all three runs printed only pml cm's refusal and no
-        # word from rttcc, as if the MTL's component had not been found; it did
-        # not recur in the 7 runs after it.  Then run again, and say so: an MTL
-        # that loads and explains badly, or not at all, still fails.
+        # Once, in a CI run of stop 12, all three runs printed only pml cm's
+        # refusal and no word from rttcc, as if the MTL's component had not
+        # been found; it did not recur in the 7 runs after it.  Then run
+        # again, and say so: an MTL that loads and explains badly, or not at
+        # all, still fails.
         grep -q rttcc "$build/out" && break
         note=" (no word from rttcc on the first attempt: $(tr '\n' ' ' <"$build/out" | cut -c1-160))"
     done
