@@ -84,10 +84,6 @@ static mca_btl_base_module_t **rttcc_component_init(int *num_btls, bool progress
     /* Open MPI's own progress thread never calls BTL progress (we do not set
      * MCA_BTL_FLAGS_BTL_PROGRESS_THREAD_ENABLED): only MPI threads need locks. */
     cfg->thread_safe = mpi_threads;
-    if (cfg->probe_thread && !mpi_threads) {
-        mca_btl_rttcc_show_help(true, "probe thread needs threads", opal_process_info.nodename);
-        cfg->probe_thread = false;
-    }
     cfg->job_key = rttcc_job_key();
     cfg->self = OPAL_PROC_MY_NAME.vpid;
     cfg->max_message = (uint32_t) module->super.btl_max_send_size;

@@ -83,7 +83,7 @@ static mca_btl_rttcc_endpoint_t *endpoint_for_locked(mca_btl_rttcc_module_t *m, 
 }
 
 /* add_procs (any MPI thread) and a datagram from a peer not yet added (the
- * progressing thread, maybe the probe thread) may add the same peer at once. */
+ * progressing thread, maybe the liveness agent) may add the same peer at once. */
 static mca_btl_rttcc_endpoint_t *endpoint_for(mca_btl_rttcc_module_t *m, opal_proc_t *proc)
 {
     mca_btl_rttcc_endpoint_t *ep;

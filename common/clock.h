@@ -16,5 +16,6 @@ inline nanos monotonic_now() {
 
 constexpr nanos usec(uint64_t us) { return us * 1000ull; }
 constexpr nanos msec(uint64_t ms) { return ms * 1000000ull; }
+constexpr double seconds(nanos t) { return static_cast<double>(t) / 1e9; }
 
 }  // namespace rttcc

@@ -158,10 +158,17 @@ const rttcc_param_t kParams[] = {
      5, nullptr, RTTCC_FIELD(probe_startup_delay)},
     {"probe_max_rate", "Most probes per second to one peer", RTTCC_PARAM_UINT, 5, nullptr,
      RTTCC_FIELD(probe_max_rate)},
-    {"probe_thread",
-     "Also probe from a thread while the application computes outside MPI (needs "
-     "MPI_THREAD_MULTIPLE; ignored with a warning otherwise)",
-     RTTCC_PARAM_BOOL, 5, nullptr, RTTCC_FIELD(probe_thread)},
+    {"agent",
+     "Liveness agent: a thread of the engine's own that answers peers (ACKs, keep-alives, probes) "
+     "while the application computes outside MPI, so a busy process is never declared dead. It "
+     "delivers nothing then (data waits for the next MPI call, and is resent at once), except under "
+     "MPI_THREAD_MULTIPLE, where it progresses fully. 0 = nobody answers for a process outside MPI, "
+     "and a peer waiting on it declares it dead after peer_timeout_ms",
+     RTTCC_PARAM_BOOL, 5, nullptr, RTTCC_FIELD(agent)},
+    {"agent_idle_ms",
+     "The liveness agent steps in once the engine has gone this long without being progressed, "
+     "milliseconds (it sleeps until then)",
+     RTTCC_PARAM_UINT, 6, nullptr, RTTCC_FIELD(agent_idle_ms)},
     {"rtt_dump",
      "At finalize each process writes its RTT table to PATH.<rank>.csv and PATH.<rank>.json "
      "(tools/rtt_heatmap draws them)",
@@ -230,6 +237,8 @@ extern "C" void rttcc_config_defaults(rttcc_config_t *c) {
     c->probe_strategy = RTTCC_PROBE_ROUND_ROBIN;
     c->probe_startup_delay = 500;
     c->probe_max_rate = 100;
+    c->agent = true;
+    c->agent_idle_ms = 50;
     c->max_message = 4u << 20;
 }
 
@@ -259,6 +268,8 @@ extern "C" bool rttcc_config_check(const rttcc_config_t *c, char *err, size_t er
     if (c->max_message == 0 || c->max_message > (1u << 30))
         return fail("the largest message must be 1 byte to 1 GiB");
     if (c->peer_timeout_ms == 0) return fail("{peer_timeout_ms} must be > 0");
+    if (c->agent && (c->agent_idle_ms == 0 || 4ull * c->agent_idle_ms > c->peer_timeout_ms))
+        return fail("{agent_idle_ms} must be > 0 and at most a quarter of {peer_timeout_ms}");
     if (c->min_rto_us == 0 || c->min_rto_us > c->max_rto_us)
         return fail("{min_rto_us} must be > 0 and <= {max_rto_us}");
     if (!(c->rtt_alpha > 0 && c->rtt_alpha < 1 && c->rtt_beta > 0 && c->rtt_beta < 1))

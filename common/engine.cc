@@ -29,8 +29,8 @@ Engine::Engine(const rttcc_config_t &config, const rttcc_callbacks_t &callbacks,
       sack_words_(std::min<uint32_t>(kMaxSackWords, cmd_payload_ / 8)),
       inline_buffers_(std::max<size_t>(config.inline_max, 1)),
       reassembly_buffers_(config.max_message),
-      state_mu_(config.thread_safe),
-      rx_mu_(config.thread_safe) {
+      state_mu_(config.thread_safe || config.agent),
+      rx_mu_(config.thread_safe || config.agent) {
     cfg_.if_include = cfg_.if_exclude = nullptr;  // owned by the caller; not needed past create
     rtt_params_.alpha = cfg_.rtt_alpha;
     rtt_params_.beta = cfg_.rtt_beta;
@@ -62,12 +62,12 @@ Engine::Engine(const rttcc_config_t &config, const rttcc_callbacks_t &callbacks,
     start_ = now;
     hotel_.start(now);
     next_probe_round_ = now + msec(cfg_.probe_startup_delay);
-    last_progress_.store(now, std::memory_order_relaxed);
-    start_probe_thread();
+    app_progress_.store(now, std::memory_order_relaxed);
+    start_agent();
 }
 
 Engine::~Engine() {
-    stop_probe_thread();
+    stop_agent();
     // Return every message still held, without callbacks: the caller is gone.
     for (auto &p : peers_) {
         if (!p) continue;
@@ -198,6 +198,15 @@ int Engine::send_now(uint32_t index, uint8_t tag, size_t len, rttcc_fill_fn fill
 
 int Engine::progress() {
     if (!rx_mu_.try_lock()) return 0;  // another thread is receiving
+    const int n = pass(/*by_agent=*/false);
+    rx_mu_.unlock();
+    return n;
+}
+
+// One progress pass, rx_mu_ held: the application's, or the liveness
+// agent's (quiet unless the engine is thread-safe: then it may call back).
+int Engine::pass(bool by_agent) {
+    quiet_ = by_agent && !cfg_.thread_safe;
     if (stamp_source_ != TsSource::kNone) {  // transmit stamps first: ACKs below may need them
         std::lock_guard<MaybeMutex> g(state_mu_);
         reap_tx_stamps();
@@ -219,7 +228,12 @@ int Engine::progress() {
     {
         std::lock_guard<MaybeMutex> g(state_mu_);
         const nanos now = monotonic_now();  // after receiving: deliveries may have taken a while
-        last_progress_.store(now, std::memory_order_relaxed);
+        if (by_agent) {
+            ++stats_.agent_passes;
+        } else {
+            app_progress_.store(now, std::memory_order_relaxed);
+        }
+        if (!quiet_ && !turned_away_.empty()) send_resumes(now);
         if (clock_ && now >= next_clock_refresh_) {  // domain - monotonic drifts slowly
             clock_->refresh();
             next_clock_refresh_ = now + msec(1);
@@ -232,9 +246,7 @@ int Engine::progress() {
         send_due_acks(now);
         flush_all();
     }
-    const int completed = run_callbacks();
-    rx_mu_.unlock();
-    return delivered + completed;
+    return delivered + (quiet_ ? 0 : run_callbacks());
 }
 
 bool Engine::drain(unsigned timeout_ms) {

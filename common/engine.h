@@ -7,6 +7,7 @@
 //   engine_loss.cc    retransmission timeouts, backoff, dead peers
 //   engine_rtt.cc     timestamps, RTT samples, congestion control, the RTT table
 //   engine_probe.cc   RTT probes: scheduling, sending, answering, replies
+//   engine_agent.cc   the liveness agent: answers peers while the application is away from MPI
 //   rtt_dump.cc       the RTT table as CSV and JSON
 #pragma once
 #include <array>
@@ -81,6 +82,7 @@ public:
     int attach(uint8_t tag, const rttcc_callbacks_t &cb) { return clients_.attach(tag, cb); }
     int detach(uint8_t tag) { return clients_.detach(tag); }
     int send_now(uint32_t peer, uint8_t tag, size_t len, rttcc_fill_fn fill, void *ctx);
+    // The application's progress call (the agent makes its own passes).
     int progress();
     bool drain(unsigned timeout_ms);
 
@@ -155,6 +157,7 @@ private:
     Peer *sender_of(Channel ch, const RxDatagram &d, const PacketHeader **h);
     bool accept_segment(Peer &p, const PacketHeader &h, const Arrival &a);
     bool land_put(Peer &p, const PacketHeader &h, const uint8_t *payload, std::unique_lock<MaybeMutex> &lock);
+    void take_busy(Peer &p, const PacketHeader &h, const uint8_t *payload, const Arrival &a);
 
     // engine_ack.cc
     // When an owed ACK goes: after ack_delay unless data carries it first;
@@ -167,7 +170,7 @@ private:
     void send_due_acks(nanos now);
     void attach_sack(Peer &p, PacketHeader &h);
     void process_ack(Peer &p, const PacketHeader &h, const uint8_t *payload, const Arrival &a);
-    uint32_t take_sack(Peer &p, seq_t ack, const uint8_t *payload, uint32_t words);
+    uint32_t take_sack(Peer &p, seq_t ack, const uint8_t *payload, uint32_t words, nanos now);
     void detect_losses(Peer &p, nanos now);
 
     // engine_rtt.cc
@@ -195,9 +198,18 @@ private:
     void send_probe(Peer &p, nanos now);
     void answer_probe(Peer &p, const PacketHeader &h, const Arrival &a);
     void take_probe_reply(Peer &p, const PacketHeader &h, const Arrival &a);
-    void start_probe_thread();
-    void stop_probe_thread();
-    void probe_thread_main();
+
+    // engine_agent.cc
+    int pass(bool by_agent);
+    void start_agent();
+    void stop_agent();
+    void agent_main();
+    void wait_for_datagrams(int timeout_ms);
+    void turn_away(Peer &p, nanos now);
+    void send_busy(Peer &p, nanos now);
+    void send_resumes(nanos now);
+    void resend_turned_away(Peer &p);
+    bool peer_away(const Peer &p) const { return p.busy_heard > p.last_advance; }
 
     // engine_loss.cc
     nanos rto(const TxSegment &seg) const;
@@ -244,11 +256,13 @@ private:
     nanos next_probe_round_ = 0;         // when the next probe round is due
     uint32_t probe_cursor_ = 0;          // round robin: the peer index probed last
     uint64_t probe_rng_;                 // random strategy: xorshift state
-    std::atomic<nanos> last_progress_{0};  // when progress() last ran (the probe thread reads it)
-    std::thread probe_thread_;           // progresses while MPI is idle (probe_thread), if started
-    std::mutex probe_thread_mu_;         // guards stopping_ for the thread's waits
-    std::condition_variable probe_thread_cv_;  // wakes the thread to stop
-    bool stopping_ = false;              // the probe thread must end
+    std::atomic<nanos> app_progress_{0};  // when the application last progressed (the agent reads it)
+    bool quiet_ = false;                 // this pass is the agent's: deliver nothing, call nobody (rx_mu_)
+    List<Peer, &Peer::away_link> turned_away_;  // peers whose data the agent turned away: owed a resume
+    std::thread agent_;                  // the liveness agent (engine_agent.cc), if started
+    std::mutex agent_mu_;                // guards stopping_ for the agent's waits
+    std::condition_variable agent_cv_;   // wakes the agent to stop
+    std::atomic<bool> stopping_{false};  // the agent must end
 
     std::vector<Completion> completions_;  // on_send_done calls to make
     std::vector<Completion> spare_completions_;  // recycled storage for completions_

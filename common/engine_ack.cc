@@ -102,7 +102,7 @@ void Engine::process_ack(Peer &p, const PacketHeader &h, const uint8_t *payload,
         release_segment(*seg, RTTCC_OK);
     });
     const uint32_t sack_words = h.type == static_cast<uint8_t>(PacketType::ACK) ? h.payload_len / 8u : 0;
-    if (sack_words) freed += take_sack(p, h.ack, payload, sack_words);
+    if (sack_words) freed += take_sack(p, h.ack, payload, sack_words, now);
     if (acked || freed || rtt) on_acked(p, freed, rtt, now);
     if (acked) {
         p.last_advance = now;
@@ -118,14 +118,16 @@ void Engine::process_ack(Peer &p, const PacketHeader &h, const uint8_t *payload,
         ++stats_.dup_acks;
     }
     if (sack_words && cfg_.fast_retrans_dupacks) detect_losses(p, now);
+    if (h.flags & kFlagResume) resend_turned_away(p);
     if ((acked || freed) && p.has_pending() && !p.sends_link.linked()) sends_.push_back(p);
 }
 
 // Marks what a SACK names as arrived: out of the hotel (no timer, never
 // resent) and, for data segments, off the credits.  Returns how many data
 // segments it newly marked.  Bits naming segments not in flight (ACKed
-// since, or bogus) are ignored.
-uint32_t Engine::take_sack(Peer &p, seq_t ack, const uint8_t *payload, uint32_t words) {
+// since, or bogus) are ignored.  A new mark shows that the channel's
+// datagrams reach the peer (engine_loss.cc: dead peers).
+uint32_t Engine::take_sack(Peer &p, seq_t ack, const uint8_t *payload, uint32_t words, nanos now) {
     uint32_t freed = 0;
     for (uint32_t w = 0; w < words; ++w) {
         uint64_t bits;
@@ -135,6 +137,7 @@ uint32_t Engine::take_sack(Peer &p, seq_t ack, const uint8_t *payload, uint32_t 
             TxSegment *seg = p.tx.at(s);
             if (!seg || seg->sacked) continue;
             seg->sacked = true;
+            p.last_sacked[seg->cmd_channel ? kCmd : kData] = now;
             unschedule(*seg);
             seq_t &high = p.sacked_high[seg->cmd_channel ? kCmd : kData];
             if (seq_gt(s, high)) high = s;
@@ -171,6 +174,7 @@ void Engine::detect_losses(Peer &p, nanos now) {
             if (!lost++) on_loss(p, /*timeout=*/false, now);  // one window cut for the whole burst
             hotel_.check_out(*seg);
             ++seg->retries;
+            ++seg->backoff;
             ++p.stats.retx;
             ++stats_.retx;
             ++p.stats.retx_fast;

@@ -10,7 +10,7 @@ namespace rttcc {
 // clamped so it cannot overflow), capped at max_rto.
 nanos Engine::rto(const TxSegment &seg) const {
     const nanos base = cfg_.rto_mode == RTTCC_RTO_RTT ? seg.peer->response.rto() : usec(cfg_.retrans_timeout_us);
-    return backed_off_rto(base, seg.retries, usec(cfg_.max_rto_us));
+    return backed_off_rto(base, seg.backoff, usec(cfg_.max_rto_us));
 }
 
 // Timeouts as TCP (RFC 6298 5.3, RFC 6582): the timer restarts whenever an
@@ -54,24 +54,37 @@ void Engine::serve_resends(nanos now) {
         if (!seg) break;
         Peer &p = *seg->peer;
         // Dead: the oldest segment unACKed for peer_timeout despite resends,
-        // and nothing at all heard from the peer for half that.  A peer that
-        // still talks is alive behind a congested path: keep resending.
-        if (!seg->refused && seg->retries >= 2 && now - seg->first_tx >= give_up &&
-            now - p.last_heard >= give_up / 2) {
+        // and nothing in that time that shows the peer gets our datagrams of
+        // its channel: no ACK moved the window, no SACK marked a later one
+        // (a flood into a short queue can lose one segment many times
+        // running), no BUSY said its application is away.  Other traffic
+        // from it does not count: a path that carries only the command
+        // channel, or only small datagrams, is as good as dead.
+        const bool lost = !seg->refused && !seg->resumed;
+        const nanos proof = std::max({seg->first_tx, p.last_advance, p.busy_heard,
+                                      p.last_sacked[seg->cmd_channel ? kCmd : kData]});
+        if (lost && seg->retries >= 2 && now - proof >= give_up) {
             declare_dead(p, now, *seg);
             continue;
         }
         resends_.remove(*seg);
         if (seg->refused) {
-            seg->refused = false;
+            seg->refused = false;  // never left: not a retransmission
         } else {
             ++seg->retries;
             ++p.stats.retx;
             ++stats_.retx;
+        }
+        if (seg->resumed) {
+            seg->resumed = false;
+        } else if (lost) {
+            ++seg->backoff;
             ++p.stats.retx_timeout;
             ++stats_.retx_timeout;
             if (seg->seq == p.tx.una()) {
-                if (!p.recovering) on_loss(p, /*timeout=*/true, now);  // once per RTO, not per segment
+                // Once per RTO, not per segment; and not at all while the
+                // peer says it is away: that timeout is not congestion.
+                if (!p.recovering && !peer_away(p)) on_loss(p, /*timeout=*/true, now);
                 p.recovering = true;
                 p.recover = p.tx.next();
                 p.recovery_start = now;
@@ -83,12 +96,20 @@ void Engine::serve_resends(nanos now) {
 
 // The peer has not ACKed `oldest` for peer_timeout: fail everything sent to it.
 void Engine::declare_dead(Peer &p, nanos now, const TxSegment &oldest) {
-    char why[160];
-    std::snprintf(why, sizeof why,
-                  "no acknowledgement for %.1f s despite %u retransmissions of the oldest segment, "
-                  "nothing heard for %.1f s",
-                  static_cast<double>(now - oldest.first_tx) / 1e9, unsigned{oldest.retries},
-                  static_cast<double>(now - p.last_heard) / 1e9);
+    char why[320];
+    int n = std::snprintf(why, sizeof why, "no acknowledgement for %.1f s despite %u retransmissions of the oldest segment, ",
+                          seconds(now - oldest.first_tx), unsigned{oldest.retries});
+    const nanos give_up = msec(cfg_.peer_timeout_ms);
+    if (!p.last_heard)
+        std::snprintf(why + n, sizeof why - n, "and nothing ever heard from it");
+    else if (now - p.last_heard >= give_up / 2)
+        std::snprintf(why + n, sizeof why - n, "and nothing heard from it for %.1f s", seconds(now - p.last_heard));
+    else
+        std::snprintf(why + n, sizeof why - n,
+                      "though it still sends (last heard %.1f s ago): our %s datagrams of up to %u bytes do "
+                      "not reach it (a firewall, or a path MTU below that size?)",
+                      seconds(now - p.last_heard), oldest.cmd_channel ? "command-channel" : "data-channel",
+                      unsigned(kHeaderSize + (oldest.cmd_channel ? cmd_payload_ : p.seg_payload)));
     p.dead = true;
     dead_.push_back({p.id, why});
     p.tx.clear([&](TxSegment *seg) { release_segment(*seg, RTTCC_ERR_UNREACH); });

@@ -9,7 +9,6 @@
 // one to that peer leaves is counted lost.  A reply to anything but the
 // outstanding probe is late and ignored.
 #include <algorithm>
-#include <chrono>
 #include <limits>
 
 #include "engine.h"
@@ -124,38 +123,6 @@ void Engine::take_probe_reply(Peer &p, const PacketHeader &h, const Arrival &a) 
     ++stats_.probe_replies;
     take_exchange(p, pr.sent, pr.stamp, pr.stamp_source, h, a, /*probe=*/true);
     publish(p, a.now);
-}
-
-// probe_thread: while the application computes outside MPI nobody calls
-// progress, so probes would stop and peers' probes go unanswered.  The
-// thread steps in whenever progress has not run for a probe interval.  It
-// needs the locked engine (thread_safe), which the caller grants only under
-// MPI_THREAD_MULTIPLE, where callbacks from any thread are allowed.
-void Engine::start_probe_thread() {
-    if (!cfg_.probe_thread || !cfg_.probe_enable || !cfg_.thread_safe) return;
-    probe_thread_ = std::thread([this] { probe_thread_main(); });
-}
-
-void Engine::stop_probe_thread() {
-    if (!probe_thread_.joinable()) return;
-    {
-        std::lock_guard<std::mutex> g(probe_thread_mu_);
-        stopping_ = true;
-    }
-    probe_thread_cv_.notify_all();
-    probe_thread_.join();
-}
-
-void Engine::probe_thread_main() {
-    const nanos interval = usec(cfg_.probe_interval);
-    const auto period = std::chrono::microseconds(std::max(cfg_.probe_interval / 2, 100u));
-    std::unique_lock<std::mutex> lock(probe_thread_mu_);
-    while (!probe_thread_cv_.wait_for(lock, period, [this] { return stopping_; })) {
-        if (monotonic_now() - last_progress_.load(std::memory_order_relaxed) < interval) continue;
-        lock.unlock();
-        progress();
-        lock.lock();
-    }
 }
 
 }  // namespace rttcc

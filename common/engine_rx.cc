@@ -67,11 +67,21 @@ bool Engine::handle_datagram(Channel ch, const RxDatagram &d, nanos now) {
         case PacketType::PROBE_REPLY:
             take_probe_reply(*p, *h, a);
             return false;
+        case PacketType::BUSY:
+            take_busy(*p, *h, d.buf + kHeaderSize, a);
+            flush_all();
+            return false;
         default:
             break;
     }
     if (h->flags & kFlagAckValid) process_ack(*p, *h, d.buf + kHeaderSize, a);
-    const bool fresh = h->type != static_cast<uint8_t>(PacketType::ACK) && accept_segment(*p, *h, a);
+    bool fresh = false;
+    if (h->type != static_cast<uint8_t>(PacketType::ACK)) {
+        if (quiet_)
+            turn_away(*p, now);  // the liveness agent delivers nothing: the sender resends later
+        else
+            fresh = accept_segment(*p, *h, a);
+    }
     flush_all();  // nothing staged may outlive the lock (an ACK could free its segment)
     if (!fresh) return false;
 

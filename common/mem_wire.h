@@ -5,6 +5,7 @@
 #include <cstring>
 #include <deque>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -18,15 +19,19 @@ public:
     size_t datagram() const { return datagram_; }
     // Registers an endpoint; returns its index.
     uint32_t attach() {
+        std::lock_guard<std::mutex> g(mu_);
         queues_.emplace_back();
         return static_cast<uint32_t>(queues_.size() - 1);
     }
     using Queue = std::deque<std::vector<uint8_t>>;
     // Queue of (endpoint, channel); the sender is carried in the first 4 bytes.
     Queue &queue(uint32_t ep, Channel ch) { return queues_[ep][ch]; }
+    // Engines' liveness agents use the wire from threads of their own.
+    std::mutex &mutex() { return mu_; }
     uint64_t delivered = 0;  // datagrams handed to receivers
 
 private:
+    std::mutex mu_;                               // guards the queues and `delivered`
     size_t datagram_;                             // path datagram size
     std::vector<std::array<Queue, kChannels>> queues_;  // per endpoint and channel
 };
@@ -56,11 +61,13 @@ public:
                 const auto *p = static_cast<const uint8_t *>(d[i].iov[k].iov_base);
                 bytes.insert(bytes.end(), p, p + d[i].iov[k].iov_len);
             }
+            std::lock_guard<std::mutex> g(net_.mutex());
             net_.queue(static_cast<uint32_t>(d[i].dest), ch).push_back(std::move(bytes));
         }
         return n;
     }
     int rx_burst(Channel ch, RxDatagram *d, int n) override {
+        std::lock_guard<std::mutex> g(net_.mutex());
         auto &q = net_.queue(self_, ch);
         held_[ch].clear();
         int got = 0;

@@ -66,7 +66,11 @@ struct Peer {
     WireHandle addr[kChannels] = {};   // resolved address per channel
     uint32_t seg_payload = 0;          // payload bytes per data-channel segment
     bool dead = false;                 // declared dead: every send fails
-    nanos last_heard = 0;              // when its latest valid datagram arrived
+    nanos last_heard = 0;              // when its latest valid datagram arrived (0: never)
+    nanos busy_heard = 0;              // when it last said BUSY: its application was away, not dead
+    nanos last_sacked[kChannels] = {}; // when a SACK last showed a segment of that channel arrived
+    nanos busy_sent = 0;               // when we last told it BUSY (at most one per ms)
+    Link away_link;                    // in the engine's list of peers owed a resume ACK
     nanos last_advance = 0;            // when an ACK last moved its send window (RTO restarts from it)
     bool recovering = false;           // a timeout resent `una`; until una passes `recover`,
     seq_t recover = 0;                 //   each ACK that moves the window resends the new una

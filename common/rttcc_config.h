@@ -81,7 +81,8 @@ typedef struct rttcc_config {
     int probe_strategy;             /* rttcc_probe_strategy */
     unsigned probe_startup_delay;   /* before the first probe, milliseconds */
     unsigned probe_max_rate;        /* most probes per second to one peer */
-    bool probe_thread;              /* probe from a thread while MPI is idle */
+    bool agent;                     /* liveness agent: answer peers while the application is away from MPI */
+    unsigned agent_idle_ms;         /* the agent steps in after this long without progress */
     char *rtt_dump;                 /* write the RTT table at finalize: PATH.<rank>.{csv,json} */
     unsigned fault_drop;            /* test only: drop per million datagrams sent */
     unsigned fault_dup;             /* test only: duplicate per million */

@@ -81,7 +81,13 @@ typedef struct rttcc_callbacks {
     X(probes_tx, "RTT probes sent")                                                \
     X(probes_answered, "RTT probes of peers answered")                             \
     X(probe_replies, "replies to our RTT probes received in time")                 \
-    X(probes_lost, "RTT probes never answered")
+    X(probes_lost, "RTT probes never answered")                                    \
+    X(agent_passes, "progress passes the liveness agent made while the application was away") \
+    X(turned_away, "segments the liveness agent turned away (resent once the application came back)") \
+    X(busy_tx, "BUSY replies sent: a peer's data arrived while our application was away") \
+    X(busy_rx, "BUSY replies received: a peer's application was away, not dead")    \
+    X(resumes_tx, "resume ACKs sent: peers asked to resend what the agent turned away") \
+    X(resumes_rx, "resume ACKs received: segments resent at once, not on a timer")
 
 typedef struct rttcc_stats {
 #define RTTCC_STATS_FIELD(name, help) uint64_t name;

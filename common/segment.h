@@ -52,9 +52,11 @@ struct TxSegment {
     TsSource stamp_source = TsSource::kNone;  // what took `stamp`
     nanos deadline = 0;        // retransmission deadline while in the hotel
     uint16_t retries = 0;      // retransmissions so far
+    uint16_t backoff = 0;      // RTO doublings: timeouts since the peer last proved it listens
     bool cmd_channel = false;  // travels on the command channel
     bool in_hotel = false;     // checked into the hotel (else on the resend list, or nowhere)
     bool refused = false;      // on the resend list because the wire was full, not lost
+    bool resumed = false;      // on the resend list because the peer came back (engine_agent.cc), not lost
     bool sacked = false;       // a selective ACK says it arrived: no timer, no credit
 };
 

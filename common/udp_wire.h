@@ -38,6 +38,12 @@ public:
     bool resolve(Channel ch, const void *addr, size_t len, WireHandle *out, std::string *err) override;
     size_t path_datagram(const void *data_addr, size_t len) const override;
     int tx_burst(Channel ch, TxDatagram *d, int n) override;
+    int poll_fds(int *fds, int cap) const override {
+        int n = 0;
+        for (int fd : fd_)
+            if (n < cap && fd >= 0) fds[n++] = fd;
+        return n;
+    }
     int rx_burst(Channel ch, RxDatagram *d, int n) override;
     unsigned ready() override;
     TsSource stamp_source() const override { return stamp_source_; }

@@ -73,6 +73,13 @@ public:
     // Bit (1 << ch) set for each channel that may have datagrams: lets the
     // progress loop skip empty channels with one cheap check.
     virtual unsigned ready() { return (1u << kCmd) | (1u << kData); }
+    // File descriptors that turn readable when a datagram arrives, for the
+    // liveness agent to sleep on; returns how many (0: it polls on a timer).
+    virtual int poll_fds(int *fds, int cap) const {
+        (void)fds;
+        (void)cap;
+        return 0;
+    }
 
     // The best timestamps this wire takes (kNone: the engine's own clock only).
     virtual TsSource stamp_source() const { return TsSource::kNone; }

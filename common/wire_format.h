@@ -18,7 +18,10 @@ namespace rttcc {
                 /* with a SACK bitmap as payload while the receiver has a gap */      \
     X(PROBE, 4) /* an RTT probe (unsequenced, command channel): seq = probe id */     \
     X(PROBE_REPLY, 5) /* its answer: seq = probe id, ack_delay_ns = hold time */     \
-    X(PUT, 6) /* a chunk of a one-sided put: lands at put_addr (regions.h) */
+    X(PUT, 6) /* a chunk of a one-sided put: lands at put_addr (regions.h) */       \
+    X(BUSY, 7) /* unsequenced (command channel): our application is away from MPI, */ \
+               /* so the liveness agent turned data away; the ACK fields say what */  \
+               /* was delivered.  Keeps the sender from declaring us dead. */
 
 enum class PacketType : uint8_t {
 #define RTTCC_PT_ENUM(name, value) name = value,
@@ -38,7 +41,7 @@ inline const char *packet_type_name(PacketType t) {
 }
 
 constexpr uint16_t kMagic = 0x5452;  // "RT"
-constexpr uint8_t kVersion = 2;  // 2: ACKs carry SACK bitmaps
+constexpr uint8_t kVersion = 3;  // 2: ACKs carry SACK bitmaps; 3: BUSY, kFlagResume
 
 // An ACK's payload, when there is one, is the selective ACK: 64-bit words,
 // bit i (word i / 64, bit i % 64) set if segment ack + 1 + i has arrived.
@@ -53,6 +56,7 @@ enum HeaderFlags : uint8_t {
     kFlagAckValid = 1u << 0,  // `ack`, `echo_tx_id`, `ack_delay_ns` carry an ACK
     kFlagTimed = 1u << 1,     // the sender stamps this transmission: echo it in preference
     kFlagAckNow = 1u << 2,    // the sender waits for this segment's ACK: do not delay it
+    kFlagResume = 1u << 3,    // ACK: we are back in MPI; resend at once what was turned away
 };
 
 #pragma pack(push, 1)
@@ -111,6 +115,9 @@ inline Verdict check_header(const void *buf, size_t len, uint32_t job_key, const
             break;
         case PacketType::PROBE_REPLY:
             if (h->payload_len != 0 || (h->flags & kFlagAckValid)) return Verdict::kMalformed;
+            break;
+        case PacketType::BUSY:
+            if (h->payload_len != 0 || !(h->flags & kFlagAckValid)) return Verdict::kMalformed;
             break;
         default:
             return Verdict::kMalformed;

@@ -129,7 +129,6 @@ static int create_engine(mca_mtl_rttcc_module_t *m, bool mpi_threads)
     int rc;
 
     cfg->thread_safe = mpi_threads;
-    cfg->probe_thread = cfg->probe_thread && mpi_threads;
     cfg->job_key = rttcc_job_key();
     cfg->self = OPAL_PROC_MY_NAME.vpid;
     mca_mtl_rttcc_callbacks(&cbs, m);

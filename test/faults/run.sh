@@ -11,6 +11,7 @@ scratch_dir faults
 mpicc -O2 -Wall -o "$build/exchange" "$here/exchange.c" &&
 mpicc -O2 -Wall -o "$build/alltoall" "$here/../mpi/alltoall.c" -lpthread &&
 mpicc -O2 -Wall -o "$build/silent_peer" "$here/silent_peer.c" &&
+mpicc -O2 -Wall -o "$build/busy_peer" "$here/../mpi/busy_peer.c" &&
 mpicc -O2 -Wall -o "$build/p2p_edges" "$here/../mpi/p2p_edges.c" || { echo "0 passed, 1 failed"; exit 1; }
 
 mpi() {  # mpi NP TIMEOUT args...
@@ -111,6 +112,48 @@ peer_loss() {  # peer_loss WHAT NP MESSAGE-REGEX [silent_peer argument]
 peer_loss frozen 2 'lost contact with process'
 peer_loss killed 3 'lost contact with process|exited on signal 9' kill
 PML=cm STACK="$cm --mca mtl_rttcc_peer_timeout_ms 3000" peer_loss "pml cm: frozen" 2 'rttcc MTL .* lost contact with process'
+
+# 2b. A rank that computes outside MPI is alive.  Rank 1 of busy_peer
+#     computes (no MPI call) after its receive, before it, or with messages
+#     in flight towards it, for 2.5 times the peer timeout; the job must end
+#     with every byte right, and the counters must show the liveness agent
+#     answering for rank 1 (agent_passes) and, where data reached rank 1
+#     while it computed, rank 0 hearing BUSY instead of declaring it dead.
+busy_peer() {  # busy_peer LABEL PREFIX WHEN SIZE BUSY-SECONDS MPIRUN-ARGS...
+    local label=$1 prefix=$2 when=$3 size=$4 busy=$5 passes heard
+    shift 5
+    mpi 2 120 "$@" --mca "${prefix}_stats" 1 "$build/busy_peer" -when "$when" -size "$size" -busy "$busy" -count 4 \
+        >"$build/out" 2>&1
+    passes=$(stats_sum "$build/out" agent_passes)
+    heard=$(stats_sum "$build/out" busy_rx)
+    if grep -q '^PASS busy_peer' "$build/out" && [ "$passes" -gt 0 ] && { [ "$when" = after ] || [ "$heard" -gt 0 ]; }; then
+        ok "${label}busy peer ($when, $size bytes, ${busy}s): alive, data intact (agent_passes=$passes busy_rx=$heard)"
+    else
+        bad "${label}busy peer ($when, $size bytes, ${busy}s) (agent_passes=$passes busy_rx=$heard)"
+    fi
+}
+for when_size in "after 64" "before 64" "after 1048576" "before 1048576" "inflight 1048576" "inflight 1000"; do
+    # shellcheck disable=SC2086
+    busy_peer "" btl_rttcc $when_size 5 --mca btl rttcc,self --mca btl_rttcc_peer_timeout_ms 2000
+    # shellcheck disable=SC2086
+    PML=cm busy_peer "pml cm: " mtl_rttcc $when_size 5 $cm --mca mtl_rttcc_peer_timeout_ms 2000
+done
+busy_peer "mpi_yield_when_idle: " btl_rttcc inflight 1048576 5 --mca btl rttcc,self --mca btl_rttcc_peer_timeout_ms 2000 \
+    --mca mpi_yield_when_idle 1
+# The report's case with every default (peer timeout 15 s): 20 s of computing.
+busy_peer "defaults: " btl_rttcc after 64 20 --mca btl rttcc,self
+# shellcheck disable=SC2086
+PML=cm busy_peer "pml cm, defaults: " mtl_rttcc before 1048576 20 $cm
+
+# 2c. Without the agent the same busy rank is taken for dead: the check
+#     above can fail.
+mpi 2 60 --mca btl rttcc,self --mca btl_rttcc_peer_timeout_ms 2000 --mca btl_rttcc_agent 0 "$build/busy_peer" \
+    -when before -size 64 -busy 5 >"$build/out" 2>&1
+if grep -q 'lost contact with process' "$build/out" && ! grep -q '^PASS busy_peer' "$build/out"; then
+    ok "agent 0: a rank busy for longer than the peer timeout is declared dead (what the agent prevents)"
+else
+    bad "agent 0: the busy rank was not declared dead"
+fi
 
 # 3. Unusable settings: rttcc's message, then a clean failure or a fallback.
 for setting in "btl_rttcc_if_include 10.255.0.0/16" "btl_rttcc_if_include 1.2.3.4/40" "btl_rttcc_window 1000"; do

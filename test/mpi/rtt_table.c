@@ -6,7 +6,7 @@
  *   rtt_table [-idle SECONDS [-spin|-outside]] [-threads]
  *     -idle: no data; expects probe samples instead
  *     -spin: poll MPI without sleeping while idle
- *     -outside: idle outside MPI (no MPI call at all: only btl_rttcc_probe_thread probes)
+ *     -outside: idle outside MPI (no MPI call at all: only the engine's liveness agent probes)
  *     -threads: MPI_THREAD_MULTIPLE */
 #include <unistd.h>
 

@@ -86,18 +86,10 @@ expect_refusal "timestamp=nic on loopback" "could not get the timestamps it was 
 expect_refusal "a bad congestion-control setting" "btl_rttcc_initial_cwnd must be between" \
     --mca btl_rttcc_initial_cwnd 500 --mca btl_rttcc_max_cwnd 100
 
-# 4. probe_thread without MPI_THREAD_MULTIPLE: a warning, and the job runs.
-if run 2 --mca btl_rttcc_probe_enable 1 --mca btl_rttcc_probe_thread 1 && grep -q '^PASS rtt_table' "$build/out" &&
-   grep -q 'MPI_THREAD_MULTIPLE' "$build/out"; then
-    ok "probe_thread without MPI_THREAD_MULTIPLE: warned, ignored"
-else
-    bad "probe_thread warning"
-fi
-
-# 5. ompi_info lists the parameters and the table's performance variables.
+# 4. ompi_info lists the parameters and the table's performance variables.
 missing=$(ompi_info_missing btl rttcc "timestamp timestamp_interval_us ptp_enable ptp_require_sync ptp_clock_device \
     ptp_max_offset cc initial_cwnd max_cwnd timely_tlow_us swift_target_us probe_enable probe_interval probe_msg_size \
-    probe_strategy probe_startup_delay probe_max_rate probe_thread rtt_dump rtt_alpha rtt_beta min_rto_us" \
+    probe_strategy probe_startup_delay probe_max_rate agent agent_idle_ms rtt_dump rtt_alpha rtt_beta min_rto_us" \
     "rtt_srtt rtt_rttvar rtt_min rtt_owd_fwd rtt_cwnd rtt_losses rtt_samples")
 if [ -z "$missing" ]; then ok "ompi_info lists every RTT parameter and table variable"; else bad "ompi_info lacks:$missing"; fi
 

@@ -73,6 +73,7 @@ struct Node {
     std::vector<void *> completed;      // cookies reported done OK
     std::vector<void *> failed;         // cookies reported failed
     std::vector<uint32_t> dead;         // peers declared dead
+    std::vector<std::string> dead_why;  // and why, as the engine said it
     std::vector<uint32_t> unknown;      // unknown senders reported
     struct Landed {
         uint32_t peer, key;
@@ -96,7 +97,10 @@ struct Node {
         auto *self = static_cast<Node *>(u);
         (status == RTTCC_OK ? self->completed : self->failed).push_back(cookie);
     }
-    static void on_dead(void *u, uint32_t peer, const char *) { static_cast<Node *>(u)->dead.push_back(peer); }
+    static void on_dead(void *u, uint32_t peer, const char *why) {
+        static_cast<Node *>(u)->dead.push_back(peer);
+        static_cast<Node *>(u)->dead_why.push_back(why);
+    }
     static void on_put(void *u, uint32_t peer, uint32_t key, uint64_t offset, size_t len, uint8_t tag) {
         static_cast<Node *>(u)->puts.push_back({peer, key, offset, len, tag});
     }
@@ -117,6 +121,7 @@ inline rttcc_config_t test_config(uint32_t self) {
     c.min_rto_us = 20000;          // longer than the microsecond RTTs of the in-memory wire
     c.max_rto_us = 80000;
     c.max_message = 1 << 20;
+    c.agent = false;  // the test drives every engine; tests of the liveness agent turn it on
     return c;
 }
 

@@ -1,0 +1,164 @@
+// The liveness agent (engine_agent.cc): a process whose application does not
+// progress is answered for, never declared dead, and gets every byte once it
+// is back; a peer that is really gone still is declared dead, with what was
+// heard from it.
+#include "engine_harness.h"
+
+using namespace rttcc;
+using namespace rttcc_test;
+
+namespace {
+
+void with_agent(rttcc_config_t &c) {
+    c.agent = true;
+    c.agent_idle_ms = 10;
+    c.peer_timeout_ms = 200;
+}
+
+// Progresses node 0 alone (node 1's application is "computing") for `ms`.
+void only_node0(std::vector<std::unique_ptr<Node>> &nodes, unsigned ms) {
+    const nanos end = monotonic_now() + msec(ms);
+    while (monotonic_now() < end) nodes[0]->engine->progress();
+}
+
+bool has(const std::string &text, const char *part) { return text.find(part) != std::string::npos; }
+
+}  // namespace
+
+// Node 1 computes for three peer timeouts with a small and a zero-copy
+// message in flight towards it: node 0 hears BUSY, declares nothing, and
+// both messages arrive whole once node 1 progresses again, resent on its
+// resume ACK rather than on a timer.
+static void test_a_busy_peer_is_not_declared_dead(void **) {
+    MemNetwork net(4000);
+    auto nodes = make_nodes(net, 2, {}, with_agent);
+    std::vector<uint8_t> small = make_message(1, 64), big = make_message(2, 100000);
+    iovec a{small.data(), small.size()}, b{big.data(), big.size()};
+    assert_int_equal(nodes[0]->engine->send(1, 1, &a, 1, nullptr), RTTCC_DONE);
+    assert_int_equal(nodes[0]->engine->send(1, 2, &b, 1, &big), RTTCC_OK);
+    only_node0(nodes, 600);
+    assert_int_equal(nodes[0]->dead.size(), 0);
+    assert_int_equal(nodes[0]->failed.size(), 0);
+    assert_int_equal(nodes[1]->received.size(), 0);  // the quiet agent delivers nothing
+    const rttcc_stats_t away = nodes[1]->engine->stats();
+    assert_true(away.agent_passes > 0);
+    assert_true(away.turned_away > 0);
+    assert_true(away.busy_tx > 0);
+    assert_true(nodes[0]->engine->stats().busy_rx > 0);
+
+    assert_true(run_until(nodes, [&] { return nodes[1]->received.size() == 2 && nodes[0]->completed.size() == 1; }));
+    const auto &r = nodes[1]->received;  // the two channels may deliver in either order
+    assert_true((r[0].bytes == small && r[1].bytes == big) || (r[0].bytes == big && r[1].bytes == small));
+    assert_int_equal(nodes[1]->engine->stats().resumes_tx, 1);
+    assert_true(nodes[0]->engine->stats().resumes_rx >= 1);
+    assert_int_equal(nodes[0]->engine->stats().msgs_rx, 0);  // nothing delivered twice, nothing invented
+}
+
+// The agent ACKs what was delivered before the application went away: the
+// sender's message completes although node 1 never progresses again.
+static void test_the_agent_sends_an_owed_ack(void **) {
+    MemNetwork net(4000);
+    auto nodes = make_nodes(net, 2, {}, with_agent);
+    std::vector<uint8_t> big = make_message(3, 30000);
+    iovec b{big.data(), big.size()};
+    assert_int_equal(nodes[0]->engine->send(1, 1, &b, 1, &big), RTTCC_OK);
+    assert_true(run_until(nodes, [&] { return nodes[1]->received.size() == 1; }));
+    // Node 1 goes away now, possibly owing the ACK of the last segments.
+    const nanos end = monotonic_now() + msec(1000);
+    while (nodes[0]->completed.empty() && monotonic_now() < end) nodes[0]->engine->progress();
+    assert_int_equal(nodes[0]->completed.size(), 1);
+    assert_int_equal(nodes[0]->dead.size(), 0);
+}
+
+// Node 1's own send completes while its application is away: the agent
+// takes the ACK (the completion waits for the application's next pass).
+static void test_the_agent_keeps_our_own_sends_going(void **) {
+    MemNetwork net(4000);
+    auto nodes = make_nodes(net, 2, {}, with_agent);
+    std::vector<uint8_t> big = make_message(4, 50000);
+    iovec b{big.data(), big.size()};
+    assert_int_equal(nodes[1]->engine->send(0, 1, &b, 1, &big), RTTCC_OK);
+    only_node0(nodes, 300);  // node 1's agent sends and resends; node 0 receives and ACKs
+    assert_int_equal(nodes[0]->received.size(), 1);
+    assert_true(nodes[0]->received[0].bytes == big);
+    assert_int_equal(nodes[1]->completed.size(), 0);  // no callback from the agent
+    nodes[1]->engine->progress();
+    assert_int_equal(nodes[1]->completed.size(), 1);
+}
+
+// Without an agent, a peer that never answered is declared dead after the
+// peer timeout, and the reason says nothing was ever heard from it.
+static void test_a_silent_peer_is_dead_and_never_heard(void **) {
+    MemNetwork net(4000);
+    auto nodes = make_nodes(net, 2, {}, [](rttcc_config_t &c) { c.peer_timeout_ms = 100; });
+    std::vector<uint8_t> big = make_message(5, 20000);
+    iovec b{big.data(), big.size()};
+    assert_int_equal(nodes[0]->engine->send(1, 1, &b, 1, &big), RTTCC_OK);
+    const nanos end = monotonic_now() + msec(2000);
+    while (nodes[0]->dead.empty() && monotonic_now() < end) nodes[0]->engine->progress();
+    assert_int_equal(nodes[0]->dead.size(), 1);
+    assert_true(has(nodes[0]->dead_why[0], "nothing ever heard from it"));
+}
+
+// A peer heard once and then silent: the reason gives how long ago, which
+// is at least the peer timeout (not the age of the machine).
+static void test_a_peer_gone_silent_is_dead_with_the_time_since_heard(void **) {
+    MemNetwork net(4000);
+    auto nodes = make_nodes(net, 2, {}, [](rttcc_config_t &c) { c.peer_timeout_ms = 100; });
+    std::vector<uint8_t> hello = make_message(9, 100);
+    iovec h{hello.data(), hello.size()};
+    assert_int_equal(nodes[1]->engine->send(0, 1, &h, 1, nullptr), RTTCC_DONE);
+    assert_true(run_until(nodes, [&] { return nodes[0]->received.size() == 1; }));
+    std::vector<uint8_t> big = make_message(6, 20000);
+    iovec b{big.data(), big.size()};
+    assert_int_equal(nodes[0]->engine->send(1, 1, &b, 1, &big), RTTCC_OK);
+    const nanos end = monotonic_now() + msec(2000);
+    while (nodes[0]->dead.empty() && monotonic_now() < end) nodes[0]->engine->progress();
+    assert_int_equal(nodes[0]->dead.size(), 1);
+    const std::string &why = nodes[0]->dead_why[0];
+    const size_t at = why.find("nothing heard from it for ");
+    assert_true(at != std::string::npos);
+    const double secs = std::stod(why.substr(at + std::strlen("nothing heard from it for ")));
+    assert_true(secs >= 0.05 && secs < 2.0);
+}
+
+// The data channel is a black hole while node 1 keeps talking on the
+// command channel (it sends node 0 small messages): node 1 is declared
+// dead all the same, and the reason says its datagrams do not get through.
+static void test_a_one_way_data_black_hole_is_dead(void **) {
+    MemNetwork net(4000);
+    auto nodes = make_nodes(net, 2, {}, [](rttcc_config_t &c) {
+        c.peer_timeout_ms = 150;
+        c.inline_max = 64;
+    });
+    nodes[0]->faults->drop_if = [](Channel ch, const TxDatagram &) { return ch == kData; };
+    std::vector<uint8_t> big = make_message(7, 20000), small = make_message(8, 32);
+    iovec b{big.data(), big.size()}, s{small.data(), small.size()};
+    assert_int_equal(nodes[0]->engine->send(1, 1, &b, 1, &big), RTTCC_OK);
+    const nanos end = monotonic_now() + msec(3000);
+    nanos next_small = 0;
+    while (nodes[0]->dead.empty() && monotonic_now() < end) {
+        if (monotonic_now() >= next_small) {
+            nodes[1]->engine->send(0, 2, &s, 1, nullptr);
+            next_small = monotonic_now() + msec(10);
+        }
+        nodes[0]->engine->progress();
+        nodes[1]->engine->progress();
+    }
+    assert_int_equal(nodes[0]->dead.size(), 1);
+    assert_true(has(nodes[0]->dead_why[0], "though it still sends"));
+    assert_true(has(nodes[0]->dead_why[0], "data-channel"));
+    assert_true(nodes[0]->received.size() > 5);  // it did keep talking
+}
+
+int main() {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_a_busy_peer_is_not_declared_dead),
+        cmocka_unit_test(test_the_agent_sends_an_owed_ack),
+        cmocka_unit_test(test_the_agent_keeps_our_own_sends_going),
+        cmocka_unit_test(test_a_silent_peer_is_dead_and_never_heard),
+        cmocka_unit_test(test_a_peer_gone_silent_is_dead_with_the_time_since_heard),
+        cmocka_unit_test(test_a_one_way_data_black_hole_is_dead),
+    };
+    return cmocka_run_group_tests(tests, nullptr, nullptr);
+}
