@@ -158,7 +158,42 @@ for cc in aimd swift; do
     fi
 done
 
-# 5. Teardown leaves nothing behind.
+# 5. Liveness across hosts.  A rank that computes outside MPI (rank 1, on
+#    h2) for 2.5 times the peer timeout is alive, over btl and mtl rttcc.
+#    Then a path MTU below the data datagrams: once the ranks are up, h2's
+#    bridge port takes frames of 1100 bytes at most (command datagrams
+#    pass, 1500-byte data frames are dropped both ways) while rank 0's
+#    1 MiB message to rank 1 is under way; rttcc must end the job with its
+#    error within the peer timeout (3 s) plus slack.
+for stack in ob1 cm; do
+    prefix=btl_rttcc label=""
+    [ $stack = cm ] && prefix=mtl_rttcc label="pml cm: "
+    for when_size in "before 1048576" "inflight 1000"; do
+        read -r when size <<<"$when_size"
+        if STACK=$stack tbrun 2 --mca ${prefix}_peer_timeout_ms 2000 "$build/busy_peer" -when "$when" -size "$size" -busy 5 &&
+           grep -q '^PASS busy_peer' "$build/out" && [ "$(stats_sum "$build/out" busy_rx)" -gt 0 ]; then
+            ok "${label}busy rank across hosts ($when, $size bytes, 5 s): alive (busy_rx=$(stats_sum "$build/out" busy_rx))"
+        else
+            bad "${label}busy rank across hosts ($when, $size bytes, 5 s)"
+        fi
+    done
+done
+start=$(date +%s.%N)
+tbrun 2 --mca btl_rttcc_peer_timeout_ms 3000 "$build/busy_peer" -when before -size 1048576 -busy 3 &
+run=$!
+sleep 1.5
+ip link set rttcct-v2 mtu 1100
+wait $run
+secs=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
+ip link set rttcct-v2 mtu 1500
+if grep -q 'lost contact with process' "$build/out" && ! grep -q '^PASS busy_peer' "$build/out" &&
+   awk -v s="$secs" 'BEGIN { exit !(s < 20) }'; then
+    ok "path MTU below the data datagrams: the job ended with rttcc's error in ${secs}s (peer timeout 3 s): $(grep -o 'no acknowledgement for.*' "$build/out" | head -n 1 | cut -c1-150)"
+else
+    bad "path MTU below the data datagrams (${secs}s)"
+fi
+
+# 6. Teardown leaves nothing behind.
 "$tb" down
 left=$(ip netns list | grep -c '^rttcct-' || true)
 links=$(ip -o link show | grep -c 'rttcct-' || true)

@@ -247,11 +247,12 @@ static void test_silent_peer_is_declared_dead(void **) {
     std::vector<uint8_t> big = make_message(1, 20000);
     iovec iov{big.data(), big.size()};
     assert_int_equal(nodes[0]->engine->send(1, 1, &iov, 1, &big), RTTCC_OK);
-    // Node 1 never progresses: it is "stopped".
+    // Node 1 never progresses: it is "stopped" (and, with no liveness agent, silent).
     const nanos start = monotonic_now();
     while (nodes[0]->dead.empty() && monotonic_now() - start < msec(2000)) nodes[0]->engine->progress();
     assert_int_equal(nodes[0]->dead.size(), 1);
     assert_int_equal(nodes[0]->dead[0], 1);
+    assert_true(nodes[0]->dead_why[0].find("nothing ever heard from it") != std::string::npos);
     assert_true(monotonic_now() - start < msec(1000));  // bounded: timeout plus the backoff step
     assert_int_equal(nodes[0]->failed.size(), 1);  // the send was failed, not lost silently
     assert_int_equal(nodes[0]->engine->send(1, 1, &iov, 1, &big), RTTCC_ERR_UNREACH);
