@@ -13,7 +13,7 @@ if ! command -v clang++ >/dev/null; then
     echo "0 passed, 1 failed"
     exit 1
 fi
-sources=(config netif faulty_wire engine engine_tx engine_rx engine_ack engine_loss engine_rtt engine_probe
+sources=(config netif faulty_wire engine engine_tx engine_rx engine_ack engine_loss engine_rtt engine_probe engine_agent
          rtt_dump congestion clock_domain)
 clang++ -std=c++17 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
     -I"$top/common" -I"$top/test/unit" "$here/fuzz_rx.cc" \
