@@ -165,7 +165,7 @@ int rttcc_engine_add_peer(rttcc_engine_t *engine, uint32_t peer, const void *add
     return guarded(err, errlen, [&] {
         std::string why;
         if (engine->impl->add_peer(peer, addr, len, &why)) return RTTCC_OK;
-        set_err(err, errlen, why);
+        set_err(err, errlen, rttcc::name_params(why, rttcc::param_prefix(engine->impl->config())));
         return RTTCC_ERR_ARG;
     });
 }

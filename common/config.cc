@@ -147,7 +147,7 @@ const rttcc_param_t kParams[] = {
      nullptr, RTTCC_FIELD(probe_enable)},
     {"probe_interval", "Time between probe rounds, microseconds", RTTCC_PARAM_UINT, 4, nullptr,
      RTTCC_FIELD(probe_interval)},
-    {"probe_msg_size", "Payload bytes of a probe (0..cmd_mtu - 64)", RTTCC_PARAM_UINT, 5,
+    {"probe_msg_size", "Payload bytes of a probe (0..cmd_mtu - 72)", RTTCC_PARAM_UINT, 5,
      nullptr, RTTCC_FIELD(probe_msg_size)},
     {"probe_strategy",
      "Which peers a probe round visits: round_robin (the next peer), all_pairs (every peer), "
@@ -158,6 +158,13 @@ const rttcc_param_t kParams[] = {
      5, nullptr, RTTCC_FIELD(probe_startup_delay)},
     {"probe_max_rate", "Most probes per second to one peer", RTTCC_PARAM_UINT, 5, nullptr,
      RTTCC_FIELD(probe_max_rate)},
+    {"auth",
+     "Datagram authentication: every datagram carries a 64-bit MAC keyed by its sender's random "
+     "128-bit secret, which travels only in the modex, so datagrams nobody in the job sent are dropped "
+     "(and counted: drop_auth). header (SipHash-2-4 over the header: sequence numbers, ACKs, SACK "
+     "bounds, ids, stamps, put addresses), full (keyed BLAKE2b over the header and the payload), none. "
+     "Every process of a job must use the same setting",
+     RTTCC_PARAM_ENUM, 4, "none=0,header=1,full=2", RTTCC_FIELD(auth)},
     {"agent",
      "Liveness agent: a thread of the engine's own that answers peers (ACKs, keep-alives, probes) "
      "while the application computes outside MPI, so a busy process is never declared dead. It "
@@ -237,6 +244,7 @@ extern "C" void rttcc_config_defaults(rttcc_config_t *c) {
     c->probe_strategy = RTTCC_PROBE_ROUND_ROBIN;
     c->probe_startup_delay = 500;
     c->probe_max_rate = 100;
+    c->auth = RTTCC_AUTH_HEADER;
     c->agent = true;
     c->agent_idle_ms = 50;
     c->max_message = 4u << 20;
@@ -288,8 +296,8 @@ extern "C" bool rttcc_config_check(const rttcc_config_t *c, char *err, size_t er
                     "0 < {swift_fs_min_cwnd} < {swift_fs_max_cwnd}");
     if (c->probe_enable && (c->probe_interval == 0 || c->probe_max_rate == 0))
         return fail("{probe_interval} and {probe_max_rate} must be > 0");
-    if (c->probe_msg_size + 64 > c->cmd_mtu)
-        return fail("{probe_msg_size} must leave room for the 64-byte header in "
+    if (c->probe_msg_size + 72 > c->cmd_mtu)
+        return fail("{probe_msg_size} must leave room for the 72-byte header in "
                     "{cmd_mtu}");
     if (c->if_include && *c->if_include && c->if_exclude && *c->if_exclude)
         return fail("{if_include} and {if_exclude} are mutually exclusive");

@@ -2,21 +2,24 @@
 #include "engine.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <utility>
 
 namespace rttcc {
 
-namespace {
-
-// Published address: [data MTU hint][cmd address][data address].
-struct AddressHeader {
+// Published address: this header, then the command and the data channel's
+// wire addresses.  Besides where to send, it says what every process of
+// the job must agree on, and the secret that signs our datagrams.
+struct Engine::AddressHeader {
     uint32_t version;      // kVersion
     uint16_t cmd_len;      // bytes of the command-channel address
     uint16_t data_len;     // bytes of the data-channel address
+    uint32_t auth;         // rttcc_auth
+    uint32_t cmd_mtu;      // command-channel datagrams are received into buffers this large
+    uint32_t max_message;  // largest message: reassembly buffers are this large
+    uint8_t key[16];       // our secret (SecretKey)
 };
-
-}  // namespace
 
 Engine::Engine(const rttcc_config_t &config, const rttcc_callbacks_t &callbacks,
                std::unique_ptr<Wire> wire, std::unique_ptr<ClockDomain> clock)
@@ -24,6 +27,7 @@ Engine::Engine(const rttcc_config_t &config, const rttcc_callbacks_t &callbacks,
       clients_(callbacks),
       wire_(std::move(wire)),
       clock_(std::move(clock)),
+      key_(random_key()),
       verify_source_(wire_->verifies_source()),
       cmd_payload_(config.cmd_mtu - kHeaderSize),
       sack_words_(std::min<uint32_t>(kMaxSackWords, cmd_payload_ / 8)),
@@ -86,12 +90,33 @@ size_t Engine::local_address(void *buf, size_t cap) const {
     const size_t dl = wire_->local_address(kData, data, sizeof data);
     const size_t need = sizeof(AddressHeader) + cl + dl;
     if (cap < need) return 0;
-    AddressHeader h{kVersion, static_cast<uint16_t>(cl), static_cast<uint16_t>(dl)};
+    AddressHeader h{kVersion, static_cast<uint16_t>(cl), static_cast<uint16_t>(dl),
+                    static_cast<uint32_t>(cfg_.auth), cfg_.cmd_mtu, cfg_.max_message, {}};
+    std::memcpy(h.key, key_.data(), key_.size());
     auto *out = static_cast<uint8_t *>(buf);
     std::memcpy(out, &h, sizeof h);
     std::memcpy(out + sizeof h, cmd, cl);
     std::memcpy(out + sizeof h + cl, data, dl);
     return need;
+}
+
+// Settings every process of the job must share: a difference would drop
+// datagrams for good (a hang), so it stops the wire-up with its name.
+bool Engine::same_settings(const AddressHeader &h, std::string *err) const {
+    const char *names[] = {"none", "header", "full"};
+    char text[256];
+    if (h.auth != static_cast<uint32_t>(cfg_.auth))
+        std::snprintf(text, sizeof text, "{auth} is %s here but %s there", names[cfg_.auth % 3], names[h.auth % 3]);
+    else if (h.cmd_mtu != cfg_.cmd_mtu)
+        std::snprintf(text, sizeof text, "{cmd_mtu} is %u here but %u there", cfg_.cmd_mtu, h.cmd_mtu);
+    else if (h.max_message != cfg_.max_message)
+        std::snprintf(text, sizeof text,
+                      "the largest message is %u bytes here but %u there (max_send_size or eager_limit differ)",
+                      cfg_.max_message, h.max_message);
+    else
+        return true;
+    *err = std::string(text) + ": every process of a job must use the same";
+    return false;
 }
 
 bool Engine::add_peer(uint32_t index, const void *addr, size_t len, std::string *err) {
@@ -109,9 +134,15 @@ bool Engine::add_peer(uint32_t index, const void *addr, size_t len, std::string 
         *err = "peer address of another rttcc version or corrupt";
         return false;
     }
+    if (!same_settings(h, err)) return false;
     const auto *cmd = static_cast<const uint8_t *>(addr) + sizeof h;
     const auto *data = cmd + h.cmd_len;
-    auto p = std::make_unique<Peer>(index, cfg_.window, rtt_params_);
+    SecretKey theirs;
+    std::memcpy(theirs.data(), h.key, theirs.size());
+    auto p = std::make_unique<Peer>(index, cfg_.window, rtt_params_, initial_seq(key_, index),
+                                    initial_seq(theirs, cfg_.self));
+    p->key = theirs;
+    p->probe.next_id = random_u32() | 1;  // never 0, never guessable
     p->cc = make_congestion_control(cc_params_);
     if (!wire_->resolve(kCmd, cmd, h.cmd_len, &p->addr[kCmd], err) ||
         !wire_->resolve(kData, data, h.data_len, &p->addr[kData], err))
@@ -159,7 +190,7 @@ int Engine::put(uint32_t index, uint32_t key, uint64_t offset, uint8_t tag, cons
 
 uint32_t Engine::expose(void *base, size_t len) {
     std::lock_guard<MaybeMutex> g(state_mu_);
-    return base && len ? regions_.expose(base, len) : 0;
+    return base && len ? regions_.expose(base, len, random_u32) : 0;
 }
 
 bool Engine::unexpose(uint32_t key) {
@@ -239,6 +270,7 @@ int Engine::pass(bool by_agent) {
             next_clock_refresh_ = now + msec(1);
         }
         wire_full_ = false;
+        take_refusals(now);
         expire_timers(now);
         serve_resends(now);
         serve_sends(now);
@@ -253,6 +285,7 @@ bool Engine::drain(unsigned timeout_ms) {
     const nanos end = monotonic_now() + msec(timeout_ms);
     {
         std::lock_guard<MaybeMutex> g(state_mu_);
+        draining_ = true;
         const nanos now = monotonic_now();
         while (Peer *p = acks_.front()) send_ack(*p, now);
         flush_all();

@@ -104,6 +104,8 @@ public:
     const rttcc_config_t &config() const { return cfg_; }
 
 private:
+    struct AddressHeader;
+    bool same_settings(const AddressHeader &h, std::string *err) const;
     enum class Staged : uint8_t { kSegment, kAck, kProbe };  // what a staged datagram is
     struct TxBatch {
         std::vector<TxDatagram> dgrams;     // datagrams ready to send
@@ -155,6 +157,7 @@ private:
     int receive(Channel ch, int *got);
     bool handle_datagram(Channel ch, const RxDatagram &d, nanos now);
     Peer *sender_of(Channel ch, const RxDatagram &d, const PacketHeader **h);
+    bool deliverable(const Peer &p, const PacketHeader &h) const;
     bool accept_segment(Peer &p, const PacketHeader &h, const Arrival &a);
     bool land_put(Peer &p, const PacketHeader &h, const uint8_t *payload, std::unique_lock<MaybeMutex> &lock);
     void take_busy(Peer &p, const PacketHeader &h, const uint8_t *payload, const Arrival &a);
@@ -216,7 +219,9 @@ private:
     void expire_timers(nanos now);
     void resend_partial(Peer &p);
     void serve_resends(nanos now);
-    void declare_dead(Peer &p, nanos now, const TxSegment &oldest);
+    std::string why_unanswered(const Peer &p, nanos now, const TxSegment &oldest) const;
+    void take_refusals(nanos now);
+    void declare_dead(Peer &p, std::string why);
 
     // Runs callbacks collected under the lock, with the lock released;
     // returns how many send completions it reported.
@@ -226,6 +231,7 @@ private:
     ClientTable clients_;                // whose callbacks hear each tag
     std::unique_ptr<Wire> wire_;         // where datagrams go
     std::unique_ptr<ClockDomain> clock_; // clock domain of one-way delays (may be null)
+    SecretKey key_;                      // our secret: the MAC of what we send (mac.h)
     nanos next_clock_refresh_ = 0;       // when clock_'s offset to our clock is sampled again
     bool verify_source_;                 // the wire names senders: check them
     uint32_t cmd_payload_;               // payload bytes per command-channel datagram
@@ -264,6 +270,7 @@ private:
     std::condition_variable agent_cv_;   // wakes the agent to stop
     std::atomic<bool> stopping_{false};  // the agent must end
 
+    bool draining_ = false;                // in drain(): a closed port is a peer that finished
     std::vector<Completion> completions_;  // on_send_done calls to make
     std::vector<Completion> spare_completions_;  // recycled storage for completions_
     std::vector<DeadPeer> dead_;           // on_peer_dead calls to make

@@ -1,6 +1,7 @@
 // Loss: retransmission timeouts with backoff, resends, dead peers.
 #include <algorithm>
 #include <cstdio>
+#include <string>
 
 #include "engine.h"
 
@@ -64,7 +65,7 @@ void Engine::serve_resends(nanos now) {
         const nanos proof = std::max({seg->first_tx, p.last_advance, p.busy_heard,
                                       p.last_sacked[seg->cmd_channel ? kCmd : kData]});
         if (lost && seg->retries >= 2 && now - proof >= give_up) {
-            declare_dead(p, now, *seg);
+            declare_dead(p, why_unanswered(p, now, *seg));
             continue;
         }
         resends_.remove(*seg);
@@ -94,8 +95,9 @@ void Engine::serve_resends(nanos now) {
     }
 }
 
-// The peer has not ACKed `oldest` for peer_timeout: fail everything sent to it.
-void Engine::declare_dead(Peer &p, nanos now, const TxSegment &oldest) {
+// Why the peer is taken for dead when `oldest` went unACKed for
+// peer_timeout: how long, and what was heard from it meanwhile.
+std::string Engine::why_unanswered(const Peer &p, nanos now, const TxSegment &oldest) const {
     char why[320];
     int n = std::snprintf(why, sizeof why, "no acknowledgement for %.1f s despite %u retransmissions of the oldest segment, ",
                           seconds(now - oldest.first_tx), unsigned{oldest.retries});
@@ -110,8 +112,43 @@ void Engine::declare_dead(Peer &p, nanos now, const TxSegment &oldest) {
                       "not reach it (a firewall, or a path MTU below that size?)",
                       seconds(now - p.last_heard), oldest.cmd_channel ? "command-channel" : "data-channel",
                       unsigned(kHeaderSize + (oldest.cmd_channel ? cmd_payload_ : p.seg_payload)));
+    return why;
+}
+
+// The kernel says a port of the peer is closed (ICMP port unreachable): the
+// process that owned it is gone.  Three such answers with nothing heard from
+// the peer in between, while we owe it data, make it dead at once instead
+// of after peer_timeout.  Not while draining at finalize: a peer that
+// finished first has closed its sockets, and that is no error.
+void Engine::take_refusals(nanos now) {
+    WireHandle refused[16];
+    const int n = wire_->refusals(refused, 16);
+    for (int i = 0; i < n; ++i)
+        for (auto &slot : peers_) {
+            Peer *p = slot.get();
+            if (!p || p->dead || (p->addr[kCmd] != refused[i] && p->addr[kData] != refused[i])) continue;
+            ++p->stats.port_unreachable;
+            ++stats_.port_unreachable;
+            if (!p->refusals || p->last_heard > p->first_refusal) {
+                p->refusals = 0;
+                p->first_refusal = now;
+            }
+            ++p->refusals;
+            if (p->refusals >= 3 && !draining_ && (p->tx.in_flight() || p->has_pending())) {
+                char why[200];
+                std::snprintf(why, sizeof why,
+                              "its port is closed: the kernel answered %u of our datagrams with ICMP port "
+                              "unreachable within %.3f s, the process is gone",
+                              p->refusals, seconds(now - p->first_refusal));
+                declare_dead(*p, why);
+            }
+        }
+}
+
+// Fails everything sent to the peer and reports it lost.
+void Engine::declare_dead(Peer &p, std::string why) {
     p.dead = true;
-    dead_.push_back({p.id, why});
+    dead_.push_back({p.id, std::move(why)});
     p.tx.clear([&](TxSegment *seg) { release_segment(*seg, RTTCC_ERR_UNREACH); });
     for (auto &queue : p.pending)
         while (TxMessage *m = queue.pop_front()) finish_message(*m, RTTCC_ERR_UNREACH);

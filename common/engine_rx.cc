@@ -47,6 +47,11 @@ Peer *Engine::sender_of(Channel ch, const RxDatagram &d, const PacketHeader **h)
         ++stats_.drop_unknown_peer;
         return nullptr;
     }
+    if (!mac_ok(cfg_.auth, p->key, d.buf, d.len)) {  // before the datagram may touch any state
+        ++stats_.drops;
+        ++stats_.drop_auth;
+        return nullptr;
+    }
     return p;
 }
 
@@ -139,8 +144,33 @@ bool Engine::land_put(Peer &p, const PacketHeader &h, const uint8_t *payload, st
     return true;
 }
 
+// A new segment is accepted, and so acknowledged, only if it can be
+// delivered: a client listens to its tag, a chunk's message fits and agrees
+// with its other chunks, a put lands inside its region.  Otherwise the
+// sender never hears it arrived: it resends, and in the end reports the
+// peer lost instead of a send that succeeded while its bytes were dropped.
+bool Engine::deliverable(const Peer &p, const PacketHeader &h) const {
+    const rttcc_callbacks_t &cb = clients_.of(h.tag);
+    switch (static_cast<PacketType>(h.type)) {
+        case PacketType::DATA:
+            return cb.on_recv != nullptr;
+        case PacketType::CHUNK:
+            return cb.on_recv != nullptr && p.reassembly.fits(h.msg_id, h.msg_len, h.tag, reassembly_buffers_.size());
+        case PacketType::PUT:
+            return cb.on_put != nullptr && p.puts.fits(h.msg_id, h.msg_len, h.put_addr, h.tag) &&
+                   regions_.target(put_key(h.put_addr), put_offset(h.put_addr) + h.chunk_offset, h.payload_len);
+        default:
+            return false;
+    }
+}
+
 // Records a data segment's arrival; true if it is new and must be delivered.
 bool Engine::accept_segment(Peer &p, const PacketHeader &h, const Arrival &a) {
+    if (p.rx.classify(h.seq) == RecvWindow::Arrival::kNew && !deliverable(p, h)) {
+        ++stats_.drops;
+        ++stats_.drop_undeliverable;
+        return false;
+    }
     const bool gap_before = p.rx.has_gap();
     const bool in_order = h.seq == p.rx.next();
     switch (p.rx.arrive(h.seq)) {

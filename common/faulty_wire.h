@@ -32,6 +32,7 @@ public:
     int rx_burst(Channel ch, RxDatagram *d, int n) override { return inner_->rx_burst(ch, d, n); }
     unsigned ready() override { return inner_->ready(); }
     int poll_fds(int *fds, int cap) const override { return inner_->poll_fds(fds, cap); }
+    int refusals(WireHandle *out, int n) override { return inner_->refusals(out, n); }
     bool verifies_source() const override { return inner_->verifies_source(); }
     TsSource stamp_source() const override { return inner_->stamp_source(); }
     int tx_stamps(TxStamp *out, int n) override { return inner_->tx_stamps(out, n); }

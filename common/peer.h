@@ -9,6 +9,7 @@
 #include "offset_estimator.h"
 #include "windowed_min.h"
 #include "intrusive_list.h"
+#include "mac.h"
 #include "reassembly.h"
 #include "regions.h"
 #include "recv_window.h"
@@ -50,20 +51,21 @@ struct PathState {
 };
 
 struct Peer {
-    // Both sides start 1024 below the 2^32 wrap: every run crosses it early,
-    // so wraparound is exercised all the time rather than after 4 billion segments.
-    static constexpr seq_t kFirstSeq = 0u - 1024u;
-
-    Peer(uint32_t index, uint32_t window, const RttEstimator::Params &rtt_params)
+    // Each direction starts at its sender's initial_seq (mac.h): random to
+    // anyone without the sender's key.
+    Peer(uint32_t index, uint32_t window, const RttEstimator::Params &rtt_params, seq_t tx_first, seq_t rx_first)
         : id(index),
-          tx(window, kFirstSeq),
+          tx(window, tx_first),
+          sacked_high{tx_first - 1, tx_first - 1},
+          loss_scan{tx_first, tx_first},
           rtt(rtt_params),
           response(rtt_params),
           cc_rtt(rtt_params),
-          rx(window, kFirstSeq) {}
+          rx(window, rx_first) {}
 
     uint32_t id;                       // caller's index of this peer
     WireHandle addr[kChannels] = {};   // resolved address per channel
+    SecretKey key{};                   // its secret: its datagrams must carry its MAC (mac.h)
     uint32_t seg_payload = 0;          // payload bytes per data-channel segment
     bool dead = false;                 // declared dead: every send fails
     nanos last_heard = 0;              // when its latest valid datagram arrived (0: never)
@@ -71,6 +73,8 @@ struct Peer {
     nanos last_sacked[kChannels] = {}; // when a SACK last showed a segment of that channel arrived
     nanos busy_sent = 0;               // when we last told it BUSY (at most one per ms)
     Link away_link;                    // in the engine's list of peers owed a resume ACK
+    uint32_t refusals = 0;             // ICMP port-unreachable answers since we last heard from it
+    nanos first_refusal = 0;           // when the first of them came
     nanos last_advance = 0;            // when an ACK last moved its send window (RTO restarts from it)
     bool recovering = false;           // a timeout resent `una`; until una passes `recover`,
     seq_t recover = 0;                 //   each ACK that moves the window resends the new una
@@ -90,8 +94,8 @@ struct Peer {
     // Selective ACKs, per channel (engine_ack.cc): the newest segment SACKed,
     // and where the loss scan resumes.  Both are kept at or after una - 1
     // (so that modular comparisons with una stay valid).
-    seq_t sacked_high[kChannels] = {kFirstSeq - 1, kFirstSeq - 1};
-    seq_t loss_scan[kChannels] = {kFirstSeq, kFirstSeq};
+    seq_t sacked_high[kChannels];
+    seq_t loss_scan[kChannels];
     RttEstimator rtt;                             // round trips to this peer (the table)
     RttEstimator response;                        // time until its ACKs arrive, holds included: the RTO
     RttEstimator cc_rtt;                          // the delay congestion control acts on (cc_delay)

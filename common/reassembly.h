@@ -20,6 +20,14 @@ public:
         uint8_t *buf;      // from the engine's BufferPool
     };
 
+    // Would add() take this chunk?  (The message fits a buffer of `cap`
+    // bytes and agrees with its chunks so far.)
+    bool fits(uint32_t msg_id, uint32_t len, uint8_t tag, size_t cap) const {
+        for (const auto &m : active_)
+            if (m.msg_id == msg_id) return m.len == len && m.tag == tag;
+        return len <= cap;
+    }
+
     // Adds a chunk.  Returns the message when this chunk completed it (the
     // caller delivers it, then calls release()), nullptr otherwise, and sets
     // *bad when the chunk contradicts what arrived before (length mismatch).

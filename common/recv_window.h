@@ -31,6 +31,14 @@ public:
     seq_t next() const { return next_; }
     size_t memory() const { return bits_ ? limit_ / 8 : 0; }
 
+    // What arrive(s) would say, without recording anything.
+    Arrival classify(seq_t s) const {
+        const int32_t d = seq_diff(s, next_);
+        if (d < 0) return Arrival::kDuplicate;
+        if (static_cast<uint32_t>(d) >= limit_) return Arrival::kBeyond;
+        return bits_ && test(s) ? Arrival::kDuplicate : Arrival::kNew;
+    }
+
     // Records the arrival of s.  kNew: first time, deliver it.  kDuplicate:
     // seen before (or before next), drop it and ACK at once.  kBeyond: too
     // far ahead, drop it (the sender cannot have sent it legitimately).

@@ -2,7 +2,7 @@
 // buffers).  A key names a region; a put names its key and an offset, and
 // lands only inside the region it names.
 //
-//   key: 24 bits, never 0, not reused while its region is exposed
+//   key: 24 random bits, never 0, not reused while its region is exposed
 //   put_addr on the wire = key << 40 | offset   (offset < 2^40)
 #pragma once
 #include <cstddef>
@@ -22,14 +22,15 @@ inline uint64_t put_offset(uint64_t addr) { return addr & kPutOffsetMask; }
 class RegionTable {
 public:
     // Exposes [base, base + len); returns its key, 0 when len is too large.
-    uint32_t expose(void *base, size_t len) {
+    // Keys are drawn by `draw` (the engine's CSPRNG: a put cannot guess one).
+    template <typename Draw>
+    uint32_t expose(void *base, size_t len, Draw &&draw) {
         if (len > kPutOffsetMask) return 0;
-        for (;;) {
-            next_ = (next_ + 1) & kPutKeyMask;
-            if (next_ != 0 && !find(next_)) break;
-        }
-        regions_.push_back(Region{next_, static_cast<uint8_t *>(base), len});
-        return next_;
+        uint32_t key;
+        do key = draw() & kPutKeyMask;
+        while (key == 0 || find(key));
+        regions_.push_back(Region{key, static_cast<uint8_t *>(base), len});
+        return key;
     }
 
     bool unexpose(uint32_t key) {
@@ -65,7 +66,6 @@ private:
     }
 
     std::vector<Region> regions_;  // exposed now (a handful: one per collective in flight)
-    uint32_t next_ = 0;            // the last key handed out
 };
 
 // The puts of one peer still arriving, by the sender's put id.  Every chunk
@@ -80,6 +80,13 @@ public:
         uint64_t addr;    // its put_addr (key and offset of its first byte)
         uint8_t tag;      // the sender's tag
     };
+
+    // Would add() take a chunk of this put?  (It agrees with its chunks so far.)
+    bool fits(uint32_t msg_id, uint32_t len, uint64_t addr, uint8_t tag) const {
+        for (const auto &p : active_)
+            if (p.msg_id == msg_id) return p.len == len && p.addr == addr && p.tag == tag;
+        return true;
+    }
 
     // Counts `n` bytes of put `msg_id`; kBad if they contradict its earlier
     // chunks.  On kComplete, *done is the finished put (already forgotten).

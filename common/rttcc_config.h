@@ -21,6 +21,7 @@ enum rttcc_timestamp { RTTCC_TS_AUTO = 0, RTTCC_TS_USER = 1, RTTCC_TS_KERNEL = 2
 enum rttcc_ptp_enable { RTTCC_PTP_NO = 0, RTTCC_PTP_YES = 1, RTTCC_PTP_AUTO = 2 };
 enum rttcc_cc { RTTCC_CC_NONE = 0, RTTCC_CC_AIMD = 1, RTTCC_CC_TIMELY = 2, RTTCC_CC_SWIFT = 3 };
 enum rttcc_cc_delay { RTTCC_CC_DELAY_RTT = 0, RTTCC_CC_DELAY_FORWARD = 1 };
+enum rttcc_auth { RTTCC_AUTH_NONE = 0, RTTCC_AUTH_HEADER = 1, RTTCC_AUTH_FULL = 2 };
 enum rttcc_probe_strategy {
     RTTCC_PROBE_ROUND_ROBIN = 0,
     RTTCC_PROBE_ALL_PAIRS = 1,
@@ -81,6 +82,7 @@ typedef struct rttcc_config {
     int probe_strategy;             /* rttcc_probe_strategy */
     unsigned probe_startup_delay;   /* before the first probe, milliseconds */
     unsigned probe_max_rate;        /* most probes per second to one peer */
+    int auth;                       /* rttcc_auth: what each datagram's MAC covers */
     bool agent;                     /* liveness agent: answer peers while the application is away from MPI */
     unsigned agent_idle_ms;         /* the agent steps in after this long without progress */
     char *rtt_dump;                 /* write the RTT table at finalize: PATH.<rank>.{csv,json} */

@@ -72,6 +72,8 @@ typedef struct rttcc_callbacks {
     X(drop_malformed, "dropped: too short, bad length or bad fields")              \
     X(drop_foreign, "dropped: wrong magic, version or job key")                    \
     X(drop_unknown_peer, "dropped: unknown sender or wrong source address")        \
+    X(drop_auth, "dropped: its MAC was wrong (forged, altered, or signed with another key)") \
+    X(drop_undeliverable, "dropped unacknowledged: no client for its tag, a chunk too large, a put outside its region") \
     X(drop_beyond_window, "dropped: sequence number beyond the receive window")    \
     X(drop_bad_put, "dropped: a put outside any exposed region, or inconsistent")  \
     X(window_stalls, "times a send found its peer's window or credits full")       \
@@ -87,7 +89,8 @@ typedef struct rttcc_callbacks {
     X(busy_tx, "BUSY replies sent: a peer's data arrived while our application was away") \
     X(busy_rx, "BUSY replies received: a peer's application was away, not dead")    \
     X(resumes_tx, "resume ACKs sent: peers asked to resend what the agent turned away") \
-    X(resumes_rx, "resume ACKs received: segments resent at once, not on a timer")
+    X(resumes_rx, "resume ACKs received: segments resent at once, not on a timer") \
+    X(port_unreachable, "our datagrams the kernel answered with ICMP port unreachable (a peer that is gone)")
 
 typedef struct rttcc_stats {
 #define RTTCC_STATS_FIELD(name, help) uint64_t name;

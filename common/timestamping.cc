@@ -7,6 +7,7 @@
 #include <linux/sockios.h>
 #include <net/if.h>
 #include <netinet/in.h>
+#include <netinet/ip_icmp.h>
 #include <poll.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
@@ -290,15 +291,29 @@ bool parse_tx_report(const msghdr &m, TxReport *out) {
     return have_key && have_stamp;
 }
 
+bool is_port_unreachable(const msghdr &m) {
+    bool refused = false;
+    for_each_cmsg(m, [&](int level, int type, const uint8_t *data, size_t len) {
+        if (level != SOL_IP || type != IP_RECVERR || len < sizeof(sock_extended_err)) return;
+        sock_extended_err ee;
+        std::memcpy(&ee, data, sizeof ee);
+        refused = ee.ee_origin == SO_EE_ORIGIN_ICMP && ee.ee_type == ICMP_DEST_UNREACH &&
+                  ee.ee_code == ICMP_PORT_UNREACH;
+    });
+    return refused && m.msg_namelen >= sizeof(sockaddr_in);
+}
+
 ErrQueueReader::ErrQueueReader(unsigned batch)
-    : msgs_(batch ? batch : 1), control_(msgs_.size() * kErrCmsgSpace), reports_(msgs_.size()),
-      space_(kErrCmsgSpace) {}
+    : msgs_(batch ? batch : 1), control_(msgs_.size() * kErrCmsgSpace), names_(msgs_.size()),
+      reports_(msgs_.size()), space_(kErrCmsgSpace) {}
 
 int ErrQueueReader::read(int fd, int *entries) {
     for (size_t i = 0; i < msgs_.size(); ++i) {
         msgs_[i] = mmsghdr{};
         msgs_[i].msg_hdr.msg_control = &control_[i * space_];
         msgs_[i].msg_hdr.msg_controllen = space_;
+        msgs_[i].msg_hdr.msg_name = &names_[i];
+        msgs_[i].msg_hdr.msg_namelen = sizeof names_[i];
     }
     int got;
     do {
@@ -306,8 +321,12 @@ int ErrQueueReader::read(int fd, int *entries) {
     } while (got < 0 && errno == EINTR);
     *entries = got > 0 ? got : 0;
     int found = 0;
-    for (int i = 0; i < *entries; ++i)
-        if (parse_tx_report(msgs_[i].msg_hdr, &reports_[found])) ++found;
+    for (int i = 0; i < *entries; ++i) {
+        if (parse_tx_report(msgs_[i].msg_hdr, &reports_[found]))
+            ++found;
+        else if (is_port_unreachable(msgs_[i].msg_hdr))
+            refused_.push_back(names_[i]);
+    }
     return found;
 }
 

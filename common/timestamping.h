@@ -16,6 +16,7 @@
 //  - Linux 6.13+ takes the key per send (SCM_TS_OPT_ID cmsg), which makes the
 //    match exact whatever fails.
 #pragma once
+#include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/types.h>
 
@@ -96,16 +97,26 @@ public:
     explicit ErrQueueReader(unsigned batch = 32);
     // Reads up to a batch without waiting; returns how many stamps it found
     // (see reports()); *entries = queue entries consumed (< batch: now empty).
+    // ICMP port-unreachable errors it meets (IP_RECVERR) go to refused().
     int read(int fd, int *entries);
     const TxReport *reports() const { return reports_.data(); }
     unsigned batch() const { return static_cast<unsigned>(msgs_.size()); }
+    // Destinations of our datagrams whose port was closed, gathered by the
+    // reads since the last take; the caller empties it.
+    std::vector<sockaddr_in> &refused() { return refused_; }
 
 private:
     std::vector<mmsghdr> msgs_;     // one per entry
     std::vector<uint8_t> control_;  // cmsg space per entry
+    std::vector<sockaddr_in> names_;  // per entry: the destination of the datagram it reports on
     std::vector<TxReport> reports_; // stamps of the last read
+    std::vector<sockaddr_in> refused_;  // port-unreachable destinations not yet taken
     size_t space_;                  // cmsg bytes per entry
 };
+
+// True if an error-queue entry is an ICMP "port unreachable" for one of our
+// datagrams (its destination is the entry's msg_name).
+bool is_port_unreachable(const msghdr &m);
 
 // ---------------------------------------------------------------- matching
 

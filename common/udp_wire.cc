@@ -85,6 +85,8 @@ bool UdpWire::open_channel(Channel ch, const rttcc_config_t &cfg, std::string *e
         *err = "bind to " + iface_.name + ": " + std::strerror(errno);
         return false;
     }
+    const int one = 1;  // ICMP errors to the error queue: a peer's closed port is news (refusals)
+    setsockopt(fd, SOL_IP, IP_RECVERR, &one, sizeof one);
     const int buf = static_cast<int>(std::min<unsigned>(cfg.sock_buf, 1u << 30));
     set_buffer(fd, SO_SNDBUFFORCE, SO_SNDBUF, buf);
     set_buffer(fd, SO_RCVBUFFORCE, SO_RCVBUF, buf);
@@ -234,7 +236,7 @@ size_t UdpWire::put_group_control(uint8_t *at, const TxGroup &g) const {
 // stops at the first failing message, so after a short count the next group
 // has been tried once and failed.
 int UdpWire::send_groups(Channel ch, const TxDatagram *d, int ngroups) {
-    int done = 0, taken = 0;
+    int done = 0, taken = 0, refused_retries = 0;
     while (done < ngroups) {
         const int r = sendmmsg(fd_[ch], &tx_msgs_[done], static_cast<unsigned>(ngroups - done), 0);
         if (r > 0) {
@@ -246,6 +248,10 @@ int UdpWire::send_groups(Channel ch, const TxDatagram *d, int ngroups) {
         }
         if (stamped_groups_) note_failed(done);
         if (errno == EINTR) continue;
+        if (errno == ECONNREFUSED && refused_retries++ < kChannels * 4) {
+            errq_news_ = true;  // an earlier datagram's ICMP error, reported here: this one was not sent
+            continue;
+        }
         if (errno == EAGAIN || errno == EWOULDBLOCK || errno == ENOBUFS) break;
         if (tx_groups_[done].gso && (errno == EIO || errno == EINVAL)) {
             gso_ = false;  // the device cannot segment: the caller resends them one by one
@@ -298,6 +304,7 @@ int UdpWire::rx_burst(Channel ch, RxDatagram *d, int n) {
         do {
             got = recvmmsg(fd_[ch], r.msgs.data(), static_cast<unsigned>(std::min(n, slots)), MSG_DONTWAIT, nullptr);
         } while (got < 0 && errno == EINTR);
+        if (got < 0 && errno == ECONNREFUSED) errq_news_ = true;  // an ICMP error, not a datagram
         if (stamp_rx_ && got > 0) refresh_offsets();
         for (int i = 0; i < got; ++i) {
             RawStamp raw;
@@ -440,9 +447,10 @@ void UdpWire::drain_stamps(Channel ch) {
 // Reads a batch of the channel's error queue and matches its stamps to the
 // outstanding sends; when the queue is empty, sends waiting longer than
 // kStampTimeout are given up (their stamp was lost).
-void UdpWire::collect_stamps(Channel ch) {
+void UdpWire::collect_stamps(Channel ch, int *entries_out) {
     int entries;
     const int found = errq_.read(fd_[ch], &entries);
+    if (entries_out) *entries_out = entries;
     if (found) refresh_offsets();
     for (int i = 0; i < found; ++i) {
         const TxReport &r = errq_.reports()[i];
@@ -457,6 +465,30 @@ void UdpWire::collect_stamps(Channel ch) {
         const nanos now = monotonic_now();
         if (now > kStampTimeout) rings_[ch].expire(now - kStampTimeout);
     }
+}
+
+// Reads both error queues once a call said an ICMP error is there (stamps
+// found on the way are matched as usual), then hands out the destinations
+// whose port was closed.
+int UdpWire::refusals(WireHandle *out, int n) {
+    if (errq_news_) {
+        errq_news_ = false;
+        for (int ch = 0; ch < kChannels; ++ch) {
+            int entries;
+            do {
+                if (stamp_tx_) {
+                    collect_stamps(static_cast<Channel>(ch), &entries);
+                } else {
+                    errq_.read(fd_[ch], &entries);
+                }
+            } while (entries == static_cast<int>(errq_.batch()));
+        }
+    }
+    std::vector<sockaddr_in> &refused = errq_.refused();
+    const int k = static_cast<int>(std::min<size_t>(n, refused.size()));
+    for (int i = 0; i < k; ++i) out[i] = handle_of(refused[i].sin_addr.s_addr, refused[i].sin_port);
+    refused.erase(refused.begin(), refused.begin() + k);
+    return k;
 }
 
 int UdpWire::take_pending(TxStamp *out, int n) {

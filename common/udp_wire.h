@@ -46,6 +46,7 @@ public:
     }
     int rx_burst(Channel ch, RxDatagram *d, int n) override;
     unsigned ready() override;
+    int refusals(WireHandle *out, int n) override;
     TsSource stamp_source() const override { return stamp_source_; }
     int tx_stamps(TxStamp *out, int n) override;
 
@@ -109,7 +110,7 @@ private:
     void note_failed(int group);
     void restart_keys(Channel ch);
     void drain_stamps(Channel ch);
-    void collect_stamps(Channel ch);
+    void collect_stamps(Channel ch, int *entries = nullptr);
     int take_pending(TxStamp *out, int n);
     void refresh_offsets();
     int64_t to_mono(const RawStamp &s, TsSource *source) const;
@@ -131,6 +132,7 @@ private:
     bool gso_ = false;                        // the kernel takes UDP_SEGMENT
     bool gro_ = false;                        // the kernel gives UDP_GRO buffers
     uint64_t tx_errors_ = 0;                  // datagrams the kernel refused for good
+    bool errq_news_ = false;                  // a call failed with ECONNREFUSED: an ICMP error is queued
 
     TsSource stamp_source_ = TsSource::kNone; // best stamps the sockets take
     StampMode stamp_mode_ = StampMode::kSoftware; // how the sockets were set up

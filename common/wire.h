@@ -81,6 +81,15 @@ public:
         return 0;
     }
 
+    // Destinations whose port turned out closed (ICMP port unreachable:
+    // the process that owned it is gone) since the last call; returns how
+    // many it wrote.  Cheap when there is no news.
+    virtual int refusals(WireHandle *out, int n) {
+        (void)out;
+        (void)n;
+        return 0;
+    }
+
     // The best timestamps this wire takes (kNone: the engine's own clock only).
     virtual TsSource stamp_source() const { return TsSource::kNone; }
     // Transmit timestamps of datagrams sent with a stamp_cookie, as they

@@ -14,7 +14,9 @@ void rttcc_register_engine_params(const mca_base_component_t *component, rttcc_c
 
 /* The job's key, which every datagram carries: the same for every process
  * of the job (mpirun's jobid, which ORTE derives from mpirun's host and pid,
- * mixed so neighbouring jobids differ widely). */
+ * mixed so neighbouring jobids differ widely).  A cheap filter of other
+ * jobs' datagrams, guessable by anyone: the MAC (engine's mac.h, keyed by
+ * secrets from the modex) is what keeps forged datagrams out. */
 uint32_t rttcc_job_key(void);
 
 #endif

@@ -12,6 +12,8 @@ mpicc -O2 -Wall -o "$build/exchange" "$here/exchange.c" &&
 mpicc -O2 -Wall -o "$build/alltoall" "$here/../mpi/alltoall.c" -lpthread &&
 mpicc -O2 -Wall -o "$build/silent_peer" "$here/silent_peer.c" &&
 mpicc -O2 -Wall -o "$build/busy_peer" "$here/../mpi/busy_peer.c" &&
+mpicc -O2 -Wall -o "$build/victim" "$here/victim.c" &&
+g++ -std=c++17 -O2 -Wall -I"$here/../../common" -o "$build/spoof" "$here/spoof.cc" &&
 mpicc -O2 -Wall -o "$build/p2p_edges" "$here/../mpi/p2p_edges.c" || { echo "0 passed, 1 failed"; exit 1; }
 
 mpi() {  # mpi NP TIMEOUT args...
@@ -155,6 +157,45 @@ else
     bad "agent 0: the busy rank was not declared dead"
 fi
 
+# 2d. Forged datagrams (spoof.cc): while ranks 0 and 1 exchange verified
+#     messages (victim.c), an attacker with raw sockets sends every kind of
+#     rttcc datagram at rank 1's ports from rank 0's address and ports, with
+#     a guessed job key, and with the real one and live sequence numbers
+#     read off the wire.  Nothing forged may be delivered, complete a send
+#     or stall one (the job passes, every byte checked), every forgery must
+#     be counted as a drop (a wrong MAC where it got that far), and rank 1's
+#     memory must not grow with them (each forged chunk names a 1 MiB message).
+udp_ports() {  # udp_ports PID: its UDP ports, comma-separated
+    ss -uanp | awk -v p="pid=$1," 'index($0, p) { n = split($4, a, ":"); print a[n] }' | sort -n | paste -sd, -
+}
+forge_at_job() {  # forge_at_job JOB-KEY-MODE COUNT
+    local mode=$1 count=$2 run pid0 pid1 sent drops auth rss
+    mpi 2 120 --mca btl rttcc,self --mca btl_rttcc_stats 1 "$build/victim" -seconds 6 >"$build/out" 2>&1 &
+    run=$!
+    for _ in $(seq 200); do
+        [ "$(grep -c '^victim rank [01] pid' "$build/out")" -eq 2 ] && break
+        sleep 0.1
+    done
+    pid0=$(awk '/^victim rank 0 pid/ { print $5 }' "$build/out")
+    pid1=$(awk '/^victim rank 1 pid/ { print $5 }' "$build/out")
+    "$build/spoof" -to "127.0.0.1:$(udp_ports "$pid1")" -from "127.0.0.1:$(udp_ports "$pid0")" -src 0 \
+        -job-key "$mode" -count "$count" >"$build/spoof.out" 2>&1
+    wait $run
+    grep '^rttcc-stats rank=1 ' "$build/out" >"$build/rank1" || true
+    sent=$(awk '/^spoof: sent/ { print $3 }' "$build/spoof.out")
+    drops=$(stats_sum "$build/rank1" drops)
+    auth=$(stats_sum "$build/rank1" drop_auth)
+    rss=$(awk '/^victim rank 1 rss_kb/ { print $6 - $4 }' "$build/out")
+    if grep -q '^PASS victim' "$build/out" && [ "${sent:-0}" -gt 0 ] && [ "$drops" -ge "$sent" ] &&
+       { [ "$mode" = guess ] || [ "$auth" -ge $((sent / 2)) ]; } && [ "${rss:-999999}" -lt 65536 ]; then
+        ok "forged datagrams (job key: $mode): job intact, $sent forgeries, rank 1 dropped $drops (drop_auth=$auth), RSS +${rss} KiB"
+    else
+        bad "forged datagrams (job key: $mode): sent=${sent:-?} drops=$drops drop_auth=$auth rss=+${rss:-?} KiB $(cat "$build/spoof.out")"
+    fi
+}
+forge_at_job guess 500
+forge_at_job sniff 1000
+
 # 3. Unusable settings: rttcc's message, then a clean failure or a fallback.
 for setting in "btl_rttcc_if_include 10.255.0.0/16" "btl_rttcc_if_include 1.2.3.4/40" "btl_rttcc_window 1000"; do
     # shellcheck disable=SC2086
@@ -173,6 +214,29 @@ if [ $rc -ne 0 ] && [ $rc -ne 124 ] && grep -q 'The rttcc BTL could not start' "
     ok "bad setting without fallback: clean failure (rc=$rc)"
 else
     bad "bad setting without fallback (rc=$rc)"
+fi
+
+# Ranks started with settings that cannot work together: rank 1's auth, or
+# its largest message, differs.  Every rank must say which setting, and the
+# job must end at MPI_Init, never hang.
+for setting in "btl_rttcc_auth none:btl_rttcc_auth is header here but none there" \
+               "btl_rttcc_max_send_size 262144:the largest message is"; do
+    IFS=: read -r param explained <<<"$setting"
+    # shellcheck disable=SC2086
+    mpi 2 60 --mca btl rttcc,self "$here/rank1_setting.sh" $param "$build/exchange" >"$build/out" 2>&1
+    rc=$?
+    if [ $rc -ne 0 ] && [ $rc -ne 124 ] && grep -q "$explained" "$build/out" && ! grep -q '^PASS' "$build/out"; then
+        ok "rank 1 with '$param': rttcc named the setting, clean failure (rc=$rc)"
+    else
+        bad "rank 1 with '$param' (rc=$rc)"
+    fi
+done
+PML=cm mpi 2 60 $cm "$here/rank1_setting.sh" mtl_rttcc_auth full "$build/exchange" >"$build/out" 2>&1
+rc=$?
+if [ $rc -ne 0 ] && [ $rc -ne 124 ] && grep -q "mtl_rttcc_auth is header here but full there" "$build/out"; then
+    ok "pml cm: rank 1 with 'mtl_rttcc_auth full': the MTL named the setting, clean failure (rc=$rc)"
+else
+    bad "pml cm: rank 1 with 'mtl_rttcc_auth full' (rc=$rc)"
 fi
 
 # The engine's own checks name the MTL's parameters, not the BTL's.

@@ -14,13 +14,13 @@ if ! command -v clang++ >/dev/null; then
     exit 1
 fi
 sources=(config netif faulty_wire engine engine_tx engine_rx engine_ack engine_loss engine_rtt engine_probe engine_agent
-         rtt_dump congestion clock_domain)
+         rtt_dump congestion clock_domain mac)
 clang++ -std=c++17 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
     -I"$top/common" -I"$top/test/unit" "$here/fuzz_rx.cc" \
-    "${sources[@]/#/$top/common/}" -o "$out/fuzz_rx" 2>/dev/null ||
+    "${sources[@]/#/$top/common/}" -lsodium -o "$out/fuzz_rx" 2>/dev/null ||
 clang++ -std=c++17 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
     -I"$top/common" -I"$top/test/unit" "$here/fuzz_rx.cc" \
-    $(printf "$top/common/%s.cc " "${sources[@]}") -o "$out/fuzz_rx"
+    $(printf "$top/common/%s.cc " "${sources[@]}") -lsodium -o "$out/fuzz_rx"
 mkdir -p "$out/corpus"
 cp "$here"/corpus/* "$out/corpus/" 2>/dev/null || true
 if "$out/fuzz_rx" -runs="$runs" -max_len=1024 -max_total_time=120 -seed=1 -print_final_stats=1 "$out/corpus" >"$out/log" 2>&1; then

@@ -6,12 +6,14 @@
  *   before:   before its receive (rank 0's message is in flight towards it);
  *   inflight: before its receives, while rank 0 has -count messages in
  *             flight towards it (MPI_Isend) and waits for them;
- * over -rounds rounds, every byte checked both ways.  The job must run
- * to the end whatever the length of the computation: rttcc may not take a
- * busy rank for a dead one. */
+ * over -rounds rounds, every byte checked both ways.  Before and inflight,
+ * rank 0 sends 0.5 s into rank 1's computation, so that its data meets a
+ * rank that is away for sure.  The job must run to the end whatever the
+ * length of the computation: rttcc may not take a busy rank for a dead one. */
 #include "mpitest.h"
 
 #include <time.h>
+#include <unistd.h>
 
 static double now_s(void)
 {
@@ -61,6 +63,7 @@ int main(int argc, char **argv)
     const double start = now_s();
     for (int r = 0; r < rounds; ++r) {
         if (0 == rank) {
+            if (0 != strcmp(when, "after") && busy > 1) usleep(500000);
             for (int m = 0; m < msgs; ++m) {
                 mt_fill(buf + m * size, size, 0, 1, r * msgs + m);
                 MPI_Isend(buf + m * size, (int) size, MPI_BYTE, 1, m, MPI_COMM_WORLD, &reqs[m]);

@@ -5,6 +5,7 @@
 
 #include "cmocka_cxx.h"
 #include "engine_harness.h"
+#include "udp_wire.h"
 
 using namespace rttcc;
 using namespace rttcc_test;
@@ -69,7 +70,7 @@ static void test_sack_resends_a_lost_burst_at_once(void **) {
         c.retrans_timeout_us = c.min_rto_us = 2000000;
         c.max_rto_us = 4000000;
     });
-    const seq_t first = Peer::kFirstSeq;
+    const seq_t first = nodes[0]->engine->peer(1)->tx.una();
     nodes[0]->faults->drop_if = [&](Channel ch, const TxDatagram &d) {
         const auto *h = static_cast<const PacketHeader *>(d.iov[0].iov_base);
         const uint32_t nth = h->seq - first;
@@ -258,6 +259,34 @@ static void test_silent_peer_is_declared_dead(void **) {
     assert_int_equal(nodes[0]->engine->send(1, 1, &iov, 1, &big), RTTCC_ERR_UNREACH);
 }
 
+// Over real UDP sockets on loopback: a peer whose process is gone (its
+// sockets closed) is dead as soon as the kernel has refused three of our
+// datagrams, not after the peer timeout (15 s here).
+static void test_a_closed_port_is_a_dead_peer(void **) {
+    MemNetwork net(4000);
+    auto udp = [](int, std::unique_ptr<Wire>) -> std::unique_ptr<Wire> {
+        rttcc_config_t cfg = test_config(0);
+        cfg.if_include = const_cast<char *>("lo");
+        cfg.timestamp = RTTCC_TS_USER;
+        std::string err;
+        auto w = UdpWire::open(cfg, &err);
+        if (!w) fail_msg("udp wire: %s", err.c_str());
+        return w;
+    };
+    auto nodes = make_nodes(net, 2, {}, [](rttcc_config_t &c) { c.peer_timeout_ms = 15000; }, nullptr, false, udp);
+    nodes[1]->engine.reset();  // the process is gone: its sockets are closed
+    std::vector<uint8_t> big = make_message(1, 20000);
+    iovec iov{big.data(), big.size()};
+    assert_int_equal(nodes[0]->engine->send(1, 1, &iov, 1, &big), RTTCC_OK);
+    const nanos start = monotonic_now();
+    while (nodes[0]->dead.empty() && monotonic_now() - start < msec(5000)) nodes[0]->engine->progress();
+    assert_int_equal(nodes[0]->dead.size(), 1);
+    print_message("dead after %.3f s: %s\n", seconds(monotonic_now() - start), nodes[0]->dead_why[0].c_str());
+    assert_true(nodes[0]->dead_why[0].find("its port is closed") != std::string::npos);
+    assert_true(nodes[0]->engine->stats().port_unreachable >= 3);
+    assert_int_equal(nodes[0]->failed.size(), 1);
+}
+
 static void test_unknown_sender_is_reported_and_added(void **) {
     MemNetwork net(4000);
     // Node 1 has not added node 0 (lazy add_procs); node 0 knows node 1.
@@ -301,6 +330,7 @@ int main() {
         cmocka_unit_test(test_small_window_with_wrapping_traffic),
         cmocka_unit_test(test_foreign_datagrams_are_dropped),
         cmocka_unit_test(test_silent_peer_is_declared_dead),
+        cmocka_unit_test(test_a_closed_port_is_a_dead_peer),
         cmocka_unit_test(test_unknown_sender_is_reported_and_added),
         cmocka_unit_test(test_idle_peer_memory_is_small),
     };

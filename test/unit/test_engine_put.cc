@@ -1,7 +1,7 @@
 // One-sided puts through the engine over the in-memory wire: bytes land in
 // place exactly once, whatever the wire drops, duplicates or reorders; the
 // receiver hears of each put once, whole; puts outside exposed memory are
-// dropped and counted, never written.
+// dropped and counted, never written, never acknowledged.
 #include <algorithm>
 
 #include "cmocka_cxx.h"
@@ -67,23 +67,47 @@ static void test_puts_survive_a_faulty_wire(void **) {
     assert_int_equal(nodes[1]->engine->stats().drop_bad_put, 0);
 }
 
+// A put outside exposed memory is never written and never acknowledged:
+// puts after it still land (puts land on arrival), but the sender keeps
+// resending it and in the end reports the peer lost, never a put that
+// succeeded while its bytes were dropped.
 static void test_puts_outside_exposed_memory_are_dropped(void **) {
     MemNetwork net(4000);
-    auto nodes = make_nodes(net, 2);
+    auto nodes = make_nodes(net, 2, {}, [](rttcc_config_t &c) { c.peer_timeout_ms = 300; });
     std::vector<uint8_t> dst(100, 0);
     const uint32_t key = nodes[1]->engine->expose(dst.data(), dst.size());
     std::vector<uint8_t> bytes(64, 0x42);
     iovec iov{bytes.data(), bytes.size()};
     assert_int_equal(nodes[0]->engine->put(1, key, 50, 0, &iov, 1, nullptr), RTTCC_DONE);       // overruns by 14
-    assert_int_equal(nodes[0]->engine->put(1, key + 1, 0, 0, &iov, 1, nullptr), RTTCC_DONE);    // no such region
-    assert_true(run_until(nodes, [&] { return nodes[1]->engine->stats().drop_bad_put == 2; }, 5));
+    assert_int_equal(nodes[0]->engine->put(1, key ^ 1, 0, 0, &iov, 1, nullptr), RTTCC_DONE);    // no such region
+    assert_true(run_until(nodes, [&] { return nodes[1]->engine->stats().drop_undeliverable >= 2; }, 5));
     assert_true(std::all_of(dst.begin(), dst.end(), [](uint8_t b) { return b == 0; }));  // nothing written
     assert_true(nodes[1]->puts.empty());
-    // The protocol went on: the next good put lands.
+    assert_int_equal(nodes[1]->engine->stats().segs_rx, 0);  // not accepted
+    assert_int_equal(nodes[0]->engine->peer(1)->tx.in_flight(), 2);  // nor acknowledged
+    // A good put after them lands.
     assert_int_equal(nodes[0]->engine->put(1, key, 36, 9, &iov, 1, nullptr), RTTCC_DONE);
     assert_true(run_until(nodes, [&] { return nodes[1]->puts.size() == 1; }, 5));
     assert_int_equal(dst[36], 0x42);
     assert_int_equal(dst[99], 0x42);
+    assert_true(run_until(nodes, [&] { return !nodes[0]->dead.empty(); }, 5));
+}
+
+// Data for a tag nobody listens to (detached) is not acknowledged either.
+static void test_data_for_a_detached_tag_is_not_acknowledged(void **) {
+    MemNetwork net(4000);
+    auto nodes = make_nodes(net, 2, {}, [](rttcc_config_t &c) { c.peer_timeout_ms = 300; });
+    rttcc_callbacks_t cb{nodes[1].get(), Node::on_recv, Node::on_done, Node::on_dead, nullptr, Node::on_put};
+    assert_int_equal(nodes[1]->engine->attach(5, cb), RTTCC_OK);
+    assert_int_equal(nodes[1]->engine->detach(5), RTTCC_OK);
+    std::vector<uint8_t> big = make_message(1, 20000);
+    iovec iov{big.data(), big.size()};
+    assert_int_equal(nodes[0]->engine->send(1, 5, &iov, 1, &big), RTTCC_OK);
+    assert_true(run_until(nodes, [&] { return !nodes[0]->dead.empty(); }, 5));
+    assert_int_equal(nodes[0]->completed.size(), 0);
+    assert_int_equal(nodes[0]->failed.size(), 1);
+    assert_true(nodes[1]->engine->stats().drop_undeliverable > 0);
+    assert_true(nodes[1]->received.empty());
 }
 
 static void test_bad_put_arguments(void **) {
@@ -106,6 +130,7 @@ int main() {
         cmocka_unit_test(test_puts_land_in_place),
         cmocka_unit_test(test_puts_survive_a_faulty_wire),
         cmocka_unit_test(test_puts_outside_exposed_memory_are_dropped),
+        cmocka_unit_test(test_data_for_a_detached_tag_is_not_acknowledged),
         cmocka_unit_test(test_bad_put_arguments),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);

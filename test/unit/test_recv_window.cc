@@ -48,6 +48,18 @@ static void test_reverse_arrival_across_wrap(void **) {
 
 // The SACK names exactly the arrivals after the gap, at any position of the
 // ring and across the sequence wrap, and shrinks as the gap closes.
+// classify() tells what arrive() would, and records nothing.
+static void test_classify_agrees_with_arrive(void **) {
+    RecvWindow w(64, 0u - 3u);
+    const seq_t first = 0u - 3u;
+    const seq_t order[] = {first + 2, first, first + 2, first - 1, first + 64, first + 1, first + 3};
+    for (seq_t s : order) {
+        const RecvWindow::Arrival said = w.classify(s);
+        assert_true(w.classify(s) == said);  // asking twice changes nothing
+        assert_true(w.arrive(s) == said);
+    }
+}
+
 static void test_sack_names_the_arrivals_after_the_gap(void **) {
     for (const seq_t first : {seq_t{0}, seq_t{100}, seq_t{0xffffff00u}}) {
         RecvWindow w(256, first);
@@ -84,6 +96,7 @@ int main() {
         cmocka_unit_test(test_out_of_order_fills_gap),
         cmocka_unit_test(test_beyond_window_is_refused),
         cmocka_unit_test(test_reverse_arrival_across_wrap),
+        cmocka_unit_test(test_classify_agrees_with_arrive),
         cmocka_unit_test(test_sack_names_the_arrivals_after_the_gap),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);

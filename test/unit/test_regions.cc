@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "cmocka_cxx.h"
+#include "mac.h"
 #include "regions.h"
 
 using namespace rttcc;
@@ -16,7 +17,7 @@ static void test_put_addr_packs_key_and_offset(void **) {
 static void test_targets_stay_inside_their_region(void **) {
     std::vector<uint8_t> buf(1000);
     RegionTable t;
-    const uint32_t k = t.expose(buf.data(), buf.size());
+    const uint32_t k = t.expose(buf.data(), buf.size(), rttcc::random_u32);
     assert_int_not_equal(k, 0);
     assert_ptr_equal(t.target(k, 0, 1000), buf.data());
     assert_ptr_equal(t.target(k, 999, 1), buf.data() + 999);
@@ -24,7 +25,7 @@ static void test_targets_stay_inside_their_region(void **) {
     assert_null(t.target(k, 999, 2));                 // one byte past the end
     assert_null(t.target(k, 1001, 0));
     assert_null(t.target(k, ~uint64_t{0}, 2));       // offset + len wraps
-    assert_null(t.target(k + 1, 0, 1));               // unknown key
+    assert_null(t.target(k ^ 1, 0, 1));               // unknown key
     assert_true(t.unexpose(k));
     assert_null(t.target(k, 0, 1));                   // gone
     assert_false(t.unexpose(k));
@@ -34,13 +35,21 @@ static void test_keys_are_unique_and_never_zero(void **) {
     uint8_t b;
     RegionTable t;
     std::vector<uint32_t> keys;
-    for (int i = 0; i < 100; ++i) keys.push_back(t.expose(&b, 1));
+    for (int i = 0; i < 100; ++i) keys.push_back(t.expose(&b, 1, rttcc::random_u32));
     for (size_t i = 0; i < keys.size(); ++i) {
         assert_int_not_equal(keys[i], 0);
         for (size_t j = i + 1; j < keys.size(); ++j) assert_int_not_equal(keys[i], keys[j]);
     }
     assert_int_equal(t.exposed(), 100);
-    assert_int_equal(t.expose(&b, kPutOffsetMask + 1), 0);  // too large to address
+    assert_int_equal(t.expose(&b, kPutOffsetMask + 1, rttcc::random_u32), 0);  // too large to address
+    // A draw of 0, or of a key in use, is drawn again.
+    const uint32_t draws[] = {0, 5, 5 | (1u << 24), 0, 7};
+    size_t next = 0;
+    auto scripted = [&] { return draws[next++]; };
+    RegionTable u;
+    assert_int_equal(u.expose(&b, 1, scripted), 5);
+    assert_int_equal(u.expose(&b, 1, scripted), 7);  // 5 again (the high bits are not the key's), then 0
+    assert_int_equal(next, 5);
 }
 
 static void test_put_is_whole_when_every_byte_landed(void **) {
