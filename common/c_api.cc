@@ -173,8 +173,7 @@ int rttcc_engine_add_peer(rttcc_engine_t *engine, uint32_t peer, const void *add
 size_t rttcc_engine_max_message(const rttcc_engine_t *engine) { return engine->impl->config().max_message; }
 
 size_t rttcc_engine_peer_segment_size(const rttcc_engine_t *engine, uint32_t peer) {
-    const rttcc::Peer *p = engine->impl->peer(peer);
-    return p ? p->seg_payload : 0;
+    return engine->impl->segment_size(peer);
 }
 
 int rttcc_engine_send(rttcc_engine_t *engine, uint32_t peer, uint8_t tag, const struct iovec *iov,

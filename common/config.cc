@@ -165,6 +165,11 @@ const rttcc_param_t kParams[] = {
      "bounds, ids, stamps, put addresses), full (keyed BLAKE2b over the header and the payload), none. "
      "Every process of a job must use the same setting",
      RTTCC_PARAM_ENUM, 4, "none=0,header=1,full=2", RTTCC_FIELD(auth)},
+    {"reassembly_max_mb",
+     "Most memory held by messages that arrive in chunks, MiB (each takes a buffer of about its "
+     "own length): beyond it a new message is not acknowledged until others complete, and its "
+     "sender resends it. At least the largest message",
+     RTTCC_PARAM_UINT, 5, nullptr, RTTCC_FIELD(reassembly_max_mb)},
     {"agent",
      "Liveness agent: a thread of the engine's own that answers peers (ACKs, keep-alives, probes) "
      "while the application computes outside MPI, so a busy process is never declared dead. It "
@@ -245,6 +250,7 @@ extern "C" void rttcc_config_defaults(rttcc_config_t *c) {
     c->probe_startup_delay = 500;
     c->probe_max_rate = 100;
     c->auth = RTTCC_AUTH_HEADER;
+    c->reassembly_max_mb = 256;
     c->agent = true;
     c->agent_idle_ms = 50;
     c->max_message = 4u << 20;
@@ -276,6 +282,8 @@ extern "C" bool rttcc_config_check(const rttcc_config_t *c, char *err, size_t er
     if (c->max_message == 0 || c->max_message > (1u << 30))
         return fail("the largest message must be 1 byte to 1 GiB");
     if (c->peer_timeout_ms == 0) return fail("{peer_timeout_ms} must be > 0");
+    if ((uint64_t{c->reassembly_max_mb} << 20) < c->max_message)
+        return fail("{reassembly_max_mb} must hold at least the largest message");
     if (c->agent && (c->agent_idle_ms == 0 || 4ull * c->agent_idle_ms > c->peer_timeout_ms))
         return fail("{agent_idle_ms} must be > 0 and at most a quarter of {peer_timeout_ms}");
     if (c->min_rto_us == 0 || c->min_rto_us > c->max_rto_us)

@@ -32,7 +32,7 @@ Engine::Engine(const rttcc_config_t &config, const rttcc_callbacks_t &callbacks,
       cmd_payload_(config.cmd_mtu - kHeaderSize),
       sack_words_(std::min<uint32_t>(kMaxSackWords, cmd_payload_ / 8)),
       inline_buffers_(std::max<size_t>(config.inline_max, 1)),
-      reassembly_buffers_(config.max_message),
+      reassembly_buffers_(config.max_message, size_t{config.reassembly_max_mb} << 20),
       state_mu_(config.thread_safe || config.agent),
       rx_mu_(config.thread_safe || config.agent) {
     cfg_.if_include = cfg_.if_exclude = nullptr;  // owned by the caller; not needed past create
@@ -345,7 +345,14 @@ bool Engine::peer_stats(uint32_t index, rttcc_stats_t *out) const {
     return true;
 }
 
+size_t Engine::segment_size(uint32_t index) const {
+    std::lock_guard<MaybeMutex> g(state_mu_);
+    const Peer *p = peer(index);
+    return p ? p->seg_payload : 0;
+}
+
 size_t Engine::peer_memory(uint32_t index) const {
+    std::lock_guard<MaybeMutex> g(state_mu_);
     const Peer *p = peer(index);
     if (!p) return 0;
     return sizeof(Peer) + sizeof(RttRow) + p->tx.memory() + p->rx.memory() + p->reassembly.memory();

@@ -97,9 +97,13 @@ public:
     const char *clock_domain_name() const {
         return clock_ ? ClockDomain::kind_name(clock_->kind()) : "none";
     }
+    // A peer's state, for the engine itself (under state_mu_) and for tests
+    // that drive it from one thread: add_peer may move the table meanwhile.
     const Peer *peer(uint32_t index) const {
         return index < peers_.size() ? peers_[index].get() : nullptr;
     }
+    // rttcc_engine_peer_segment_size: from any thread (0 for a peer not added).
+    size_t segment_size(uint32_t index) const;
     size_t peer_memory(uint32_t index) const;
     const rttcc_config_t &config() const { return cfg_; }
 

@@ -145,8 +145,9 @@ bool Engine::land_put(Peer &p, const PacketHeader &h, const uint8_t *payload, st
 }
 
 // A new segment is accepted, and so acknowledged, only if it can be
-// delivered: a client listens to its tag, a chunk's message fits and agrees
-// with its other chunks, a put lands inside its region.  Otherwise the
+// delivered: a client listens to its tag, a chunk agrees with its message's
+// other chunks (opening one: a buffer is free under reassembly_max_mb), a
+// put lands inside its region.  Otherwise the
 // sender never hears it arrived: it resends, and in the end reports the
 // peer lost instead of a send that succeeded while its bytes were dropped.
 bool Engine::deliverable(const Peer &p, const PacketHeader &h) const {
@@ -155,7 +156,7 @@ bool Engine::deliverable(const Peer &p, const PacketHeader &h) const {
         case PacketType::DATA:
             return cb.on_recv != nullptr;
         case PacketType::CHUNK:
-            return cb.on_recv != nullptr && p.reassembly.fits(h.msg_id, h.msg_len, h.tag, reassembly_buffers_.size());
+            return cb.on_recv != nullptr && p.reassembly.fits(reassembly_buffers_, h.msg_id, h.msg_len, h.tag);
         case PacketType::PUT:
             return cb.on_put != nullptr && p.puts.fits(h.msg_id, h.msg_len, h.put_addr, h.tag) &&
                    regions_.target(put_key(h.put_addr), put_offset(h.put_addr) + h.chunk_offset, h.payload_len);

@@ -20,12 +20,12 @@ public:
         uint8_t *buf;      // from the engine's BufferPool
     };
 
-    // Would add() take this chunk?  (The message fits a buffer of `cap`
-    // bytes and agrees with its chunks so far.)
-    bool fits(uint32_t msg_id, uint32_t len, uint8_t tag, size_t cap) const {
+    // Would add() take this chunk?  (It agrees with its message's chunks so
+    // far, or, opening a message, the pool has a buffer for it now.)
+    bool fits(const BufferPool &buffers, uint32_t msg_id, uint32_t len, uint8_t tag) const {
         for (const auto &m : active_)
             if (m.msg_id == msg_id) return m.len == len && m.tag == tag;
-        return len <= cap;
+        return buffers.can_get(len);
     }
 
     // Adds a chunk.  Returns the message when this chunk completed it (the
@@ -36,11 +36,12 @@ public:
         *bad = false;
         Message *m = find(msg_id);
         if (!m) {
-            if (len > buffers.size()) {
+            uint8_t *buf = buffers.get(len);
+            if (!buf) {
                 *bad = true;
                 return nullptr;
             }
-            active_.push_back(Message{msg_id, len, 0, tag, buffers.get()});
+            active_.push_back(Message{msg_id, len, 0, tag, buf});
             m = &active_.back();
         } else if (m->len != len || m->tag != tag) {
             *bad = true;
@@ -52,13 +53,13 @@ public:
     }
 
     void release(BufferPool &buffers, Message *m) {
-        buffers.put(m->buf);
+        buffers.put(m->buf, m->len);
         *m = active_.back();
         active_.pop_back();
     }
 
     void clear(BufferPool &buffers) {
-        for (auto &m : active_) buffers.put(m.buf);
+        for (auto &m : active_) buffers.put(m.buf, m.len);
         active_.clear();
     }
 

@@ -83,6 +83,7 @@ typedef struct rttcc_config {
     unsigned probe_startup_delay;   /* before the first probe, milliseconds */
     unsigned probe_max_rate;        /* most probes per second to one peer */
     int auth;                       /* rttcc_auth: what each datagram's MAC covers */
+    unsigned reassembly_max_mb;     /* most memory held by messages arriving in chunks, MiB */
     bool agent;                     /* liveness agent: answer peers while the application is away from MPI */
     unsigned agent_idle_ms;         /* the agent steps in after this long without progress */
     char *rtt_dump;                 /* write the RTT table at finalize: PATH.<rank>.{csv,json} */

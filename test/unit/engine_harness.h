@@ -1,6 +1,7 @@
 // Two (or more) engines in one process over a MemNetwork, with optional
 // fault injection, recording what each delivers and completes.
 #pragma once
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <map>
@@ -122,6 +123,7 @@ inline rttcc_config_t test_config(uint32_t self) {
     c.max_rto_us = 80000;
     c.max_message = 1 << 20;
     c.agent = false;  // the test drives every engine; tests of the liveness agent turn it on
+    c.thread_safe = std::getenv("RTTCC_TEST_THREAD_SAFE") != nullptr;  // test/tsan: the locked engine
     return c;
 }
 

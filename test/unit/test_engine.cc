@@ -2,6 +2,8 @@
 // exactly once, with and without drops, duplicates, reordering and
 // truncation; foreign datagrams are refused; a silent peer is declared dead.
 #include <algorithm>
+#include <atomic>
+#include <thread>
 
 #include "cmocka_cxx.h"
 #include "engine_harness.h"
@@ -287,6 +289,50 @@ static void test_a_closed_port_is_a_dead_peer(void **) {
     assert_int_equal(nodes[0]->failed.size(), 1);
 }
 
+// Reassembly holds at most reassembly_max_mb: with room for one 1 MiB
+// buffer, the second of two large messages waits (its chunks are not
+// acknowledged, so they are resent) until the first is whole (its first
+// chunk is lost once, so it is not before the second begins); both arrive.
+static void test_reassembly_memory_is_capped(void **) {
+    MemNetwork net(9000);
+    auto nodes = make_nodes(net, 2, {}, [](rttcc_config_t &c) { c.reassembly_max_mb = 1; });
+    nodes[0]->faults->drop_if = [](Channel, const TxDatagram &d) {
+        const auto *h = static_cast<const PacketHeader *>(d.iov[0].iov_base);
+        return h->type == static_cast<uint8_t>(PacketType::CHUNK) && h->tag == 1 && h->chunk_offset == 0 &&
+               (h->tx_id & 0xffffu) == 1;
+    };
+    std::vector<uint8_t> a = make_message(1, 600000), b = make_message(2, 600000);
+    iovec va{a.data(), a.size()}, vb{b.data(), b.size()};
+    assert_int_equal(nodes[0]->engine->send(1, 1, &va, 1, &a), RTTCC_OK);
+    assert_int_equal(nodes[0]->engine->send(1, 2, &vb, 1, &b), RTTCC_OK);
+    assert_true(run_until(nodes, [&] { return nodes[0]->completed.size() == 2; }, 20));
+    assert_int_equal(nodes[1]->received.size(), 2);
+    for (const auto &r : nodes[1]->received) assert_true(r.bytes == (r.tag == 1 ? a : b));
+    assert_true(nodes[1]->engine->stats().drop_undeliverable > 0);  // the second one waited
+}
+
+// A thread that asks for peers' segment sizes (mtl_rttcc's send path) while
+// another adds peers (the progress thread's unknown senders) reads nothing
+// that add_peer moves (test/tsan runs this under ThreadSanitizer).
+static void test_peer_lookups_race_nothing_with_add_peer(void **) {
+    MemNetwork net(4000);
+    auto nodes = make_nodes(net, 2, {}, [](rttcc_config_t &c) { c.thread_safe = true; });
+    std::atomic<bool> done{false};
+    size_t seen = 0;
+    std::thread reader([&] {
+        while (!done.load())
+            for (uint32_t i = 0; i < 600; i += 7) seen += nodes[0]->engine->segment_size(i) != 0;
+    });
+    for (uint32_t i = 2; i < 600; ++i) {
+        std::string err;
+        assert_true(nodes[0]->engine->add_peer(i, nodes[1]->address.data(), nodes[1]->address.size(), &err));
+    }
+    done.store(true);
+    reader.join();
+    assert_int_not_equal(nodes[0]->engine->segment_size(599), 0);
+    print_message("%zu lookups found a peer\n", seen);
+}
+
 static void test_unknown_sender_is_reported_and_added(void **) {
     MemNetwork net(4000);
     // Node 1 has not added node 0 (lazy add_procs); node 0 knows node 1.
@@ -331,6 +377,8 @@ int main() {
         cmocka_unit_test(test_foreign_datagrams_are_dropped),
         cmocka_unit_test(test_silent_peer_is_declared_dead),
         cmocka_unit_test(test_a_closed_port_is_a_dead_peer),
+        cmocka_unit_test(test_reassembly_memory_is_capped),
+        cmocka_unit_test(test_peer_lookups_race_nothing_with_add_peer),
         cmocka_unit_test(test_unknown_sender_is_reported_and_added),
         cmocka_unit_test(test_idle_peer_memory_is_small),
     };
