@@ -340,7 +340,12 @@ static int rttcc_finalize(struct mca_btl_base_module_t *btl)
 
     /* Let the last ACKs out and wait (bounded) for ours: peers may be
      * finalizing too. */
-    (void) rttcc_engine_drain(m->engine, 500);
+    int left = rttcc_engine_drain(m->engine, 500);
+    if (0 != left) {
+        opal_output_verbose(1, mca_btl_rttcc_component.output,
+                            "btl:rttcc: %d segments still unacknowledged after 500 ms at finalize "
+                            "(a peer finished first and its last ACK was lost, or it is gone)", left);
+    }
     mca_btl_rttcc_print_stats(m);
     mca_btl_rttcc_dump_rtt(m);
     mca_btl_rttcc_component.module = NULL;

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <climits>
 #include <atomic>
 #include <cstdio>
 #include <mutex>
@@ -207,7 +208,7 @@ int rttcc_engine_progress(rttcc_engine_t *engine) {
 }
 
 int rttcc_engine_drain(rttcc_engine_t *engine, unsigned timeout_ms) {
-    return guarded(nullptr, 0, [&] { return engine->impl->drain(timeout_ms) ? 1 : 0; });
+    return guarded(nullptr, 0, [&] { return static_cast<int>(std::min<size_t>(engine->impl->drain(timeout_ms), INT_MAX)); });
 }
 
 void rttcc_engine_stats(const rttcc_engine_t *engine, rttcc_stats_t *out) {

@@ -270,7 +270,7 @@ int Engine::pass(bool by_agent) {
             next_clock_refresh_ = now + msec(1);
         }
         wire_full_ = false;
-        take_refusals(now);
+        take_failures(now);
         expire_timers(now);
         serve_resends(now);
         serve_sends(now);
@@ -281,7 +281,7 @@ int Engine::pass(bool by_agent) {
     return delivered + (quiet_ ? 0 : run_callbacks());
 }
 
-bool Engine::drain(unsigned timeout_ms) {
+size_t Engine::drain(unsigned timeout_ms) {
     const nanos end = monotonic_now() + msec(timeout_ms);
     {
         std::lock_guard<MaybeMutex> g(state_mu_);
@@ -293,9 +293,8 @@ bool Engine::drain(unsigned timeout_ms) {
     for (;;) {
         {
             std::lock_guard<MaybeMutex> g(state_mu_);
-            if (segments_.in_use() == 0) return true;
+            if (segments_.in_use() == 0 || monotonic_now() > end) return segments_.in_use();
         }
-        if (monotonic_now() > end) return false;
         progress();
     }
 }

@@ -84,7 +84,8 @@ public:
     int send_now(uint32_t peer, uint8_t tag, size_t len, rttcc_fill_fn fill, void *ctx);
     // The application's progress call (the agent makes its own passes).
     int progress();
-    bool drain(unsigned timeout_ms);
+    // rttcc_engine_drain: the segments still unacknowledged at the end.
+    size_t drain(unsigned timeout_ms);
 
     rttcc_stats_t stats() const;
     bool peer_stats(uint32_t index, rttcc_stats_t *out) const;
@@ -224,7 +225,8 @@ private:
     void resend_partial(Peer &p);
     void serve_resends(nanos now);
     std::string why_unanswered(const Peer &p, nanos now, const TxSegment &oldest) const;
-    void take_refusals(nanos now);
+    void take_failures(nanos now);
+    void take_failure(Peer &p, int error, nanos now);
     void declare_dead(Peer &p, std::string why);
 
     // Runs callbacks collected under the lock, with the lock released;

@@ -1,9 +1,12 @@
 // Loss: retransmission timeouts with backoff, resends, dead peers.
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <string>
 
 #include "engine.h"
+#include "param_names.h"
 
 namespace rttcc {
 
@@ -115,40 +118,62 @@ std::string Engine::why_unanswered(const Peer &p, nanos now, const TxSegment &ol
     return why;
 }
 
-// The kernel says a port of the peer is closed (ICMP port unreachable): the
-// process that owned it is gone.  Three such answers with nothing heard from
-// the peer in between, while we owe it data, make it dead at once instead
-// of after peer_timeout.  Not while draining at finalize: a peer that
-// finished first has closed its sockets, and that is no error.
-void Engine::take_refusals(nanos now) {
-    WireHandle refused[16];
-    const int n = wire_->refusals(refused, 16);
+// Datagrams that could not reach a peer (Wire::failures).  A closed port
+// (ICMP port unreachable) means the process that owned it is gone; a send
+// the kernel refuses for good (EMSGSIZE, ENETUNREACH, EPERM, ...) will be
+// refused again.  Three of them with nothing in between that shows the
+// peer gets our datagrams (heard from it for a closed port, an ACK that
+// moved the window for a refused send), while we owe it data, make it dead
+// at once instead of after peer_timeout, with the reason.  Closed ports
+// are no error while draining at finalize: a peer that finished first has
+// closed its sockets.
+void Engine::take_failures(nanos now) {
+    WireFailure failed[16];
+    const int n = wire_->failures(failed, 16);
     for (int i = 0; i < n; ++i)
         for (auto &slot : peers_) {
             Peer *p = slot.get();
-            if (!p || p->dead || (p->addr[kCmd] != refused[i] && p->addr[kData] != refused[i])) continue;
-            ++p->stats.port_unreachable;
-            ++stats_.port_unreachable;
-            if (!p->refusals || p->last_heard > p->first_refusal) {
-                p->refusals = 0;
-                p->first_refusal = now;
-            }
-            ++p->refusals;
-            if (p->refusals >= 3 && !draining_ && (p->tx.in_flight() || p->has_pending())) {
-                char why[200];
-                std::snprintf(why, sizeof why,
-                              "its port is closed: the kernel answered %u of our datagrams with ICMP port "
-                              "unreachable within %.3f s, the process is gone",
-                              p->refusals, seconds(now - p->first_refusal));
-                declare_dead(*p, why);
-            }
+            if (p && !p->dead && (p->addr[kCmd] == failed[i].dest || p->addr[kData] == failed[i].dest))
+                take_failure(*p, failed[i].error, now);
         }
+}
+
+void Engine::take_failure(Peer &p, int error, nanos now) {
+    const bool closed = error == ECONNREFUSED;
+    if (closed) {
+        ++p.stats.port_unreachable;
+        ++stats_.port_unreachable;
+    } else {
+        ++p.stats.send_errors;
+        ++stats_.send_errors;
+    }
+    const nanos proof = closed ? p.last_heard : p.last_advance;
+    if (!p.failures || proof > p.first_failure || error != p.failure_errno) {
+        p.failures = 0;
+        p.first_failure = now;
+        p.failure_errno = error;
+    }
+    ++p.failures;
+    if (p.failures < 3 || (closed && draining_) || !(p.tx.in_flight() || p.has_pending())) return;
+    char why[300];
+    if (closed)
+        std::snprintf(why, sizeof why,
+                      "its port is closed: the kernel answered %u of our datagrams with ICMP port unreachable "
+                      "within %.3f s, the process is gone",
+                      p.failures, seconds(now - p.first_failure));
+    else
+        std::snprintf(why, sizeof why, "the kernel refused %u of our datagrams to it within %.3f s: %s%s", p.failures,
+                      seconds(now - p.first_failure), std::strerror(error),
+                      error == EMSGSIZE ? " (larger than the route's MTU allows: lower {data_mtu})"
+                      : error == EPERM  ? " (a firewall rule on this host?)"
+                                        : "");
+    declare_dead(p, why);
 }
 
 // Fails everything sent to the peer and reports it lost.
 void Engine::declare_dead(Peer &p, std::string why) {
     p.dead = true;
-    dead_.push_back({p.id, std::move(why)});
+    dead_.push_back({p.id, name_params(why, param_prefix(cfg_))});  // {name}: the host component's parameter
     p.tx.clear([&](TxSegment *seg) { release_segment(*seg, RTTCC_ERR_UNREACH); });
     for (auto &queue : p.pending)
         while (TxMessage *m = queue.pop_front()) finish_message(*m, RTTCC_ERR_UNREACH);

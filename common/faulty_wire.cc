@@ -12,6 +12,15 @@ bool FaultyWire::roll(uint32_t per_million) {
     return rng_ % 1000000 < per_million;
 }
 
+int FaultyWire::failures(WireFailure *out, int n) {
+    int k = inner_->failures(out, n);
+    for (; k < n && !failed_.empty(); ++k) {
+        out[k] = failed_.back();
+        failed_.pop_back();
+    }
+    return k;
+}
+
 bool FaultyWire::send_one(Channel ch, TxDatagram &d) { return inner_->tx_burst(ch, &d, 1) == 1; }
 
 bool FaultyWire::release_held(Channel ch) {
@@ -25,7 +34,12 @@ bool FaultyWire::release_held(Channel ch) {
 int FaultyWire::tx_burst(Channel ch, TxDatagram *d, int n) {
     for (int i = 0; i < n; ++i) {
         TxDatagram dg = d[i];
-        if ((drop_if && drop_if(ch, dg)) || roll(rates_.drop)) {
+        if (drop_if && drop_if(ch, dg)) {
+            ++injected;
+            if (fail_errno && failed_.size() < 64) failed_.push_back({dg.dest, fail_errno});
+            continue;
+        }
+        if (roll(rates_.drop)) {
             ++injected;
             continue;
         }

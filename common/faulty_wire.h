@@ -32,7 +32,7 @@ public:
     int rx_burst(Channel ch, RxDatagram *d, int n) override { return inner_->rx_burst(ch, d, n); }
     unsigned ready() override { return inner_->ready(); }
     int poll_fds(int *fds, int cap) const override { return inner_->poll_fds(fds, cap); }
-    int refusals(WireHandle *out, int n) override { return inner_->refusals(out, n); }
+    int failures(WireFailure *out, int n) override;
     bool verifies_source() const override { return inner_->verifies_source(); }
     TsSource stamp_source() const override { return inner_->stamp_source(); }
     int tx_stamps(TxStamp *out, int n) override { return inner_->tx_stamps(out, n); }
@@ -40,6 +40,7 @@ public:
 
     uint64_t injected = 0;  // faults injected so far
     std::function<bool(Channel, const TxDatagram &)> drop_if;  // drops what it accepts (unit tests)
+    int fail_errno = 0;  // nonzero: what drop_if drops is reported as a send failure with this errno
 
 private:
     bool roll(uint32_t per_million);
@@ -51,6 +52,7 @@ private:
     uint64_t rng_;                 // xorshift state
     std::vector<uint8_t> held_[kChannels];  // a datagram held back for reordering
     WireHandle held_dest_[kChannels] = {};  // its destination
+    std::vector<WireFailure> failed_;       // fail_errno drops not yet reported
 };
 
 }  // namespace rttcc

@@ -73,8 +73,9 @@ struct Peer {
     nanos last_sacked[kChannels] = {}; // when a SACK last showed a segment of that channel arrived
     nanos busy_sent = 0;               // when we last told it BUSY (at most one per ms)
     Link away_link;                    // in the engine's list of peers owed a resume ACK
-    uint32_t refusals = 0;             // ICMP port-unreachable answers since we last heard from it
-    nanos first_refusal = 0;           // when the first of them came
+    uint32_t failures = 0;             // our datagrams to it that failed the same way in a row (Wire::failures)
+    nanos first_failure = 0;           // when the first of them did
+    int failure_errno = 0;             // how: ECONNREFUSED (port closed) or a send's errno
     nanos last_advance = 0;            // when an ACK last moved its send window (RTO restarts from it)
     bool recovering = false;           // a timeout resent `una`; until una passes `recover`,
     seq_t recover = 0;                 //   each ACK that moves the window resends the new una

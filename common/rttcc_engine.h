@@ -90,7 +90,8 @@ typedef struct rttcc_callbacks {
     X(busy_rx, "BUSY replies received: a peer's application was away, not dead")    \
     X(resumes_tx, "resume ACKs sent: peers asked to resend what the agent turned away") \
     X(resumes_rx, "resume ACKs received: segments resent at once, not on a timer") \
-    X(port_unreachable, "our datagrams the kernel answered with ICMP port unreachable (a peer that is gone)")
+    X(port_unreachable, "our datagrams the kernel answered with ICMP port unreachable (a peer that is gone)") \
+    X(send_errors, "our datagrams the kernel refused for good (EMSGSIZE, ENETUNREACH, EPERM, ...)")
 
 typedef struct rttcc_stats {
 #define RTTCC_STATS_FIELD(name, help) uint64_t name;
@@ -177,7 +178,8 @@ int rttcc_engine_send_now(rttcc_engine_t *engine, uint32_t peer, uint8_t tag, si
 int rttcc_engine_progress(rttcc_engine_t *engine);
 
 /* Before shutdown: sends every ACK owed now, then progresses until nothing
- * is in flight or `timeout_ms` passed.  Returns 1 if everything was ACKed. */
+ * is in flight or `timeout_ms` passed.  Returns how many segments are still
+ * unacknowledged (0: every one was ACKed), or a negative code. */
 int rttcc_engine_drain(rttcc_engine_t *engine, unsigned timeout_ms);
 
 /* This process's counters, summed over its peers. */

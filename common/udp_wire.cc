@@ -257,7 +257,8 @@ int UdpWire::send_groups(Channel ch, const TxDatagram *d, int ngroups) {
             gso_ = false;  // the device cannot segment: the caller resends them one by one
             break;
         }
-        ++tx_errors_;  // refused for good (e.g. unreachable): retransmission recovers
+        ++tx_errors_;  // refused for good (EMSGSIZE, ENETUNREACH, EPERM, ...): the engine hears of it
+        if (failed_.size() < 64) failed_.push_back({d[tx_groups_[done].first].dest, errno});
         taken += tx_groups_[done++].count;
     }
     return taken;
@@ -469,8 +470,8 @@ void UdpWire::collect_stamps(Channel ch, int *entries_out) {
 
 // Reads both error queues once a call said an ICMP error is there (stamps
 // found on the way are matched as usual), then hands out the destinations
-// whose port was closed.
-int UdpWire::refusals(WireHandle *out, int n) {
+// whose port was closed and the sends refused for good.
+int UdpWire::failures(WireFailure *out, int n) {
     if (errq_news_) {
         errq_news_ = false;
         for (int ch = 0; ch < kChannels; ++ch) {
@@ -484,10 +485,16 @@ int UdpWire::refusals(WireHandle *out, int n) {
             } while (entries == static_cast<int>(errq_.batch()));
         }
     }
+    int k = 0;
     std::vector<sockaddr_in> &refused = errq_.refused();
-    const int k = static_cast<int>(std::min<size_t>(n, refused.size()));
-    for (int i = 0; i < k; ++i) out[i] = handle_of(refused[i].sin_addr.s_addr, refused[i].sin_port);
-    refused.erase(refused.begin(), refused.begin() + k);
+    for (; k < n && !refused.empty(); ++k) {
+        out[k] = {handle_of(refused.back().sin_addr.s_addr, refused.back().sin_port), ECONNREFUSED};
+        refused.pop_back();
+    }
+    for (; k < n && !failed_.empty(); ++k) {
+        out[k] = failed_.back();
+        failed_.pop_back();
+    }
     return k;
 }
 

@@ -46,7 +46,7 @@ public:
     }
     int rx_burst(Channel ch, RxDatagram *d, int n) override;
     unsigned ready() override;
-    int refusals(WireHandle *out, int n) override;
+    int failures(WireFailure *out, int n) override;
     TsSource stamp_source() const override { return stamp_source_; }
     int tx_stamps(TxStamp *out, int n) override;
 
@@ -133,6 +133,7 @@ private:
     bool gro_ = false;                        // the kernel gives UDP_GRO buffers
     uint64_t tx_errors_ = 0;                  // datagrams the kernel refused for good
     bool errq_news_ = false;                  // a call failed with ECONNREFUSED: an ICMP error is queued
+    std::vector<WireFailure> failed_;         // sends refused for good, not yet reported (at most 64)
 
     TsSource stamp_source_ = TsSource::kNone; // best stamps the sockets take
     StampMode stamp_mode_ = StampMode::kSoftware; // how the sockets were set up

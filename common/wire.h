@@ -49,6 +49,12 @@ struct RxDatagram {
     TsSource rx_source;  // what took rx_stamp (kNone when 0)
 };
 
+// A datagram that could not reach its destination (Wire::failures).
+struct WireFailure {
+    WireHandle dest;  // where it was going
+    int error;        // ECONNREFUSED (port closed) or the send's errno
+};
+
 class Wire {
 public:
     virtual ~Wire() = default;
@@ -81,10 +87,12 @@ public:
         return 0;
     }
 
-    // Destinations whose port turned out closed (ICMP port unreachable:
-    // the process that owned it is gone) since the last call; returns how
-    // many it wrote.  Cheap when there is no news.
-    virtual int refusals(WireHandle *out, int n) {
+    // Destinations our datagrams could not reach since the last call, with
+    // why: ECONNREFUSED (ICMP port unreachable: the process that owned the
+    // port is gone) or the errno of a send the kernel refused for good
+    // (EMSGSIZE, ENETUNREACH, EPERM, ...).  Returns how many it wrote.  Cheap
+    // when there is no news.
+    virtual int failures(WireFailure *out, int n) {
         (void)out;
         (void)n;
         return 0;

@@ -312,7 +312,12 @@ static int rttcc_finalize(struct mca_mtl_base_module_t *mtl)
     mca_mtl_rttcc_module_t *m = (mca_mtl_rttcc_module_t *) mtl;
 
     opal_progress_unregister(mca_mtl_rttcc_progress);
-    (void) rttcc_engine_drain(m->engine, 500); /* the last ACKs out, ours back (bounded) */
+    int left = rttcc_engine_drain(m->engine, 500); /* the last ACKs out, ours back (bounded) */
+    if (0 != left) {
+        opal_output_verbose(1, mca_mtl_rttcc_component.output,
+                            "mtl:rttcc: %d segments still unacknowledged after 500 ms at finalize "
+                            "(a peer finished first and its last ACK was lost, or it is gone)", left);
+    }
     if (mca_mtl_rttcc_component.config.stats) {
         rttcc_print_stats(m->engine, m->self, m->num_tx_seq);
         print_counters(m);

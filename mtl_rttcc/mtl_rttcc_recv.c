@@ -98,7 +98,18 @@ static void accept_rts(mca_mtl_rttcc_module_t *m, mca_mtl_rttcc_request_t *req, 
     cts.key = req->key;
     cts.accepted = accepted;
     if (OMPI_SUCCESS != mca_mtl_rttcc_send_control(m, peer, &cts)) {
+        /* The engine queues what it cannot send yet: only a lost peer
+         * refuses.  The receive then fails instead of waiting for puts. */
         opal_output_verbose(1, mca_mtl_rttcc_component.output, "mtl:rttcc: cannot answer process %u", peer);
+        if (accepted > 0) {
+            OPAL_THREAD_LOCK(&m->lock);
+            (void) opal_hash_table_remove_value_uint32(&m->landing, req->key);
+            OPAL_THREAD_UNLOCK(&m->lock);
+            (void) rttcc_engine_unexpose(m->engine, req->key);
+            req->key = 0;
+            req->accepted = accepted = 0;
+        }
+        req->error = MPI_ERR_OTHER;
     }
     if (0 == accepted) {
         if (req->buf_owned) {

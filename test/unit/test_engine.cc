@@ -2,6 +2,7 @@
 // exactly once, with and without drops, duplicates, reordering and
 // truncation; foreign datagrams are refused; a silent peer is declared dead.
 #include <algorithm>
+#include <cerrno>
 #include <atomic>
 #include <thread>
 
@@ -289,6 +290,25 @@ static void test_a_closed_port_is_a_dead_peer(void **) {
     assert_int_equal(nodes[0]->failed.size(), 1);
 }
 
+// Sends the kernel refuses for good (here EMSGSIZE on the data channel:
+// datagrams larger than the route allows) end the peer with that reason
+// after three, not after the peer timeout; counted as send_errors.
+static void test_sends_refused_for_good_end_the_peer(void **) {
+    MemNetwork net(4000);
+    auto nodes = make_nodes(net, 2, {}, [](rttcc_config_t &c) { c.peer_timeout_ms = 15000; });
+    nodes[0]->faults->drop_if = [](Channel ch, const TxDatagram &) { return ch == kData; };
+    nodes[0]->faults->fail_errno = EMSGSIZE;
+    std::vector<uint8_t> big = make_message(1, 20000);
+    iovec iov{big.data(), big.size()};
+    assert_int_equal(nodes[0]->engine->send(1, 1, &iov, 1, &big), RTTCC_OK);
+    assert_true(run_until(nodes, [&] { return !nodes[0]->dead.empty(); }, 5));
+    const std::string &why = nodes[0]->dead_why[0];
+    assert_true(why.find("refused") != std::string::npos);
+    assert_true(why.find("lower btl_rttcc_data_mtu") != std::string::npos);
+    assert_true(nodes[0]->engine->stats().send_errors >= 3);
+    assert_int_equal(nodes[0]->failed.size(), 1);
+}
+
 // Reassembly holds at most reassembly_max_mb: with room for one 1 MiB
 // buffer, the second of two large messages waits (its chunks are not
 // acknowledged, so they are resent) until the first is whole (its first
@@ -377,6 +397,7 @@ int main() {
         cmocka_unit_test(test_foreign_datagrams_are_dropped),
         cmocka_unit_test(test_silent_peer_is_declared_dead),
         cmocka_unit_test(test_a_closed_port_is_a_dead_peer),
+        cmocka_unit_test(test_sends_refused_for_good_end_the_peer),
         cmocka_unit_test(test_reassembly_memory_is_capped),
         cmocka_unit_test(test_peer_lookups_race_nothing_with_add_peer),
         cmocka_unit_test(test_unknown_sender_is_reported_and_added),
