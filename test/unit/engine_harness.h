@@ -193,6 +193,33 @@ bool run_until(std::vector<std::unique_ptr<Node>> &nodes, P &&pred, double secon
     return true;
 }
 
+// Progresses node 0 alone (node 1's application is "computing", or node 1
+// is gone) for `ms`, or until stop() holds.
+template <typename F>
+void only_node0(std::vector<std::unique_ptr<Node>> &nodes, unsigned ms, F &&stop) {
+    const rttcc::nanos end = rttcc::monotonic_now() + rttcc::msec(ms);
+    while (!stop() && rttcc::monotonic_now() < end) nodes[0]->engine->progress();
+}
+inline void only_node0(std::vector<std::unique_ptr<Node>> &nodes, unsigned ms) {
+    only_node0(nodes, ms, [] { return false; });
+}
+
+// Sends `msg` (zero-copy) from node 0 to node 1.
+inline void send_big(std::vector<std::unique_ptr<Node>> &nodes, std::vector<uint8_t> &msg) {
+    iovec b{msg.data(), msg.size()};
+    assert_int_equal(nodes[0]->engine->send(1, 1, &b, 1, &msg), RTTCC_OK);
+}
+
+// Sends node 1 a message from node 0, then progresses node 0 alone until
+// it declares node 1 dead (or `ms` pass); returns how long that took.
+inline rttcc::nanos send_until_dead(std::vector<std::unique_ptr<Node>> &nodes, std::vector<uint8_t> &msg, unsigned ms) {
+    send_big(nodes, msg);
+    const rttcc::nanos start = rttcc::monotonic_now();
+    only_node0(nodes, ms, [&] { return !nodes[0]->dead.empty(); });
+    assert_int_equal(nodes[0]->dead.size(), 1);
+    return rttcc::monotonic_now() - start;
+}
+
 // Sends `count` messages of sizes cycling through `sizes` from node 0 to
 // node 1 and checks that exactly those bytes arrive, once each.
 inline void exchange(std::vector<std::unique_ptr<Node>> &nodes, const std::vector<size_t> &sizes,

@@ -249,16 +249,13 @@ static void test_silent_peer_is_declared_dead(void **) {
     MemNetwork net(4000);
     auto nodes = make_nodes(net, 2, {}, [](rttcc_config_t &c) { c.peer_timeout_ms = 100; });
     std::vector<uint8_t> big = make_message(1, 20000);
-    iovec iov{big.data(), big.size()};
-    assert_int_equal(nodes[0]->engine->send(1, 1, &iov, 1, &big), RTTCC_OK);
     // Node 1 never progresses: it is "stopped" (and, with no liveness agent, silent).
-    const nanos start = monotonic_now();
-    while (nodes[0]->dead.empty() && monotonic_now() - start < msec(2000)) nodes[0]->engine->progress();
-    assert_int_equal(nodes[0]->dead.size(), 1);
+    const nanos took = send_until_dead(nodes, big, 2000);
     assert_int_equal(nodes[0]->dead[0], 1);
     assert_true(nodes[0]->dead_why[0].find("nothing ever heard from it") != std::string::npos);
-    assert_true(monotonic_now() - start < msec(1000));  // bounded: timeout plus the backoff step
+    assert_true(took < msec(1000));  // bounded: timeout plus the backoff step
     assert_int_equal(nodes[0]->failed.size(), 1);  // the send was failed, not lost silently
+    iovec iov{big.data(), big.size()};
     assert_int_equal(nodes[0]->engine->send(1, 1, &iov, 1, &big), RTTCC_ERR_UNREACH);
 }
 
@@ -279,12 +276,8 @@ static void test_a_closed_port_is_a_dead_peer(void **) {
     auto nodes = make_nodes(net, 2, {}, [](rttcc_config_t &c) { c.peer_timeout_ms = 15000; }, nullptr, false, udp);
     nodes[1]->engine.reset();  // the process is gone: its sockets are closed
     std::vector<uint8_t> big = make_message(1, 20000);
-    iovec iov{big.data(), big.size()};
-    assert_int_equal(nodes[0]->engine->send(1, 1, &iov, 1, &big), RTTCC_OK);
-    const nanos start = monotonic_now();
-    while (nodes[0]->dead.empty() && monotonic_now() - start < msec(5000)) nodes[0]->engine->progress();
-    assert_int_equal(nodes[0]->dead.size(), 1);
-    print_message("dead after %.3f s: %s\n", seconds(monotonic_now() - start), nodes[0]->dead_why[0].c_str());
+    const nanos took = send_until_dead(nodes, big, 5000);
+    print_message("dead after %.3f s: %s\n", seconds(took), nodes[0]->dead_why[0].c_str());
     assert_true(nodes[0]->dead_why[0].find("its port is closed") != std::string::npos);
     assert_true(nodes[0]->engine->stats().port_unreachable >= 3);
     assert_int_equal(nodes[0]->failed.size(), 1);
@@ -299,9 +292,7 @@ static void test_sends_refused_for_good_end_the_peer(void **) {
     nodes[0]->faults->drop_if = [](Channel ch, const TxDatagram &) { return ch == kData; };
     nodes[0]->faults->fail_errno = EMSGSIZE;
     std::vector<uint8_t> big = make_message(1, 20000);
-    iovec iov{big.data(), big.size()};
-    assert_int_equal(nodes[0]->engine->send(1, 1, &iov, 1, &big), RTTCC_OK);
-    assert_true(run_until(nodes, [&] { return !nodes[0]->dead.empty(); }, 5));
+    send_until_dead(nodes, big, 5000);
     const std::string &why = nodes[0]->dead_why[0];
     assert_true(why.find("refused") != std::string::npos);
     assert_true(why.find("lower btl_rttcc_data_mtu") != std::string::npos);

@@ -18,23 +18,6 @@ void with_agent(rttcc_config_t &c) {
     c.peer_timeout_ms = 200;
 }
 
-// Progresses node 0 alone (node 1's application is "computing" or gone)
-// for `ms`, or until stop() holds.
-template <typename F>
-void only_node0(std::vector<std::unique_ptr<Node>> &nodes, unsigned ms, F &&stop) {
-    const nanos end = monotonic_now() + msec(ms);
-    while (!stop() && monotonic_now() < end) nodes[0]->engine->progress();
-}
-void only_node0(std::vector<std::unique_ptr<Node>> &nodes, unsigned ms) {
-    only_node0(nodes, ms, [] { return false; });
-}
-
-// Sends `msg` (zero-copy) from node 0 to node 1.
-void send_big(std::vector<std::unique_ptr<Node>> &nodes, std::vector<uint8_t> &msg) {
-    iovec b{msg.data(), msg.size()};
-    assert_int_equal(nodes[0]->engine->send(1, 1, &b, 1, &msg), RTTCC_OK);
-}
-
 bool has(const std::string &text, const char *part) { return text.find(part) != std::string::npos; }
 
 }  // namespace
@@ -108,9 +91,7 @@ static void test_a_peer_gone_silent_is_dead_with_the_time_since_heard(void **) {
     assert_int_equal(nodes[1]->engine->send(0, 1, &h, 1, nullptr), RTTCC_DONE);
     assert_true(run_until(nodes, [&] { return nodes[0]->received.size() == 1; }));
     std::vector<uint8_t> big = make_message(6, 20000);
-    send_big(nodes, big);
-    only_node0(nodes, 2000, [&] { return !nodes[0]->dead.empty(); });
-    assert_int_equal(nodes[0]->dead.size(), 1);
+    send_until_dead(nodes, big, 2000);
     const std::string &why = nodes[0]->dead_why[0];
     const size_t at = why.find("nothing heard from it for ");
     assert_true(at != std::string::npos);
