@@ -174,7 +174,7 @@ private:
     void owe_ack(Peer &p, const PacketHeader &h, const Arrival &a, AckWhen when);
     void owe_ack_again(Peer &p);
     void put_ack(Peer &p, PacketHeader &h, nanos now);
-    void send_ack(Peer &p, nanos now);
+    PacketHeader &send_ack(Peer &p, nanos now);
     void send_due_acks(nanos now);
     void attach_sack(Peer &p, PacketHeader &h);
     void process_ack(Peer &p, const PacketHeader &h, const uint8_t *payload, const Arrival &a);
@@ -217,7 +217,8 @@ private:
     void send_busy(Peer &p, nanos now);
     void send_resumes(nanos now);
     void resend_turned_away(Peer &p);
-    bool peer_away(const Peer &p) const { return p.busy_heard > p.last_advance; }
+    // The peer said BUSY since its window last moved (a BUSY may move it itself).
+    bool peer_away(const Peer &p) const { return p.busy_heard && p.busy_heard >= p.last_advance; }
 
     // engine_loss.cc
     nanos rto(const TxSegment &seg) const;

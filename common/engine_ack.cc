@@ -56,7 +56,7 @@ void Engine::put_ack(Peer &p, PacketHeader &h, nanos now) {
     }
 }
 
-void Engine::send_ack(Peer &p, nanos now) {
+PacketHeader &Engine::send_ack(Peer &p, nanos now) {
     PacketHeader &h = stage(kCmd, p, Staged::kAck, nullptr);
     h.type = static_cast<uint8_t>(PacketType::ACK);
     h.tx_stamp_ns = domain_time(now);
@@ -65,6 +65,7 @@ void Engine::send_ack(Peer &p, nanos now) {
     attach_sack(p, h);
     ++p.stats.acks_tx;
     ++stats_.acks_tx;
+    return h;
 }
 
 // While segments after a gap have arrived, the standalone ACK names them

@@ -111,12 +111,7 @@ void Engine::take_busy(Peer &p, const PacketHeader &h, const uint8_t *payload, c
 // peer is asked to resend at once.
 void Engine::send_resumes(nanos now) {
     while (Peer *p = turned_away_.pop_front()) {
-        PacketHeader &h = stage(kCmd, *p, Staged::kAck, nullptr);
-        h.type = static_cast<uint8_t>(PacketType::ACK);
-        h.tx_stamp_ns = domain_time(now);
-        h.seq = p->echo_seq;
-        put_ack(*p, h, now);
-        h.flags |= kFlagResume;
+        send_ack(*p, now).flags |= kFlagResume;
         ++p->stats.resumes_tx;
         ++stats_.resumes_tx;
     }

@@ -170,6 +170,7 @@ bool Engine::accept_segment(Peer &p, const PacketHeader &h, const Arrival &a) {
     if (p.rx.classify(h.seq) == RecvWindow::Arrival::kNew && !deliverable(p, h)) {
         ++stats_.drops;
         ++stats_.drop_undeliverable;
+        if (h.type == static_cast<uint8_t>(PacketType::PUT)) ++stats_.drop_bad_put;
         return false;
     }
     const bool gap_before = p.rx.has_gap();

@@ -44,7 +44,6 @@ private:
     size_t in_use_ = 0;                      // objects handed out
 };
 
-// Byte buffers of one size, reused (copies of small messages, reassembly).
 // Whole-message buffers for chunked receives: power-of-two size classes
 // from 64 KiB up to the largest message, so a message holds about its own
 // length, not the largest one's.  At most `cap` bytes are out at once (get()
@@ -58,7 +57,6 @@ public:
     static constexpr size_t kKeep = 4;
 
     BufferPool(size_t largest, size_t cap) : largest_(largest), cap_(cap) {}
-    size_t largest() const { return largest_; }
     size_t in_use() const { return in_use_; }
     size_t held() const { return held_; }  // in use and kept free
 

@@ -85,7 +85,7 @@ bool UdpWire::open_channel(Channel ch, const rttcc_config_t &cfg, std::string *e
         *err = "bind to " + iface_.name + ": " + std::strerror(errno);
         return false;
     }
-    const int one = 1;  // ICMP errors to the error queue: a peer's closed port is news (refusals)
+    const int one = 1;  // ICMP errors to the error queue: a peer's closed port is news (failures())
     setsockopt(fd, SOL_IP, IP_RECVERR, &one, sizeof one);
     const int buf = static_cast<int>(std::min<unsigned>(cfg.sock_buf, 1u << 30));
     set_buffer(fd, SO_SNDBUFFORCE, SO_SNDBUF, buf);
@@ -236,6 +236,7 @@ size_t UdpWire::put_group_control(uint8_t *at, const TxGroup &g) const {
 // stops at the first failing message, so after a short count the next group
 // has been tried once and failed.
 int UdpWire::send_groups(Channel ch, const TxDatagram *d, int ngroups) {
+    constexpr int kMaxRefusedRetries = 8;  // ICMP errors reported per call: each one costs a retry
     int done = 0, taken = 0, refused_retries = 0;
     while (done < ngroups) {
         const int r = sendmmsg(fd_[ch], &tx_msgs_[done], static_cast<unsigned>(ngroups - done), 0);
@@ -248,7 +249,7 @@ int UdpWire::send_groups(Channel ch, const TxDatagram *d, int ngroups) {
         }
         if (stamped_groups_) note_failed(done);
         if (errno == EINTR) continue;
-        if (errno == ECONNREFUSED && refused_retries++ < kChannels * 4) {
+        if (errno == ECONNREFUSED && refused_retries++ < kMaxRefusedRetries) {
             errq_news_ = true;  // an earlier datagram's ICMP error, reported here: this one was not sent
             continue;
         }

@@ -69,6 +69,21 @@ static void answer_sync(mca_mtl_rttcc_module_t *m, uint32_t peer, const mtl_rttc
     }
 }
 
+/* Takes back a landing no put will reach: out of the table (if it was
+ * registered) and unexposed; the receive fails with `error`. */
+static void withdraw_landing(mca_mtl_rttcc_module_t *m, mca_mtl_rttcc_request_t *req, bool registered, int error)
+{
+    if (registered) {
+        OPAL_THREAD_LOCK(&m->lock);
+        (void) opal_hash_table_remove_value_uint32(&m->landing, req->key);
+        OPAL_THREAD_UNLOCK(&m->lock);
+    }
+    (void) rttcc_engine_unexpose(m->engine, req->key);
+    req->key = 0;
+    req->accepted = 0;
+    req->error = error;
+}
+
 /* Rendezvous: expose the landing room and send the CTS. */
 static void accept_rts(mca_mtl_rttcc_module_t *m, mca_mtl_rttcc_request_t *req, uint32_t peer,
                        const mtl_rttcc_match_hdr_t *hdr, size_t accepted)
@@ -89,10 +104,8 @@ static void accept_rts(mca_mtl_rttcc_module_t *m, mca_mtl_rttcc_request_t *req, 
         int rc = opal_hash_table_set_value_uint32(&m->landing, req->key, req);
         OPAL_THREAD_UNLOCK(&m->lock);
         if (OPAL_SUCCESS != rc) {
-            (void) rttcc_engine_unexpose(m->engine, req->key);
-            req->key = 0;
-            req->error = MPI_ERR_NO_MEM;
-            req->accepted = accepted = 0;
+            withdraw_landing(m, req, false, MPI_ERR_NO_MEM);
+            accepted = 0;
         }
     }
     cts.key = req->key;
@@ -102,14 +115,9 @@ static void accept_rts(mca_mtl_rttcc_module_t *m, mca_mtl_rttcc_request_t *req, 
          * refuses.  The receive then fails instead of waiting for puts. */
         opal_output_verbose(1, mca_mtl_rttcc_component.output, "mtl:rttcc: cannot answer process %u", peer);
         if (accepted > 0) {
-            OPAL_THREAD_LOCK(&m->lock);
-            (void) opal_hash_table_remove_value_uint32(&m->landing, req->key);
-            OPAL_THREAD_UNLOCK(&m->lock);
-            (void) rttcc_engine_unexpose(m->engine, req->key);
-            req->key = 0;
-            req->accepted = accepted = 0;
+            withdraw_landing(m, req, true, MPI_ERR_OTHER);
+            accepted = 0;
         }
-        req->error = MPI_ERR_OTHER;
     }
     if (0 == accepted) {
         if (req->buf_owned) {
