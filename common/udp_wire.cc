@@ -253,7 +253,15 @@ int UdpWire::send_groups(Channel ch, const TxDatagram *d, int ngroups) {
             errq_news_ = true;  // an earlier datagram's ICMP error, reported here: this one was not sent
             continue;
         }
-        if (errno == EAGAIN || errno == EWOULDBLOCK || errno == ENOBUFS) break;
+        if (errno == EAGAIN || errno == EWOULDBLOCK) break;
+        if (errno == ENOBUFS) {
+            // Dropped on the way out (a full qdisc, a device that drops
+            // frames over its MTU): lost like in the network, so the
+            // protocol's timers resend it.  IP_RECVERR makes the kernel
+            // report it; retried at once, a drop that lasts would spin.
+            taken += tx_groups_[done++].count;
+            continue;
+        }
         if (tx_groups_[done].gso && (errno == EIO || errno == EINVAL)) {
             gso_ = false;  // the device cannot segment: the caller resends them one by one
             break;
