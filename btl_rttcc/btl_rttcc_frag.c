@@ -1,4 +1,5 @@
 #include "btl_rttcc_frag.h"
+#include "rttcc_handoff.h"
 
 static void frag_construct(mca_btl_rttcc_frag_t *frag)
 {
@@ -64,6 +65,7 @@ mca_btl_rttcc_frag_t *mca_btl_rttcc_frag_get(mca_btl_rttcc_module_t *module, siz
     if (NULL == frag) {
         return NULL;
     }
+    rttcc_handoff_acquire(frag);
     frag->base.des_segment_count = 1;
     frag->base.des_flags = 0;
     frag->base.des_cbfunc = NULL;
@@ -78,5 +80,6 @@ mca_btl_rttcc_frag_t *mca_btl_rttcc_frag_get(mca_btl_rttcc_module_t *module, siz
 
 void mca_btl_rttcc_frag_put(mca_btl_rttcc_frag_t *frag)
 {
+    rttcc_handoff_release(frag);
     opal_free_list_return(frag->home, &frag->base.super);
 }

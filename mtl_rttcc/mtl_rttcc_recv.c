@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "mtl_rttcc.h"
+#include "rttcc_handoff.h"
 
 #include "ompi/communicator/communicator.h"
 #include "ompi/mca/mtl/base/mtl_base_datatype.h"
@@ -42,11 +43,13 @@ static void complete_recv(mca_mtl_rttcc_request_t *req, size_t received)
     st->MPI_TAG = req->msg_tag;
     st->MPI_ERROR = req->error;
     st->_ucount = received;
+    rttcc_handoff_release(req);
     req->super.completion_callback(&req->super);
 }
 
 static void start_recv(mca_mtl_rttcc_request_t *req, struct opal_convertor_t *convertor)
 {
+    rttcc_handoff_acquire(req);
     req->is_send = false;
     req->convertor = convertor;
     req->error = MPI_SUCCESS;
@@ -409,6 +412,7 @@ int mca_mtl_rttcc_cancel(struct mca_mtl_base_module_t *mtl, mca_mtl_request_t *m
     OPAL_THREAD_UNLOCK(&m->lock);
     if (removed) {
         req->super.ompi_req->req_status._cancelled = true;
+        rttcc_handoff_release(req);
         req->super.completion_callback(&req->super);
     }
     return OMPI_SUCCESS;

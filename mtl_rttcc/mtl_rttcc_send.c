@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "mtl_rttcc.h"
+#include "rttcc_handoff.h"
 
 #include "ompi/communicator/communicator.h"
 #include "ompi/mca/mtl/base/mtl_base_datatype.h"
@@ -32,6 +33,7 @@ static void finish(mca_mtl_rttcc_request_t *req)
         return;
     }
     req->super.ompi_req->req_status.MPI_ERROR = req->error;
+    rttcc_handoff_release(req);
     req->super.completion_callback(&req->super);
 }
 
@@ -135,6 +137,7 @@ static int start_send(mca_mtl_rttcc_module_t *m, struct ompi_communicator_t *com
     if (NULL == ep) {
         return OMPI_ERR_UNREACH;
     }
+    rttcc_handoff_acquire(req);
     req->is_send = true;
     req->peer = ep->index;
     req->convertor = convertor;
