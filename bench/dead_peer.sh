@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# How long rttcc takes to report a peer that is really gone: RUNS runs per
+# case, medians.  Per case two figures: what the error itself says (the
+# oldest segment's wait, or the span of the refused sends) and the wall time
+# from the fault to the end of the job (mpirun's exit; for faults the
+# program injects itself, from the job's start).  peer_timeout is 3 s.
+#
+#   bench/dead_peer.sh [-runs N]        (as root: builds its own testbed)
+#
+# One host: a frozen rank (SIGSTOP) and a killed one (SIGKILL: the kernel
+# answers with port unreachable), btl and mtl.  Across testbed hosts: a
+# frozen rank, a host whose link is deleted, a one-way black hole (the
+# peer's data channel dropped, its command channel up), a path MTU below
+# the data datagrams on the sender's and on the receiver's host.
+set -uo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+runs=5
+[ "${1:-}" = -runs ] && runs=$2
+export RTTCC_TB_PREFIX=rttccd RTTCC_TB_DIR=/tmp/rttccd-testbed
+tb=$top/contrib/testbed/testbed
+work=$(mktemp -d /tmp/rttcc-deadbench.XXXXXX)
+cleanup() { pkill -KILL -f "$work/" 2>/dev/null; "$tb" down; rm -rf "$work"; }
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+mpicc -O2 -o "$work/silent_peer" "$top/test/faults/silent_peer.c"
+mpicc -O2 -o "$work/busy_peer" "$top/test/mpi/busy_peer.c"
+btl=(--mca pml ob1 --mca btl rttcc,self --mca btl_rttcc_peer_timeout_ms 3000)
+mtl=(--mca pml cm --mca mtl rttcc --mca btl self --mca mtl_rttcc_peer_timeout_ms 3000)
+local_run=(mpirun --allow-run-as-root --oversubscribe --mca btl_rttcc_if_include lo --mca mtl_rttcc_if_include lo)
+tb_run=("$top/contrib/testbed/mpirun-tb" --mca rtc ^hwloc)
+subnet=$("$tb" subnet)
+
+now() { date +%s.%N; }
+since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.2f", b - a }'; }
+# The error's own figure: "no acknowledgement for X s" or "refused N ... within X s".
+said() { grep -oE 'no acknowledgement for [0-9.]+ s|within [0-9.]+ s' "$1" | head -n 1 | grep -oE '[0-9.]+ s' | cut -d' ' -f1; }
+median() { sort -g | awk '{ v[NR] = $1 } END { if (!NR) print "-"; else if (NR % 2) print v[(NR + 1) / 2]; else printf "%.2f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+
+# case_run LABEL INJECT COMMAND...: INJECT is a function run 1.5 s into the
+# job (after the ranks are up) or "self"; then the job must end with the error.
+case_run() {
+    local label=$1 inject=$2 i start t0 walls=() saids=() fails=0
+    shift 2
+    for ((i = 0; i < runs; ++i)); do
+        start=$(now)
+        timeout -k 5 60 "$@" >"$work/out" 2>&1 &
+        local job=$!
+        t0=$start
+        if [ "$inject" != self ]; then
+            sleep 1.5
+            t0=$(now)
+            "$inject" on
+        fi
+        wait $job
+        walls+=("$(since "$t0")")
+        [ "$inject" != self ] && "$inject" off
+        if grep -q 'lost contact with process' "$work/out" && ! grep -q '^PASS' "$work/out"; then
+            saids+=("$(said "$work/out")")
+        else
+            fails=$((fails + 1))
+            sed -n '1,12p' "$work/out" >"$work/fail.$label.$i"
+        fi
+    done
+    printf '%-44s %8s %8s   %d/%d reported\n' "$label" \
+        "$(printf '%s\n' "${saids[@]}" | median)" "$(printf '%s\n' "${walls[@]}" | median)" $((runs - fails)) "$runs"
+}
+
+mtu_h1() { if [ "$1" = on ]; then "$tb" mtu rttccd-h1 1100; else "$tb" mtu rttccd-h1 1500; fi; }
+mtu_h2() { if [ "$1" = on ]; then "$tb" mtu rttccd-h2 1100; else "$tb" mtu rttccd-h2 1500; fi; }
+# The peer's data channel: the higher-numbered of its two rttcc sockets.
+black_hole() {
+    if [ "$1" = on ]; then
+        local pid port
+        pid=$(pgrep -f "$work/busy_peer" | while read -r p; do
+            ip netns identify "$p" 2>/dev/null | grep -qx rttccd-h2 && echo "$p"; done | head -n 1)
+        port=$(ip netns exec rttccd-h2 ss -u -a -n -p 2>/dev/null | grep "pid=$pid," | grep -F " ${subnet%.*}." |
+               awk '{ split($4, a, ":"); split($0, f, "fd="); print f[2] + 0, a[2] }' | sort -n | tail -n 1 | cut -d' ' -f2)
+        tc qdisc add dev rttccd-v2 clsact
+        tc filter add dev rttccd-v2 egress protocol ip u32 match ip protocol 17 0xff match ip dport "$port" 0xffff action drop
+    else
+        tc qdisc del dev rttccd-v2 clsact 2>/dev/null
+    fi
+}
+delete_link() {
+    if [ "$1" = on ]; then
+        ip link del rttccd-v2
+    else
+        "$tb" down >/dev/null 2>&1
+        "$tb" up 2 --slots 2 >/dev/null
+    fi
+}
+
+printf '%-44s %8s %8s\n' "case (median of $runs)" "said s" "wall s"
+case_run "frozen, one host, btl" self "${local_run[@]}" -np 2 "${btl[@]}" "$work/silent_peer"
+case_run "frozen, one host, mtl" self "${local_run[@]}" -np 2 "${mtl[@]}" "$work/silent_peer"
+case_run "killed, one host, btl" self "${local_run[@]}" -np 3 "${btl[@]}" "$work/silent_peer" kill
+case_run "killed, one host, mtl" self "${local_run[@]}" -np 3 "${mtl[@]}" "$work/silent_peer" kill
+
+"$tb" down >/dev/null 2>&1
+"$tb" up 2 --slots 2 >/dev/null || { echo "testbed up failed"; exit 1; }
+case_run "frozen, across hosts, btl" self "${tb_run[@]}" -np 2 "${btl[@]}" "$work/silent_peer"
+busy=("$work/busy_peer" -when after -busy 0.001 -rounds 100000 -size 65536)
+case_run "link deleted, across hosts, btl" delete_link "${tb_run[@]}" -np 2 "${btl[@]}" "${busy[@]}"
+case_run "data channel black hole, across hosts, btl" black_hole "${tb_run[@]}" -np 2 "${btl[@]}" "${busy[@]}"
+case_run "path MTU 1100 at the sender, btl" mtu_h1 "${tb_run[@]}" -np 2 "${btl[@]}" "${busy[@]}"
+case_run "path MTU 1100 at the receiver, btl" mtu_h2 "${tb_run[@]}" -np 2 "${btl[@]}" "${busy[@]}"
