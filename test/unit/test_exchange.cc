@@ -109,6 +109,7 @@ struct Cluster {
         const uint32_t n = static_cast<uint32_t>(nodes.size());
         std::vector<bool> begun(n, false), over(n, false);
         auto step = [&] {
+            next_round(nodes);
             for (auto &node : nodes) node->engine->progress();
             for (uint32_t i = 0; i < n; ++i)
                 if (begun[i] && !over[i]) {
@@ -123,9 +124,9 @@ struct Cluster {
             begun[i] = true;
             for (int k = 0; k < lag; ++k) step();
         }
-        const nanos end = monotonic_now() + 30 * 1000000000ull;
+        const nanos end = now_of(nodes) + msec(30000);
         while (std::find(over.begin(), over.end(), false) != over.end()) {
-            if (monotonic_now() > end) return false;
+            if (now_of(nodes) > end) return false;
             step();
         }
         return true;
