@@ -35,6 +35,15 @@ static void every_peer_gets_probe_samples(int strategy) {
     g_max_rate = 100000;
     MemNetwork net(4000);
     auto nodes = make_nodes(net, 4, {}, probing);
+    uint64_t replies = 0, held = 0;  // node 1's probe replies, and the holds they report
+    nodes[1]->faults->drop_if = [&](Channel, const TxDatagram &d) {
+        const auto *h = static_cast<const PacketHeader *>(d.iov[0].iov_base);
+        if (h->type == static_cast<uint8_t>(PacketType::PROBE_REPLY)) {
+            ++replies;
+            held += h->ack_delay_ns;
+        }
+        return false;
+    };
     idle(nodes, 80);
     for (int i = 0; i < 4; ++i)
         for (int j = 0; j < 4; ++j) {
@@ -50,6 +59,8 @@ static void every_peer_gets_probe_samples(int strategy) {
     // probe answered within a round trip.
     assert_int_equal(s.probes_tx, strategy == RTTCC_PROBE_ALL_PAIRS ? 3 * 80 : 80);
     assert_int_equal(s.probe_replies, s.probes_tx);
+    assert_true(replies > 0);
+    assert_int_equal(held, 0);  // every probe answered in the pass it arrived
     assert_true(nodes[1]->engine->stats().probes_answered > 0);
 }
 

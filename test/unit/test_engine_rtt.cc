@@ -272,7 +272,10 @@ static std::string slurp(const std::string &path) {
 static void test_dump_writes_csv_and_json(void **) {
     MemNetwork net(4000);
     auto nodes = make_nodes(net, 3);
+    assert_int_equal(row_of(*nodes[0], 2).last_update_ns, ManualClock::kStart);  // published when added
     exchange(nodes, kSizes, 10);
+    char dump_ms[64];  // every row is published at the dump, the engines' time since they started
+    std::snprintf(dump_ms, sizeof dump_ms, "\"last_update_ms\": %.3f,", (now_of(nodes) - ManualClock::kStart) / 1e6);
     char dir[] = "/tmp/rttcc-dump.XXXXXX";
     assert_non_null(mkdtemp(dir));
     const std::string prefix = std::string(dir) + "/rtt";
@@ -285,6 +288,7 @@ static void test_dump_writes_csv_and_json(void **) {
     assert_non_null(std::strstr(csv.c_str(), "\n0,2,"));  // a peer without traffic still has its row
     assert_non_null(std::strstr(json.c_str(), "\"peer\": 1, \"srtt_us\": "));
     assert_non_null(std::strstr(json.c_str(), "\"owd_fwd_us\": null"));
+    assert_non_null(std::strstr(json.c_str(), dump_ms));
     std::remove((prefix + ".0.csv").c_str());
     std::remove((prefix + ".0.json").c_str());
     std::remove(dir);
