@@ -99,8 +99,8 @@ int rttcc_engine_create(const rttcc_config_t *config, const rttcc_callbacks_t *c
     const char *prefix = rttcc::param_prefix(*config);
     return guarded(err, errlen, [&] {
         std::string why, wire_note, clock_note;
-        auto clock = rttcc::ClockDomain::open(*config, &why, &clock_note);
-        if (!clock) {
+        auto domain = rttcc::ClockDomain::open(*config, &why, &clock_note);
+        if (!domain) {
             set_err(err, errlen, rttcc::name_params(why, prefix));
             return RTTCC_ERR_CLOCK;
         }
@@ -116,8 +116,8 @@ int rttcc_engine_create(const rttcc_config_t *config, const rttcc_callbacks_t *c
             return stamps ? RTTCC_ERR_TIMESTAMP : RTTCC_ERR;
         }
         auto e = std::make_unique<rttcc_engine>();
-        e->notes = wire_note + "; clock domain: " + clock->describe() + (clock_note.empty() ? "" : " (" + clock_note + ")");
-        e->impl = std::make_unique<rttcc::Engine>(*config, *callbacks, std::move(wire), std::move(clock));
+        e->notes = wire_note + "; clock domain: " + domain->describe() + (clock_note.empty() ? "" : " (" + clock_note + ")");
+        e->impl = std::make_unique<rttcc::Engine>(*config, *callbacks, std::move(wire), std::move(domain));
         *out = e.release();
         std::lock_guard<std::mutex> g(instances().mu);
         instances().live.push_back(*out);

@@ -22,11 +22,12 @@ struct Engine::AddressHeader {
 };
 
 Engine::Engine(const rttcc_config_t &config, const rttcc_callbacks_t &callbacks,
-               std::unique_ptr<Wire> wire, std::unique_ptr<ClockDomain> clock)
+               std::unique_ptr<Wire> wire, std::unique_ptr<ClockDomain> domain, const Clock &clock)
     : cfg_(config),
       clients_(callbacks),
       wire_(std::move(wire)),
-      clock_(std::move(clock)),
+      domain_(std::move(domain)),
+      clock_(clock),
       key_(random_key()),
       verify_source_(wire_->verifies_source()),
       cmd_payload_(config.cmd_mtu - kHeaderSize),
@@ -62,7 +63,7 @@ Engine::Engine(const rttcc_config_t &config, const rttcc_callbacks_t &callbacks,
     rx_.resize(cfg_.rx_batch);
     completions_.reserve(256);
     spare_completions_.reserve(256);
-    const nanos now = monotonic_now();
+    const nanos now = clock_.now();
     start_ = now;
     hotel_.start(now);
     next_probe_round_ = now + msec(cfg_.probe_startup_delay);
@@ -162,7 +163,7 @@ bool Engine::add_peer(uint32_t index, const void *addr, size_t len, std::string 
         return false;
     }
     p->row = table_.row(index);
-    publish(*p, monotonic_now());
+    publish(*p, clock_.now());
     peers_[index] = std::move(p);
     return true;
 }
@@ -258,15 +259,15 @@ int Engine::pass(bool by_agent) {
     }
     {
         std::lock_guard<MaybeMutex> g(state_mu_);
-        const nanos now = monotonic_now();  // after receiving: deliveries may have taken a while
+        const nanos now = clock_.now();  // after receiving: deliveries may have taken a while
         if (by_agent) {
             ++stats_.agent_passes;
         } else {
             app_progress_.store(now, std::memory_order_relaxed);
         }
         if (!quiet_ && !turned_away_.empty()) send_resumes(now);
-        if (clock_ && now >= next_clock_refresh_) {  // domain - monotonic drifts slowly
-            clock_->refresh();
+        if (domain_ && now >= next_clock_refresh_) {  // domain - monotonic drifts slowly
+            domain_->refresh();
             next_clock_refresh_ = now + msec(1);
         }
         wire_full_ = false;
@@ -282,18 +283,18 @@ int Engine::pass(bool by_agent) {
 }
 
 size_t Engine::drain(unsigned timeout_ms) {
-    const nanos end = monotonic_now() + msec(timeout_ms);
+    const nanos end = clock_.now() + msec(timeout_ms);
     {
         std::lock_guard<MaybeMutex> g(state_mu_);
         draining_ = true;
-        const nanos now = monotonic_now();
+        const nanos now = clock_.now();
         while (Peer *p = acks_.front()) send_ack(*p, now);
         flush_all();
     }
     for (;;) {
         {
             std::lock_guard<MaybeMutex> g(state_mu_);
-            if (segments_.in_use() == 0 || monotonic_now() > end) return segments_.in_use();
+            if (segments_.in_use() == 0 || clock_.now() > end) return segments_.in_use();
         }
         progress();
     }

@@ -61,10 +61,12 @@ class Engine {
 public:
     static constexpr uint32_t kMaxPeers = 1u << 24;  // process indices the engine accepts
 
-    // `clock`: the domain of one-way delays and offsets; nullptr = none
+    // `domain`: the clock domain of one-way delays and offsets; nullptr = none
     // (then the header's tx_stamp carries the engine's clock and no OWD is derived).
+    // `clock`: the engine's own time (it must outlive the engine).
     Engine(const rttcc_config_t &config, const rttcc_callbacks_t &callbacks,
-           std::unique_ptr<Wire> wire, std::unique_ptr<ClockDomain> clock = nullptr);
+           std::unique_ptr<Wire> wire, std::unique_ptr<ClockDomain> domain = nullptr,
+           const Clock &clock = monotonic_clock());
     ~Engine();
     Engine(const Engine &) = delete;
     Engine &operator=(const Engine &) = delete;
@@ -96,8 +98,10 @@ public:
     TsSource timestamp_source() const { return stamp_source_ == TsSource::kNone ? TsSource::kUser : stamp_source_; }
     // The clock domain of one-way delays and offsets (ClockDomain::name()).
     const char *clock_domain_name() const {
-        return clock_ ? ClockDomain::kind_name(clock_->kind()) : "none";
+        return domain_ ? ClockDomain::kind_name(domain_->kind()) : "none";
     }
+    // The engine's time (an exchange on it reads it too).
+    nanos now() const { return clock_.now(); }
     // A peer's state, for the engine itself (under state_mu_) and for tests
     // that drive it from one thread: add_peer may move the table meanwhile.
     const Peer *peer(uint32_t index) const {
@@ -192,7 +196,7 @@ private:
     void on_loss(Peer &p, bool timeout, nanos now);
     void publish(Peer &p, nanos now);
     uint64_t domain_time(nanos t) const {
-        return clock_ ? static_cast<uint64_t>(clock_->to_domain(t)) : t;
+        return domain_ ? static_cast<uint64_t>(domain_->to_domain(t)) : t;
     }
     void take_offset(Peer &p, nanos sent, nanos arrived, const PacketHeader &h);
     void note_one_way(Peer &p, const PacketHeader &h, const Arrival &a);
@@ -237,9 +241,10 @@ private:
     rttcc_config_t cfg_;                 // tunables (strings not kept)
     ClientTable clients_;                // whose callbacks hear each tag
     std::unique_ptr<Wire> wire_;         // where datagrams go
-    std::unique_ptr<ClockDomain> clock_; // clock domain of one-way delays (may be null)
+    std::unique_ptr<ClockDomain> domain_;  // clock domain of one-way delays (may be null)
+    const Clock &clock_;                 // the engine's time: every timer and sample reads it
     SecretKey key_;                      // our secret: the MAC of what we send (mac.h)
-    nanos next_clock_refresh_ = 0;       // when clock_'s offset to our clock is sampled again
+    nanos next_clock_refresh_ = 0;       // when domain_'s offset to our clock is sampled again
     bool verify_source_;                 // the wire names senders: check them
     uint32_t cmd_payload_;               // payload bytes per command-channel datagram
     uint32_t sack_words_;                // most SACK words an ACK carries (fits cmd_payload_)

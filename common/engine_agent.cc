@@ -46,10 +46,11 @@ void Engine::stop_agent() {
     agent_.join();
 }
 
+// Sleeps in real time; measures the application's absence on the engine's clock.
 void Engine::agent_main() {
     const nanos idle = msec(cfg_.agent_idle_ms);
     while (!stopping_.load()) {
-        const nanos away = monotonic_now() - app_progress_.load(std::memory_order_relaxed);
+        const nanos away = clock_.now() - app_progress_.load(std::memory_order_relaxed);
         if (away < idle) {  // the application progresses: sleep until it may have stopped
             std::unique_lock<std::mutex> lock(agent_mu_);
             agent_cv_.wait_for(lock, std::chrono::nanoseconds(idle - away), [this] { return stopping_.load(); });

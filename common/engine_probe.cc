@@ -105,7 +105,7 @@ void Engine::send_probe(Peer &p, nanos now) {
 // Answers at once; the hold time runs from the probe's arrival (its kernel
 // stamp when there is one) to the reply's post.
 void Engine::answer_probe(Peer &p, const PacketHeader &h, const Arrival &a) {
-    const nanos post = monotonic_now();
+    const nanos post = clock_.now();
     PacketHeader &r = stage(kCmd, p, Staged::kProbe, nullptr);
     r.type = static_cast<uint8_t>(PacketType::PROBE_REPLY);
     r.seq = h.seq;

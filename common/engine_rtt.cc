@@ -105,13 +105,13 @@ void Engine::note_one_way(Peer &p, const PacketHeader &h, const Arrival &a) {
 // In a synchronised domain the offset is 0 within the clock's error bound;
 // otherwise it is estimated NTP-style (offset_estimator.h).
 void Engine::take_offset(Peer &p, nanos sent, nanos arrived, const PacketHeader &h) {
-    if (!clock_) return;
-    const int64_t t1 = clock_->to_domain(sent), t4 = clock_->to_domain(arrived);
+    if (!domain_) return;
+    const int64_t t1 = domain_->to_domain(sent), t4 = domain_->to_domain(arrived);
     const int64_t t3 = static_cast<int64_t>(h.tx_stamp_ns), t2 = t3 - static_cast<int64_t>(h.ack_delay_ns);
     PathState &path = p.path;
-    if (clock_->synchronized()) {
+    if (domain_->synchronized()) {
         path.offset = 0;
-        path.offset_bound = 2 * clock_->error_bound_ns();  // ours and, alike, the peer's
+        path.offset_bound = 2 * domain_->error_bound_ns();  // ours and, alike, the peer's
     } else {
         if (!path.offsets.add(t1, t2, t3, t4)) return;
         path.offset = path.offsets.offset();

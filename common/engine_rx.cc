@@ -13,7 +13,7 @@ int Engine::receive(Channel ch, int *got) {
     const int n = wire_->rx_burst(ch, rx_.data(), static_cast<int>(rx_.size()));
     *got = n;
     if (n <= 0) return 0;
-    const nanos now = monotonic_now();
+    const nanos now = clock_.now();
     int delivered = 0;
     for (int i = 0; i < n; ++i) delivered += handle_datagram(ch, rx_[i], now);
     return delivered;

@@ -11,7 +11,7 @@ namespace rttcc {
 // send completes at once (RTTCC_DONE); without, they are sent zero-copy.
 int Engine::submit(uint32_t index, TxMessage &proto, bool only_if_open, rttcc_fill_fn fill,
                    void *ctx) {
-    const nanos now = monotonic_now();
+    const nanos now = clock_.now();
     {
         std::lock_guard<MaybeMutex> g(state_mu_);
         Peer *p = index < peers_.size() ? peers_[index].get() : nullptr;

@@ -184,7 +184,7 @@ int Exchange::begin(uint64_t channel, uint64_t seq, uint32_t self, uint32_t npee
     active_.clear();
     rtr_in_.clear();
     sum_ = rttcc_exchange_summary_t{};
-    began_ = monotonic_now();
+    began_ = hub_.engine().now();
 
     sched_.reset(self, npeers);
     for (uint32_t r = 0; r < npeers; ++r) {
@@ -210,7 +210,7 @@ int Exchange::progress() {
     std::unique_lock<std::mutex> lock(hub_.mutex());
     if (!running()) return RTTCC_ERR_ARG;
     lock_ = &lock;
-    const nanos now = monotonic_now();
+    const nanos now = hub_.engine().now();
     if (error_ == RTTCC_OK && send_controls() == RTTCC_OK) {
         pick(now);
         // Backwards: feed() may finish a peer, which leaves active_.
@@ -368,7 +368,7 @@ int Exchange::feed(uint32_t rank) {
         const int rc = put_segments(rank);
         if (rc != RTTCC_OK) return rc;
     }
-    if ((t.refused || t.issued == len) && t.outstanding == 0) finish_tx(rank, monotonic_now());
+    if ((t.refused || t.issued == len) && t.outstanding == 0) finish_tx(rank, hub_.engine().now());
     return RTTCC_OK;
 }
 
@@ -518,7 +518,7 @@ void Exchange::close_call() {
     hub_.remove(this);
     sum_.deferrals = sched_.deferrals();
     sum_.forced = sched_.forced();
-    sum_.elapsed_ns = monotonic_now() - began_;
+    sum_.elapsed_ns = hub_.engine().now() - began_;
     npeers_ = 0;
     peers_ = nullptr;
 }

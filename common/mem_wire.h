@@ -1,7 +1,9 @@
 // An in-memory wire: several engines of one process exchange datagrams
-// through a MemNetwork, so protocol tests run without sockets.
+// through a MemNetwork, so protocol tests run without sockets, on the
+// network's own time.
 #pragma once
 #include <array>
+#include <atomic>
 #include <cstring>
 #include <deque>
 #include <memory>
@@ -9,9 +11,23 @@
 #include <string>
 #include <vector>
 
+#include "clock.h"
 #include "wire.h"
 
 namespace rttcc {
+
+// Time that moves only when the test moves it: what the engines do, and
+// when, is the same however loaded the machine is.  It starts late enough
+// that no time the engines keep is 0 (their "never").
+class ManualClock final : public Clock {
+public:
+    static constexpr nanos kStart = 1000ull * 1000000000ull;  // 1000 s
+    nanos now() const override { return now_.load(std::memory_order_relaxed); }
+    void advance(nanos by) { now_.fetch_add(by, std::memory_order_relaxed); }
+
+private:
+    std::atomic<nanos> now_{kStart};
+};
 
 class MemNetwork {
 public:
@@ -29,6 +45,12 @@ public:
     // Engines' liveness agents use the wire from threads of their own.
     std::mutex &mutex() { return mu_; }
     uint64_t delivered = 0;  // datagrams handed to receivers
+    // The time of the engines on this network (engine_harness.h gives it
+    // them): `clock`, which the test moves, or CLOCK_MONOTONIC for engines
+    // with threads of their own (real_time).
+    ManualClock clock;
+    bool real_time = false;
+    const Clock &time() const { return real_time ? monotonic_clock() : clock; }
 
 private:
     std::mutex mu_;                               // guards the queues and `delivered`

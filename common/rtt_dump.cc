@@ -81,7 +81,7 @@ bool Engine::dump_rtt(const char *prefix, uint32_t rank, const char *host, std::
     std::vector<std::pair<uint32_t, rttcc_rtt_row_t>> rows;
     {
         std::lock_guard<MaybeMutex> g(state_mu_);
-        const nanos now = monotonic_now();
+        const nanos now = clock_.now();
         for (auto &p : peers_) {
             if (!p) continue;
             publish(*p, now);  // bring the byte counters up to date

@@ -16,13 +16,15 @@
 
 namespace rttcc_test {
 
-// A wire that timestamps like the kernel does: arrivals are stamped a little
-// before the engine reads them (rx_lead) and stamped sends are reported with
-// their transmit time a little after the post (tx_lag).
+// A wire that timestamps like the kernel does, on the engines' clock:
+// arrivals are stamped a little before the engine reads them (rx_lead) and
+// stamped sends are reported with their transmit time a little after the
+// post (tx_lag).
 class StampingWire final : public rttcc::Wire {
 public:
-    StampingWire(std::unique_ptr<rttcc::Wire> inner, rttcc::nanos rx_lead, rttcc::nanos tx_lag)
-        : inner_(std::move(inner)), rx_lead_(rx_lead), tx_lag_(tx_lag) {}
+    StampingWire(std::unique_ptr<rttcc::Wire> inner, const rttcc::Clock &clock, rttcc::nanos rx_lead,
+                 rttcc::nanos tx_lag)
+        : inner_(std::move(inner)), clock_(clock), rx_lead_(rx_lead), tx_lag_(tx_lag) {}
     const char *name() const override { return "stamping"; }
     size_t local_address(rttcc::Channel ch, void *b, size_t c) const override { return inner_->local_address(ch, b, c); }
     bool resolve(rttcc::Channel ch, const void *a, size_t l, rttcc::WireHandle *o, std::string *e) override {
@@ -34,14 +36,14 @@ public:
         const int sent = inner_->tx_burst(ch, d, n);
         for (int i = 0; i < sent; ++i)
             if (d[i].stamp_cookie) {
-                stamps_.push_back({d[i].stamp_cookie, rttcc::monotonic_now() + tx_lag_, rttcc::TsSource::kKernel});
+                stamps_.push_back({d[i].stamp_cookie, clock_.now() + tx_lag_, rttcc::TsSource::kKernel});
                 ++stamped;
             }
         return sent;
     }
     int rx_burst(rttcc::Channel ch, rttcc::RxDatagram *d, int n) override {
         const int got = inner_->rx_burst(ch, d, n);
-        const rttcc::nanos now = rttcc::monotonic_now();
+        const rttcc::nanos now = clock_.now();
         for (int i = 0; i < got; ++i) {
             d[i].rx_stamp = now - rx_lead_;
             d[i].rx_source = rttcc::TsSource::kKernel;
@@ -60,6 +62,7 @@ public:
 
 private:
     std::unique_ptr<rttcc::Wire> inner_;
+    const rttcc::Clock &clock_;
     rttcc::nanos rx_lead_, tx_lag_;
     std::vector<rttcc::TxStamp> stamps_;  // reported by the next tx_stamps
 };
@@ -86,6 +89,8 @@ struct Node {
     std::function<void(uint32_t)> add_unknown;  // how to add one, if set
     std::vector<uint8_t> address;       // what this node publishes
     std::unique_ptr<rttcc::Engine> engine;
+    const rttcc::Clock *clock = &rttcc::monotonic_clock();  // the engine's (its network's time)
+    rttcc::ManualClock *manual = nullptr;  // that clock, when the test moves it
     rttcc::FaultyWire *faults = nullptr;  // fault injection (rates, drop_if)
     StampingWire *stamps = nullptr;       // set when kernel-like stamps were asked for
 
@@ -150,13 +155,15 @@ inline std::vector<std::unique_ptr<Node>> make_nodes(rttcc::MemNetwork &net, int
         node->faults = fw.get();  // with no rates and no drop_if it only passes datagrams on
         wire = std::move(fw);
         if (kernel_stamps) {
-            auto sw = std::make_unique<StampingWire>(std::move(wire), rttcc::usec(3), rttcc::usec(2));
+            auto sw = std::make_unique<StampingWire>(std::move(wire), net.time(), rttcc::usec(3), rttcc::usec(2));
             node->stamps = sw.get();
             wire = std::move(sw);
         }
         if (wrap) wire = wrap(i, std::move(wire));
         rttcc_callbacks_t cb{node.get(), Node::on_recv, Node::on_done, Node::on_dead, Node::on_unknown, Node::on_put};
-        node->engine = std::make_unique<rttcc::Engine>(cfg, cb, std::move(wire), clock ? clock(i) : nullptr);
+        node->engine = std::make_unique<rttcc::Engine>(cfg, cb, std::move(wire), clock ? clock(i) : nullptr, net.time());
+        node->clock = &net.time();
+        if (!net.real_time) node->manual = &net.clock;
         std::vector<uint8_t> a(256);
         a.resize(node->engine->local_address(a.data(), a.size()));
         addrs.push_back(a);
@@ -182,23 +189,41 @@ inline std::vector<uint8_t> make_message(uint32_t msg, size_t len) {
     return b;
 }
 
-// Progresses every node until pred() or the deadline (seconds of wall time).
+// The nodes' time: their engines' clock.
+inline rttcc::nanos now_of(const std::vector<std::unique_ptr<Node>> &nodes) { return nodes[0]->clock->now(); }
+
+// A round of the tests' loops: kRound of the network's time passes (real
+// time passes by itself), then the nodes progress in turn.  A datagram
+// arrives in the round it was sent or the next, an answer to it in the
+// next (a round trip takes one round); a timer fires in the first round
+// at or after its deadline: exactly on it, for deadlines in whole rounds.
+constexpr rttcc::nanos kRound = rttcc::usec(10);
+inline void next_round(std::vector<std::unique_ptr<Node>> &nodes) {
+    if (nodes[0]->manual) nodes[0]->manual->advance(kRound);
+}
+
+// Progresses every node, round by round, until pred() or `seconds` of the
+// nodes' time pass.
 template <typename P>
 bool run_until(std::vector<std::unique_ptr<Node>> &nodes, P &&pred, double seconds = 10) {
-    const rttcc::nanos end = rttcc::monotonic_now() + static_cast<rttcc::nanos>(seconds * 1e9);
+    const rttcc::nanos end = now_of(nodes) + static_cast<rttcc::nanos>(seconds * 1e9);
     while (!pred()) {
-        if (rttcc::monotonic_now() > end) return false;
+        if (now_of(nodes) > end) return false;
+        next_round(nodes);
         for (auto &n : nodes) n->engine->progress();
     }
     return true;
 }
 
 // Progresses node 0 alone (node 1's application is "computing", or node 1
-// is gone) for `ms`, or until stop() holds.
+// is gone) for `ms` of the nodes' time, or until stop() holds.
 template <typename F>
 void only_node0(std::vector<std::unique_ptr<Node>> &nodes, unsigned ms, F &&stop) {
-    const rttcc::nanos end = rttcc::monotonic_now() + rttcc::msec(ms);
-    while (!stop() && rttcc::monotonic_now() < end) nodes[0]->engine->progress();
+    const rttcc::nanos end = now_of(nodes) + rttcc::msec(ms);
+    while (!stop() && now_of(nodes) < end) {
+        next_round(nodes);
+        nodes[0]->engine->progress();
+    }
 }
 inline void only_node0(std::vector<std::unique_ptr<Node>> &nodes, unsigned ms) {
     only_node0(nodes, ms, [] { return false; });
@@ -211,13 +236,13 @@ inline void send_big(std::vector<std::unique_ptr<Node>> &nodes, std::vector<uint
 }
 
 // Sends node 1 a message from node 0, then progresses node 0 alone until
-// it declares node 1 dead (or `ms` pass); returns how long that took.
+// it declares node 1 dead (or `ms` pass); returns how long after the send.
 inline rttcc::nanos send_until_dead(std::vector<std::unique_ptr<Node>> &nodes, std::vector<uint8_t> &msg, unsigned ms) {
+    const rttcc::nanos start = now_of(nodes);
     send_big(nodes, msg);
-    const rttcc::nanos start = rttcc::monotonic_now();
     only_node0(nodes, ms, [&] { return !nodes[0]->dead.empty(); });
     assert_int_equal(nodes[0]->dead.size(), 1);
-    return rttcc::monotonic_now() - start;
+    return now_of(nodes) - start;
 }
 
 // Sends `count` messages of sizes cycling through `sizes` from node 0 to

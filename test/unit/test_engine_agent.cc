@@ -10,7 +10,9 @@ using namespace rttcc_test;
 namespace {
 
 // The quiet agent of MPI_THREAD_SINGLE (under MPI_THREAD_MULTIPLE its passes
-// are full ones, which test/mpi's thread tests cover).
+// are full ones, which test/mpi's thread tests cover).  The agent is a
+// thread that sleeps in real time: its engines run on CLOCK_MONOTONIC
+// (net.real_time).
 void with_agent(rttcc_config_t &c) {
     c.agent = true;
     c.thread_safe = false;
@@ -28,6 +30,7 @@ bool has(const std::string &text, const char *part) { return text.find(part) != 
 // resume ACK rather than on a timer.
 static void test_a_busy_peer_is_not_declared_dead(void **) {
     MemNetwork net(4000);
+    net.real_time = true;
     auto nodes = make_nodes(net, 2, {}, with_agent);
     std::vector<uint8_t> small = make_message(1, 64), big = make_message(2, 100000);
     iovec a{small.data(), small.size()}, b{big.data(), big.size()};
@@ -55,6 +58,7 @@ static void test_a_busy_peer_is_not_declared_dead(void **) {
 // sender's message completes although node 1 never progresses again.
 static void test_the_agent_sends_an_owed_ack(void **) {
     MemNetwork net(4000);
+    net.real_time = true;
     auto nodes = make_nodes(net, 2, {}, with_agent);
     std::vector<uint8_t> big = make_message(3, 30000);
     send_big(nodes, big);
@@ -69,6 +73,7 @@ static void test_the_agent_sends_an_owed_ack(void **) {
 // takes the ACK (the completion waits for the application's next pass).
 static void test_the_agent_keeps_our_own_sends_going(void **) {
     MemNetwork net(4000);
+    net.real_time = true;
     auto nodes = make_nodes(net, 2, {}, with_agent);
     std::vector<uint8_t> big = make_message(4, 50000);
     iovec b{big.data(), big.size()};
@@ -82,7 +87,10 @@ static void test_the_agent_keeps_our_own_sends_going(void **) {
 }
 
 // A peer heard once and then silent: the reason gives how long ago, which
-// is at least the peer timeout (not the age of the machine).
+// is the time since it was heard (not the age of the machine).  A 20 ms
+// RTO doubled up to 80 ms resends at 20, 60 and 140 ms: the first resend
+// at least peer_timeout (100 ms) after the send, with two retransmissions
+// behind it, declares it dead.
 static void test_a_peer_gone_silent_is_dead_with_the_time_since_heard(void **) {
     MemNetwork net(4000);
     auto nodes = make_nodes(net, 2, {}, [](rttcc_config_t &c) { c.peer_timeout_ms = 100; });
@@ -90,18 +98,21 @@ static void test_a_peer_gone_silent_is_dead_with_the_time_since_heard(void **) {
     iovec h{hello.data(), hello.size()};
     assert_int_equal(nodes[1]->engine->send(0, 1, &h, 1, nullptr), RTTCC_DONE);
     assert_true(run_until(nodes, [&] { return nodes[0]->received.size() == 1; }));
+    const nanos heard = now_of(nodes);
+    net.clock.advance(msec(300));  // node 1 is silent from now on
     std::vector<uint8_t> big = make_message(6, 20000);
-    send_until_dead(nodes, big, 2000);
-    const std::string &why = nodes[0]->dead_why[0];
-    const size_t at = why.find("nothing heard from it for ");
-    assert_true(at != std::string::npos);
-    const double secs = std::stod(why.substr(at + std::strlen("nothing heard from it for ")));
-    assert_true(secs >= 0.05 && secs < 2.0);
+    assert_int_equal(send_until_dead(nodes, big, 2000), msec(140));
+    assert_int_equal(now_of(nodes) - heard, msec(440));
+    assert_string_equal(nodes[0]->dead_why[0].c_str(),
+                        "no acknowledgement for 0.1 s despite 2 retransmissions of the oldest segment, "
+                        "and nothing heard from it for 0.4 s");
 }
 
 // The data channel is a black hole while node 1 keeps talking on the
-// command channel (it sends node 0 small messages): node 1 is declared
-// dead all the same, and the reason says its datagrams do not get through.
+// command channel (it sends node 0 a small message every 10 ms): node 1 is
+// declared dead all the same, at the first resend (20, 60, 140, 220 ms)
+// at least peer_timeout (150 ms) after the send, and the reason says its
+// datagrams do not get through.
 static void test_a_one_way_data_black_hole_is_dead(void **) {
     MemNetwork net(4000);
     auto nodes = make_nodes(net, 2, {}, [](rttcc_config_t &c) {
@@ -111,21 +122,23 @@ static void test_a_one_way_data_black_hole_is_dead(void **) {
     nodes[0]->faults->drop_if = [](Channel ch, const TxDatagram &) { return ch == kData; };
     std::vector<uint8_t> big = make_message(7, 20000), small = make_message(8, 32);
     iovec s{small.data(), small.size()};
+    const nanos start = now_of(nodes);
     send_big(nodes, big);
-    const nanos end = monotonic_now() + msec(3000);
-    nanos next_small = 0;
-    while (nodes[0]->dead.empty() && monotonic_now() < end) {
-        if (monotonic_now() >= next_small) {
+    nanos next_small = start;
+    while (nodes[0]->dead.empty() && now_of(nodes) < start + msec(3000)) {
+        if (now_of(nodes) >= next_small) {
             nodes[1]->engine->send(0, 2, &s, 1, nullptr);
-            next_small = monotonic_now() + msec(10);
+            next_small += msec(10);
         }
+        next_round(nodes);
         nodes[0]->engine->progress();
         nodes[1]->engine->progress();
     }
     assert_int_equal(nodes[0]->dead.size(), 1);
-    assert_true(has(nodes[0]->dead_why[0], "though it still sends"));
+    assert_int_equal(now_of(nodes) - start, msec(220));
+    assert_true(has(nodes[0]->dead_why[0], "though it still sends (last heard 0.0 s ago)"));
     assert_true(has(nodes[0]->dead_why[0], "data-channel"));
-    assert_true(nodes[0]->received.size() > 5);  // it did keep talking
+    assert_int_equal(nodes[0]->received.size(), 22);  // it did keep talking: every 10 ms until the end
 }
 
 int main() {

@@ -105,15 +105,23 @@ struct Cluster {
     }
     // Begins the call on the nodes in `order`, progressing everyone `lag`
     // rounds between two begins, then runs it to the end on every node.
+    // Each node's call takes the engines' time from its begin to its end.
     bool run(std::vector<Side> &sides, uint64_t call, const std::vector<uint32_t> &order, int lag = 0) {
         const uint32_t n = static_cast<uint32_t>(nodes.size());
         std::vector<bool> begun(n, false), over(n, false);
+        std::vector<nanos> began(n);
         auto step = [&] {
+            next_round(nodes);
             for (auto &node : nodes) node->engine->progress();
             for (uint32_t i = 0; i < n; ++i)
                 if (begun[i] && !over[i]) {
                     sides[i].rc = xs[i]->progress();
                     over[i] = sides[i].rc != RTTCC_OK;
+                    if (over[i]) {
+                        rttcc_exchange_summary_t sum;
+                        xs[i]->summary(&sum);
+                        assert_int_equal(sum.elapsed_ns, now_of(nodes) - began[i]);
+                    }
                 }
         };
         for (uint32_t i : order) {
@@ -121,11 +129,12 @@ struct Cluster {
                                           sides[i].land.size()),
                              RTTCC_OK);
             begun[i] = true;
+            began[i] = now_of(nodes);
             for (int k = 0; k < lag; ++k) step();
         }
-        const nanos end = monotonic_now() + 30 * 1000000000ull;
+        const nanos end = now_of(nodes) + msec(30000);
         while (std::find(over.begin(), over.end(), false) != over.end()) {
-            if (monotonic_now() > end) return false;
+            if (now_of(nodes) > end) return false;
             step();
         }
         return true;
