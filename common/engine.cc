@@ -276,6 +276,7 @@ int Engine::pass(bool by_agent) {
         serve_resends(now);
         serve_sends(now);
         if (cfg_.probe_enable) serve_probes(now);
+        serve_keepalives(now);
         send_due_acks(now);
         flush_all();
     }

@@ -204,6 +204,7 @@ private:
 
     // engine_probe.cc
     void serve_probes(nanos now);
+    void serve_keepalives(nanos now);
     void probe_round(nanos now);
     Peer *next_probe_target(nanos now);
     bool probe_allowed(const Peer &p, nanos now) const;
@@ -271,7 +272,8 @@ private:
     std::vector<TxStamp> tx_stamps_;     // scratch for reap_tx_stamps
     std::vector<uint8_t> probe_pad_;     // a probe's payload (zeros)
     nanos start_ = 0;                    // when the engine started (engine clock)
-    nanos next_probe_round_ = 0;         // when the next probe round is due
+    nanos next_probe_round_ = 0;
+    nanos next_keepalive_scan_ = 0;      // when serve_keepalives looks at the peers again         // when the next probe round is due
     uint32_t probe_cursor_ = 0;          // round robin: the peer index probed last
     uint64_t probe_rng_;                 // random strategy: xorshift state
     std::atomic<nanos> app_progress_{0};  // when the application last progressed (the agent reads it)

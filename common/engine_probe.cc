@@ -9,6 +9,7 @@
 // one to that peer leaves is counted lost.  A reply to anything but the
 // outstanding probe is late and ignored.
 #include <algorithm>
+#include <cstdio>
 #include <limits>
 
 #include "engine.h"
@@ -99,6 +100,34 @@ void Engine::send_probe(Peer &p, nanos now) {
     if (stamp_source_ != TsSource::kNone) {
         d.stamp_cookie = probe_cookie(p.id, pr.outstanding);
         h.flags |= kFlagTimed;
+    }
+}
+
+// Liveness probes.  A peer we owe nothing can be gone too (its host cut
+// off: its own report of us cannot reach mpirun), and no resend would
+// tell.  One we have heard from, but not for a quarter of peer_timeout,
+// gets a probe per scan (its liveness agent answers while its application
+// computes); silent for all of peer_timeout and through four probes (the
+// first at least 3/8 of peer_timeout ago), it is dead.  A peer with
+// segments in flight is left to the resend rule (serve_resends).
+void Engine::serve_keepalives(nanos now) {
+    constexpr uint32_t kUnanswered = 4;
+    if (now < next_keepalive_scan_) return;
+    const nanos give_up = msec(cfg_.peer_timeout_ms);
+    next_keepalive_scan_ = now + give_up / 8;
+    for (auto &slot : peers_) {
+        Peer *p = slot.get();
+        if (!p || p->dead || !p->last_heard || p->tx.in_flight()) continue;
+        const nanos silent = now - p->last_heard;
+        if (silent >= give_up && p->keepalives >= kUnanswered) {
+            char why[160];
+            std::snprintf(why, sizeof why, "nothing heard from it for %.1f s despite %u liveness probes",
+                          seconds(silent), unsigned{p->keepalives});
+            declare_dead(*p, why);
+        } else if (silent >= give_up / 4 && probe_allowed(*p, now)) {
+            send_probe(*p, now);
+            ++p->keepalives;
+        }
     }
 }
 

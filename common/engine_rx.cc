@@ -62,6 +62,7 @@ bool Engine::handle_datagram(Channel ch, const RxDatagram &d, nanos now) {
     Peer *p = sender_of(ch, d, &h);
     if (!p) return false;
     p->last_heard = now;
+    p->keepalives = 0;
     const Arrival a{now, d.rx_stamp, d.rx_source};
     note_one_way(*p, *h, a);
     switch (static_cast<PacketType>(h->type)) {

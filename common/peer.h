@@ -69,6 +69,7 @@ struct Peer {
     uint32_t seg_payload = 0;          // payload bytes per data-channel segment
     bool dead = false;                 // declared dead: every send fails
     nanos last_heard = 0;              // when its latest valid datagram arrived (0: never)
+    uint32_t keepalives = 0;           // liveness probes sent to it since then (engine_probe.cc)
     nanos busy_heard = 0;              // when it last said BUSY: its application was away, not dead
     nanos last_sacked[kChannels] = {}; // when a SACK last showed a segment of that channel arrived
     nanos busy_sent = 0;               // when we last told it BUSY (at most one per ms)

@@ -1,6 +1,7 @@
 // The engine end to end over the in-memory wire: every size arrives intact
 // exactly once, with and without drops, duplicates, reordering and
 // truncation; foreign datagrams are refused; a silent peer is declared dead.
+#include <cstring>
 #include <algorithm>
 #include <cerrno>
 #include <atomic>
@@ -266,6 +267,35 @@ static void test_silent_peer_is_declared_dead(void **) {
     assert_int_equal(nodes[0]->engine->send(1, 1, &iov, 1, &big), RTTCC_ERR_UNREACH);
 }
 
+// A peer we owe nothing, gone after an exchange (its host cut off), is
+// found by liveness probes: silent for a quarter of peer_timeout, it is
+// probed; silent for all of it despite two probes, it is dead.
+static void test_an_idle_peer_gone_is_found_by_liveness_probes(void **) {
+    MemNetwork net(4000);
+    auto nodes = make_nodes(net, 2, {}, [](rttcc_config_t &c) { c.peer_timeout_ms = 80; });
+    exchange(nodes, {100, 3000}, 4);  // both have heard from each other
+    assert_true(run_until(nodes, [&] { return nodes[0]->engine->peer(1)->tx.in_flight() == 0; }));  // nothing owed
+    const nanos start = now_of(nodes);
+    only_node0(nodes, 1000, [&] { return !nodes[0]->dead.empty(); });
+    assert_int_equal(nodes[0]->dead.size(), 1);
+    assert_int_equal(nodes[0]->dead[0], 1);
+    const nanos took = now_of(nodes) - start;
+    assert_true(took >= msec(80) && took <= msec(80) + msec(80) / 8 + kRound);  // the scan after peer_timeout
+    assert_true(nodes[0]->engine->stats().probes_tx >= 2);
+    assert_non_null(std::strstr(nodes[0]->dead_why[0].c_str(), "nothing heard from it for 0.1 s despite "));
+    assert_non_null(std::strstr(nodes[0]->dead_why[0].c_str(), " liveness probes"));
+}
+
+// An idle peer that is there answers the probes: never dead.
+static void test_an_idle_peer_that_answers_is_alive(void **) {
+    MemNetwork net(4000);
+    auto nodes = make_nodes(net, 2, {}, [](rttcc_config_t &c) { c.peer_timeout_ms = 80; });
+    exchange(nodes, {100, 3000}, 4);
+    run_until(nodes, [&] { return !nodes[0]->dead.empty() || !nodes[1]->dead.empty(); }, 2.0);
+    assert_true(nodes[0]->dead.empty() && nodes[1]->dead.empty());
+    assert_true(nodes[0]->engine->stats().probe_replies > 10);  // 2 s of probes every 10 ms, answered
+}
+
 // Over real UDP sockets on loopback: a peer whose process is gone (its
 // sockets closed) is dead as soon as the kernel has refused three of our
 // datagrams, not after the peer timeout (15 s here).
@@ -394,6 +424,8 @@ int main() {
         cmocka_unit_test(test_small_window_with_wrapping_traffic),
         cmocka_unit_test(test_foreign_datagrams_are_dropped),
         cmocka_unit_test(test_silent_peer_is_declared_dead),
+        cmocka_unit_test(test_an_idle_peer_gone_is_found_by_liveness_probes),
+        cmocka_unit_test(test_an_idle_peer_that_answers_is_alive),
         cmocka_unit_test(test_a_closed_port_is_a_dead_peer),
         cmocka_unit_test(test_sends_refused_for_good_end_the_peer),
         cmocka_unit_test(test_reassembly_memory_is_capped),
