@@ -3,7 +3,8 @@
 # case, medians.  Per case two figures: what the error itself says (the
 # oldest segment's wait, or the span of the refused sends) and the wall time
 # from the fault to the end of the job (mpirun's exit; for faults the
-# program injects itself, from the job's start).  peer_timeout is 3 s.
+# program injects itself, from the job's start) until the error shows.
+# peer_timeout is 3 s.
 #
 #   bench/dead_peer.sh [-runs N]        (as root: builds its own testbed)
 #
@@ -19,7 +20,8 @@ runs=5
 export RTTCC_TB_PREFIX=rttccd RTTCC_TB_DIR=/tmp/rttccd-testbed
 tb=$top/contrib/testbed/testbed
 work=$(mktemp -d /tmp/rttcc-deadbench.XXXXXX)
-cleanup() { pkill -KILL -f "$work/" 2>/dev/null; "$tb" down; rm -rf "$work"; }
+# A deleted link leaves its host's orted unreachable: kill what mpirun cannot.
+cleanup() { pkill -KILL -f "$work/" 2>/dev/null; pkill -KILL -f "orted.*$RTTCC_TB_PREFIX-h" 2>/dev/null; "$tb" down; rm -rf "$work"; }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 mpicc -O2 -o "$work/silent_peer" "$top/test/faults/silent_peer.c"
@@ -33,11 +35,13 @@ subnet=$("$tb" subnet)
 now() { date +%s.%N; }
 since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.2f", b - a }'; }
 # The error's own figure: "no acknowledgement for X s" or "refused N ... within X s".
-said() { grep -oE 'no acknowledgement for [0-9.]+ s|within [0-9.]+ s' "$1" | head -n 1 | grep -oE '[0-9.]+ s' | cut -d' ' -f1; }
+said() { grep -oE 'no acknowledgement for [0-9.]+ s|within [0-9.]+ s|nothing heard from it for [0-9.]+ s despite' "$1" | head -n 1 | grep -oE '[0-9.]+ s' | cut -d' ' -f1; }
 median() { sort -g | awk '{ v[NR] = $1 } END { if (!NR) print "-"; else if (NR % 2) print v[(NR + 1) / 2]; else printf "%.2f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
 # case_run LABEL INJECT COMMAND...: INJECT is a function run 1.5 s into the
-# job (after the ranks are up) or "self"; then the job must end with the error.
+# job (after the ranks are up) or "self"; then the job must end with the
+# error.  The wall time runs until the error shows (a job whose host is cut
+# off cannot end: mpirun waits for that host's daemon) or the job ends.
 case_run() {
     local label=$1 inject=$2 i start t0 walls=() saids=() fails=0
     shift 2
@@ -51,8 +55,11 @@ case_run() {
             t0=$(now)
             "$inject" on
         fi
-        wait $job
+        while kill -0 $job 2>/dev/null && ! grep -q 'lost contact with process' "$work/out"; do sleep 0.05; done
         walls+=("$(since "$t0")")
+        sleep 0.5
+        pkill -KILL -f "$work/" 2>/dev/null
+        wait $job 2>/dev/null
         [ "$inject" != self ] && "$inject" off
         if grep -q 'lost contact with process' "$work/out" && ! grep -q '^PASS' "$work/out"; then
             saids+=("$(said "$work/out")")
@@ -75,16 +82,22 @@ black_hole() {
             ip netns identify "$p" 2>/dev/null | grep -qx rttccd-h2 && echo "$p"; done | head -n 1)
         port=$(ip netns exec rttccd-h2 ss -u -a -n -p 2>/dev/null | grep "pid=$pid," | grep -F " ${subnet%.*}." |
                awk '{ split($4, a, ":"); split($0, f, "fd="); print f[2] + 0, a[2] }' | sort -n | tail -n 1 | cut -d' ' -f2)
-        tc qdisc add dev rttccd-v2 clsact
-        tc filter add dev rttccd-v2 egress protocol ip u32 match ip protocol 17 0xff match ip dport "$port" 0xffff action drop
+        # Its own class with a queue of 0 packets: every datagram to the port is dropped.
+        tc qdisc add dev rttccd-v2 root handle 1: htb default 1
+        tc class add dev rttccd-v2 parent 1: classid 1:1 htb rate 10gbit
+        tc class add dev rttccd-v2 parent 1: classid 1:2 htb rate 10gbit
+        tc qdisc add dev rttccd-v2 parent 1:2 handle 20: pfifo limit 0
+        tc filter add dev rttccd-v2 parent 1: protocol ip u32 match ip protocol 17 0xff match ip dport "$port" 0xffff flowid 1:2
     else
-        tc qdisc del dev rttccd-v2 clsact 2>/dev/null
+        tc qdisc del dev rttccd-v2 root 2>/dev/null
     fi
 }
 delete_link() {
     if [ "$1" = on ]; then
         ip link del rttccd-v2
     else
+        pkill -KILL -f "$work/" 2>/dev/null
+        pkill -KILL -f "orted.*$RTTCC_TB_PREFIX-h" 2>/dev/null
         "$tb" down >/dev/null 2>&1
         "$tb" up 2 --slots 2 >/dev/null
     fi
