@@ -76,8 +76,9 @@ public:
     // rttcc_engine_send / rttcc_engine_send_now.
     int send(uint32_t peer, uint8_t tag, const iovec *iov, int iovcnt, void *cookie);
     int put(uint32_t peer, uint32_t key, uint64_t offset, uint8_t tag, const iovec *iov, int iovcnt, void *cookie);
-    uint32_t expose(void *base, size_t len);
-    bool unexpose(uint32_t key);
+    // rttcc_engine_grant / rttcc_engine_revoke.
+    uint32_t grant(uint32_t peer, void *base, size_t len);
+    bool revoke(uint32_t key);
     // rttcc_engine_attach / rttcc_engine_detach.
     int attach(uint8_t tag, const rttcc_callbacks_t &cb) { return clients_.attach(tag, cb); }
     int detach(uint8_t tag) { return clients_.detach(tag); }
@@ -250,7 +251,7 @@ private:
     InlinePool inline_buffers_;          // copies of small messages
     BufferPool reassembly_buffers_;      // whole-message buffers for chunked receives
     Hotel hotel_;                        // retransmission timers
-    RegionTable regions_;                // memory exposed to peers' puts
+    GrantTable grants_{random_u32()};    // memory granted to peers' puts
     List<TxSegment, &TxSegment::link> resends_;  // due for retransmission, served first
     List<Peer, &Peer::sends_link> sends_;        // peers with messages to cut and room to send
     List<Peer, &Peer::ack_link> acks_;           // peers owing a delayed ACK, oldest first

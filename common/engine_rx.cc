@@ -124,7 +124,7 @@ bool Engine::handle_datagram(Channel ch, const RxDatagram &d, nanos now) {
 // (with the lock released).  Returns 1 if it completed a put.
 bool Engine::land_put(Peer &p, const PacketHeader &h, const uint8_t *payload, std::unique_lock<MaybeMutex> &lock) {
     const uint64_t first = put_offset(h.put_addr);
-    uint8_t *to = regions_.target(put_key(h.put_addr), first + h.chunk_offset, h.payload_len);
+    uint8_t *to = grants_.target(p.id, put_key(h.put_addr), first + h.chunk_offset, h.payload_len);
     PutArrivals::Put done;
     const auto step = to ? p.puts.add(h.msg_id, h.msg_len, h.put_addr, h.tag, h.payload_len, &done)
                          : PutArrivals::Step::kBad;
@@ -147,7 +147,7 @@ bool Engine::land_put(Peer &p, const PacketHeader &h, const uint8_t *payload, st
 // A new segment is accepted, and so acknowledged, only if it can be
 // delivered: a client listens to its tag, a chunk agrees with its message's
 // other chunks (opening one: a buffer is free under reassembly_max_mb), a
-// put lands inside its region.  Otherwise the
+// put lands inside a grant its sender holds.  Otherwise the
 // sender never hears it arrived: it resends, and in the end reports the
 // peer lost instead of a send that succeeded while its bytes were dropped.
 bool Engine::deliverable(const Peer &p, const PacketHeader &h) const {
@@ -159,7 +159,7 @@ bool Engine::deliverable(const Peer &p, const PacketHeader &h) const {
             return cb.on_recv != nullptr && p.reassembly.fits(reassembly_buffers_, h.msg_id, h.msg_len, h.tag);
         case PacketType::PUT:
             return cb.on_put != nullptr && p.puts.fits(h.msg_id, h.msg_len, h.put_addr, h.tag) &&
-                   regions_.target(put_key(h.put_addr), put_offset(h.put_addr) + h.chunk_offset, h.payload_len);
+                   grants_.target(p.id, put_key(h.put_addr), put_offset(h.put_addr) + h.chunk_offset, h.payload_len);
         default:
             return false;
     }

@@ -3,8 +3,10 @@
 //
 // A call, seen from one process P:
 //
-//   grant:    expose the landing area; RTR(channel, seq, key, offset, len)
-//             to every peer (the room for its block, 0 bytes included, so
+//   grant:    grant each peer the room for its block in the landing area
+//             (only that peer may put there, only during this call);
+//             RTR(channel, seq, key, len) to every peer (the room for its
+//             block and its grant's key, 0 bytes included, so
 //             a mismatch is seen by the sender and nobody waits forever),
 //             longest expected transfer first, at most max_grants blocks
 //             larger than the eager cut open at once: the receiver paces
@@ -29,7 +31,7 @@
 //             with an error, and so does an RTR_BLOCK of the wrong size.
 //   done:     every RTR sent, every peer finished on both sides, no engine
 //             send of the call owed a completion (cookies point into the
-//             call); then the landing area is unexposed.
+//             call); then the grants are revoked.
 //
 // Locking: one hub mutex guards the hub and every exchange's state; engine
 // callbacks take it.  An exchange releases it around the engine's send and
@@ -69,10 +71,9 @@ struct XControl {
     uint32_t rank;     // the sender's rank in the call
     uint64_t channel;  // the call's name: channel and seq
     uint64_t seq;
-    uint32_t key;      // RTR: the landing area's region key
+    uint32_t key;      // RTR: the grant of the room for the peer's block (0: none)
     uint32_t block;    // RTR_BLOCK: the bytes of the sender's block that follow
-    uint64_t offset;   // RTR: where the sender of the RTR wants the peer's block
-    uint64_t len;      // RTR: room for it; TRUNC: the block's real length
+    uint64_t len;      // RTR: room for the peer's block; TRUNC: the block's real length
 };
 
 class ExchangeHub {
@@ -123,7 +124,7 @@ private:
 class Exchange {
 public:
     Exchange(ExchangeHub &hub, const rttcc_exchange_params_t &params);
-    ~Exchange();  // an unfinished call is abandoned (its region unexposed)
+    ~Exchange();  // an unfinished call is abandoned (its grants revoked)
     Exchange(const Exchange &) = delete;
     Exchange &operator=(const Exchange &) = delete;
 
@@ -135,11 +136,15 @@ public:
 
     uint64_t channel() const { return channel_; }
     uint64_t seq() const { return seq_; }
-    uint32_t key() const { return key_; }
+    // Under the hub mutex: this call granted `key` to the peer.
+    bool granted(uint32_t engine_peer, uint32_t key) const {
+        const uint32_t r1 = engine_peer < rank_of_.size() ? rank_of_[engine_peer] : 0;
+        return running() && r1 && rx_[r1 - 1].key == key;
+    }
 
     // The hub's deliveries, under its mutex.
     void take_control(uint32_t engine_peer, const XControl &c, const void *block);
-    void take_put(uint32_t engine_peer, uint64_t offset, size_t len);
+    void take_put(uint32_t engine_peer, size_t len);  // granted(engine_peer, its key)
     void take_peer_dead(uint32_t engine_peer);
     // An engine send's completion (put or control message): the cookie is the peer's Tx.
     static void take_send_done(void *cookie, int status);
@@ -150,8 +155,7 @@ private:
         Exchange *x = nullptr;
         uint64_t issued = 0;       // bytes handed to the engine
         uint64_t room = 0;         // RTR: bytes the peer has room for
-        uint64_t offset = 0;       // RTR: where in its landing area
-        uint32_t key = 0;          // RTR: its landing area's key
+        uint32_t key = 0;          // RTR: the grant of that room
         uint32_t outstanding = 0;  // puts and control messages not yet ACKed
         nanos started = 0;         // when the scheduler picked it
         XControl rtr_head{};       // this process's RTR(_BLOCK) to the peer, and
@@ -167,6 +171,7 @@ private:
     // What this process receives from one peer.
     struct Rx {
         uint64_t landed = 0;  // bytes landed
+        uint32_t key = 0;     // the peer's grant of its room (0: none, the room is empty)
         bool done = false;    // all in, or ended by TRUNC or a wrong-sized RTR_BLOCK
         bool open = false;    // counted in grants_open_
     };
@@ -197,7 +202,9 @@ private:
     void set_error(int rc) {  // the first fatal error stays
         if (error_ == RTTCC_OK) error_ = rc;
     }
-    void close_call();                     // unexpose, leave the hub
+    bool grant_rooms();                    // every peer's grant; false (none left) if one fails
+    void revoke_rooms();
+    void close_call();                     // revoke, leave the hub
 
     ExchangeHub &hub_;
     rttcc_exchange_params_t params_;
@@ -209,7 +216,6 @@ private:
     uint64_t channel_ = 0, seq_ = 0;
     uint32_t self_ = 0, npeers_ = 0;
     const rttcc_xpeer_t *peers_ = nullptr;
-    uint32_t key_ = 0;             // the landing area's region key, 0 = none
     uint8_t *land_ = nullptr;      // the landing area (eager blocks are copied in)
     uint64_t eager_cut_ = 0;       // blocks up to this go with the RTR
     std::vector<Tx> tx_;           // by rank

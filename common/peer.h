@@ -109,7 +109,7 @@ struct Peer {
     // Receiving.
     RecvWindow rx;                   // arrivals and the cumulative ACK
     Reassembly reassembly;           // messages arriving in chunks
-    PutArrivals puts;                // one-sided puts landing in our regions
+    PutArrivals puts;                // one-sided puts landing in what we granted it
     Link ack_link;                   // in the engine's delayed-ACK queue
     Link ack_soon_link;              // in the engine's ACKs owed by the end of this progress pass
     bool ack_owed = false;           // an ACK must go out

@@ -325,6 +325,59 @@ static void test_dead_peer_ends_the_call(void **) {
     assert_int_equal(rc0, RTTCC_ERR_UNREACH);
 }
 
+// Each peer may put into its own room of the landing area, during its call,
+// and nowhere else: node 0's RTRs are read off the wire (the keys leak);
+// node 2 puts with the key node 0 gave node 1, node 1 puts past its room
+// (into the gap after it).  Neither is written nor acknowledged; the call
+// then lands every byte.
+static void test_a_peer_puts_only_into_its_own_room(void **) {
+    MemNetwork net(4000);
+    Cluster c(net, 3, params(RTTCC_SCHED_LINEAR, 4096));
+    std::vector<uint32_t> key_for(3, 0);  // by destination: the key in node 0's RTR
+    c.nodes[0]->faults->drop_if = [&](Channel, const TxDatagram &d) {
+        std::vector<uint8_t> b;
+        for (int k = 0; k < d.iovcnt; ++k) {
+            const auto *p = static_cast<const uint8_t *>(d.iov[k].iov_base);
+            b.insert(b.end(), p, p + d.iov[k].iov_len);
+        }
+        PacketHeader h;
+        XControl x;
+        if (b.size() != kHeaderSize + sizeof x) return false;
+        std::memcpy(&h, b.data(), sizeof h);
+        std::memcpy(&x, b.data() + kHeaderSize, sizeof x);
+        if (h.tag == kTag && x.type == XControl::kRtr) key_for[d.dest] = x.key;
+        return false;  // read, not dropped
+    };
+    auto sides = make_sides({{0, 3000, 3000}, {5000, 0, 3000}, {5000, 3000, 0}}, 0);
+    assert_int_equal(c.xs[0]->begin(9, 0, 0, 3, sides[0].peers.data(), sides[0].land.data(), sides[0].land.size()),
+                     RTTCC_OK);
+    assert_true(run_until(c.nodes, [&] {
+        c.xs[0]->progress();
+        return key_for[1] && key_for[2];
+    }));
+    assert_int_not_equal(key_for[1], key_for[2]);
+    std::vector<uint8_t> junk(64, 0x99);
+    iovec iov{junk.data(), junk.size()};
+    assert_int_equal(c.nodes[2]->engine->put(0, key_for[1], 0, kTag, &iov, 1, nullptr), RTTCC_DONE);  // not its key
+    iovec three{junk.data(), 3};
+    assert_int_equal(c.nodes[1]->engine->put(0, key_for[1], 4999, kTag, &three, 1, nullptr), RTTCC_DONE);  // past its room
+    assert_true(run_until(c.nodes, [&] { return c.nodes[0]->engine->stats().drop_bad_put >= 2; }));
+    assert_int_equal(c.nodes[0]->engine->stats().segs_rx, 0);  // neither taken (node 0 holds no messages yet)
+    for (uint32_t i : {1u, 2u})
+        assert_int_equal(c.xs[i]->begin(9, 0, i, 3, sides[i].peers.data(), sides[i].land.data(), sides[i].land.size()),
+                         RTTCC_OK);
+    assert_true(run_until(c.nodes, [&] {
+        bool over = true;
+        for (uint32_t i = 0; i < 3; ++i) {
+            if (sides[i].rc == RTTCC_OK) sides[i].rc = c.xs[i]->progress();
+            over = over && sides[i].rc != RTTCC_OK;
+        }
+        return over;
+    }, 30));
+    for (const Side &side : sides) assert_int_equal(side.rc, RTTCC_DONE);
+    check_landed(sides, 0);
+}
+
 rttcc_exchange_params_t eager(rttcc_exchange_params_t p, uint64_t limit) {
     p.eager_limit = limit;
     p.eager_total = UINT64_MAX;
@@ -533,6 +586,7 @@ int main() {
         cmocka_unit_test(test_two_channels_interleaved),
         cmocka_unit_test(test_bad_arguments),
         cmocka_unit_test(test_dead_peer_ends_the_call),
+        cmocka_unit_test(test_a_peer_puts_only_into_its_own_room),
         cmocka_unit_test(test_grant_limit_follows_congestion_control),
         cmocka_unit_test(test_small_blocks_ride_on_the_rtr),
         cmocka_unit_test(test_eager_and_put_blocks_mixed),

@@ -1,5 +1,6 @@
-// regions.h: keys name exposed memory, puts land only inside it, and a
-// put is whole exactly when all of its bytes arrived.
+// regions.h: a key names memory granted to one peer, its puts land only
+// inside it, a key of a finished call stays dead, and a put is whole
+// exactly when all of its bytes arrived.
 #include <vector>
 
 #include "cmocka_cxx.h"
@@ -14,42 +15,87 @@ static void test_put_addr_packs_key_and_offset(void **) {
     assert_int_equal(put_offset(a), 0xfedcba9876ull);
 }
 
-static void test_targets_stay_inside_their_region(void **) {
+static void test_targets_stay_inside_their_grant(void **) {
     std::vector<uint8_t> buf(1000);
-    RegionTable t;
-    const uint32_t k = t.expose(buf.data(), buf.size(), rttcc::random_u32);
+    GrantTable t(rttcc::random_u32());
+    const uint32_t k = t.grant(3, buf.data(), buf.size());
     assert_int_not_equal(k, 0);
-    assert_ptr_equal(t.target(k, 0, 1000), buf.data());
-    assert_ptr_equal(t.target(k, 999, 1), buf.data() + 999);
-    assert_ptr_equal(t.target(k, 1000, 0), buf.data() + 1000);
-    assert_null(t.target(k, 999, 2));                 // one byte past the end
-    assert_null(t.target(k, 1001, 0));
-    assert_null(t.target(k, ~uint64_t{0}, 2));       // offset + len wraps
-    assert_null(t.target(k ^ 1, 0, 1));               // unknown key
-    assert_true(t.unexpose(k));
-    assert_null(t.target(k, 0, 1));                   // gone
-    assert_false(t.unexpose(k));
+    assert_ptr_equal(t.target(3, k, 0, 1000), buf.data());
+    assert_ptr_equal(t.target(3, k, 999, 1), buf.data() + 999);
+    assert_ptr_equal(t.target(3, k, 1000, 0), buf.data() + 1000);
+    assert_null(t.target(3, k, 999, 2));                 // one byte past the end
+    assert_null(t.target(3, k, 1001, 0));
+    assert_null(t.target(3, k, ~uint64_t{0}, 2));       // offset + len wraps
+    assert_null(t.target(3, k ^ 1, 0, 1));               // unknown key
+    assert_true(t.revoke(k));
+    assert_null(t.target(3, k, 0, 1));                   // gone
+    assert_false(t.revoke(k));
+}
+
+// A grant names its peer: another peer that knows the key (any peer of
+// the job could have seen it) puts nothing into it.
+static void test_only_its_peer_may_use_a_grant(void **) {
+    std::vector<uint8_t> a(100), b(100);
+    GrantTable t(rttcc::random_u32());
+    const uint32_t ka = t.grant(1, a.data(), a.size()), kb = t.grant(2, b.data(), b.size());
+    assert_ptr_equal(t.target(1, ka, 0, 100), a.data());
+    assert_ptr_equal(t.target(2, kb, 0, 100), b.data());
+    assert_null(t.target(2, ka, 0, 1));  // the right key, the wrong peer
+    assert_null(t.target(1, kb, 0, 1));
+    assert_null(t.target(0, ka, 0, 1));
 }
 
 static void test_keys_are_unique_and_never_zero(void **) {
     uint8_t b;
-    RegionTable t;
+    GrantTable t(rttcc::random_u32());
     std::vector<uint32_t> keys;
-    for (int i = 0; i < 100; ++i) keys.push_back(t.expose(&b, 1, rttcc::random_u32));
+    for (int i = 0; i < 100; ++i) keys.push_back(t.grant(0, &b, 1));
     for (size_t i = 0; i < keys.size(); ++i) {
         assert_int_not_equal(keys[i], 0);
+        assert_true(keys[i] <= kPutKeyMask);
         for (size_t j = i + 1; j < keys.size(); ++j) assert_int_not_equal(keys[i], keys[j]);
     }
-    assert_int_equal(t.exposed(), 100);
-    assert_int_equal(t.expose(&b, kPutOffsetMask + 1, rttcc::random_u32), 0);  // too large to address
-    // A draw of 0, or of a key in use, is drawn again.
-    const uint32_t draws[] = {0, 5, 5 | (1u << 24), 0, 7};
-    size_t next = 0;
-    auto scripted = [&] { return draws[next++]; };
-    RegionTable u;
-    assert_int_equal(u.expose(&b, 1, scripted), 5);
-    assert_int_equal(u.expose(&b, 1, scripted), 7);  // 5 again (the high bits are not the key's), then 0
-    assert_int_equal(next, 5);
+    for (uint32_t k : keys) assert_ptr_equal(t.target(0, k, 0, 1), &b);  // every one still found
+    assert_int_equal(t.live(), 100);
+    assert_int_equal(t.grant(0, &b, kPutOffsetMask + 1), 0);  // too large to address
+    GrantTable u(kPutKeyMask);  // the counter wraps past 0
+    assert_int_equal(u.grant(0, &b, 1), kPutKeyMask);
+    assert_int_equal(u.grant(0, &b, 1), 1);
+}
+
+// The key of a finished call stays dead: one peer's calls, one after the
+// other, each granted and revoked, never get a key back before the counter
+// went round, even though each grant reuses the slot of the one before.
+static void test_a_finished_calls_key_stays_dead(void **) {
+    uint8_t b;
+    GrantTable t(rttcc::random_u32());
+    const uint32_t first = t.grant(7, &b, 1);
+    assert_true(t.revoke(first));
+    std::vector<bool> seen(kPutKeyMask + 1, false);
+    seen[first] = true;
+    for (int call = 0; call < 1 << 20; ++call) {
+        const uint32_t k = t.grant(7, &b, 1);
+        assert_false(seen[k]);
+        seen[k] = true;
+        assert_null(t.target(7, first, 0, 1));
+        assert_true(t.revoke(k));
+    }
+}
+
+// A key whose slot is taken by a live grant is skipped, and a live grant
+// outlives any number of others coming and going.
+static void test_live_grants_are_skipped(void **) {
+    uint8_t b, c;
+    GrantTable t(1);
+    assert_int_equal(t.grant(0, &b, 1), 1);  // held for the whole test
+    for (uint32_t k = 2; k <= 16; ++k) {
+        assert_int_equal(t.grant(0, &c, 1), k);
+        assert_true(t.revoke(k));
+    }
+    assert_int_equal(t.grant(0, &c, 1), 18);  // 17 shares 1's slot (16 slots)
+    for (int i = 0; i < 1000; ++i) t.grant(0, &c, 1);  // the table grows
+    assert_ptr_equal(t.target(0, 1, 0, 1), &b);
+    assert_int_equal(t.live(), 1002);
 }
 
 static void test_put_is_whole_when_every_byte_landed(void **) {
@@ -72,8 +118,11 @@ static void test_put_is_whole_when_every_byte_landed(void **) {
 int main() {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_put_addr_packs_key_and_offset),
-        cmocka_unit_test(test_targets_stay_inside_their_region),
+        cmocka_unit_test(test_targets_stay_inside_their_grant),
+        cmocka_unit_test(test_only_its_peer_may_use_a_grant),
         cmocka_unit_test(test_keys_are_unique_and_never_zero),
+        cmocka_unit_test(test_a_finished_calls_key_stays_dead),
+        cmocka_unit_test(test_live_grants_are_skipped),
         cmocka_unit_test(test_put_is_whole_when_every_byte_landed),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);
