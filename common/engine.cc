@@ -198,6 +198,11 @@ bool Engine::revoke(uint32_t key) {
     return grants_.revoke(key);
 }
 
+void Engine::broke_protocol(Peer &p, const std::string &why) {
+    ++stats_.protocol_errors;
+    declare_dead(p, why);
+}
+
 // A message (put_addr 0) or a put: copied up to inline_max, zero-copy above.
 int Engine::send_message(uint32_t index, uint8_t tag, uint64_t put_addr, const iovec *iov, int iovcnt,
                          void *cookie) {

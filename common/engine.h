@@ -230,6 +230,7 @@ private:
     void take_failures(nanos now);
     void take_failure(Peer &p, int error, nanos now);
     void declare_dead(Peer &p, std::string why);
+    void broke_protocol(Peer &p, const std::string &why);  // counted, then declare_dead
 
     // Runs callbacks collected under the lock, with the lock released;
     // returns how many send completions it reported.

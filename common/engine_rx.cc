@@ -170,7 +170,13 @@ bool Engine::accept_segment(Peer &p, const PacketHeader &h, const Arrival &a) {
     if (p.rx.classify(h.seq) == RecvWindow::Arrival::kNew && !deliverable(p, h)) {
         ++stats_.drops;
         ++stats_.drop_undeliverable;
-        if (h.type == static_cast<uint8_t>(PacketType::PUT)) ++stats_.drop_bad_put;
+        if (h.type == static_cast<uint8_t>(PacketType::PUT)) {
+            ++stats_.drop_bad_put;
+            if (p.puts.beyond_cap(h.msg_id))
+                broke_protocol(p, "it began a put while " + std::to_string(cfg_.window) +
+                                      " of its puts were partly landed here, more than its window lets it "
+                                      "send: it does not follow the rttcc protocol");
+        }
         return false;
     }
     const bool gap_before = p.rx.has_gap();

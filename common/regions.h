@@ -92,6 +92,13 @@ private:
 
 // The puts of one peer still arriving, by the sender's put id.  Every chunk
 // was already found new by the receive window, so none counts twice.
+//
+// A peer has at most `window` puts partly landed: it cuts its puts of more
+// than one segment one after the other into its sequence space, and every
+// partly landed put spans a sequence number in [next, next + window) of our
+// receive window (one of its segments is missing, so at or after next, and
+// one was accepted, so before next + window).  A put beyond that breaks the
+// protocol: fits() refuses it.
 class PutArrivals {
 public:
     enum class Step { kBad, kPartial, kComplete };
@@ -103,18 +110,24 @@ public:
         uint8_t tag;      // the sender's tag
     };
 
-    // Would add() take a chunk of this put?  (It agrees with its chunks so far.)
-    bool fits(uint32_t msg_id, uint32_t len, uint64_t addr, uint8_t tag) const {
-        for (const auto &p : active_)
-            if (p.msg_id == msg_id) return p.len == len && p.addr == addr && p.tag == tag;
-        return true;
-    }
+    explicit PutArrivals(uint32_t window) : cap_(window) {}
 
-    // Counts `n` bytes of put `msg_id`; kBad if they contradict its earlier
-    // chunks.  On kComplete, *done is the finished put (already forgotten).
+    // Would add() take a chunk of this put?  (It agrees with its chunks so
+    // far, or it is a new put and fewer than `window` are partly landed.)
+    bool fits(uint32_t msg_id, uint32_t len, uint64_t addr, uint8_t tag) const {
+        const Put *p = find(msg_id);
+        return p ? p->len == len && p->addr == addr && p->tag == tag : active_.size() < cap_;
+    }
+    // Put `msg_id` would be one more than the peer may have partly landed.
+    bool beyond_cap(uint32_t msg_id) const { return !find(msg_id) && active_.size() >= cap_; }
+
+    // Counts `n` bytes of put `msg_id` (fits() said yes); kBad if they
+    // contradict its earlier chunks.  On kComplete, *done is the finished
+    // put (already forgotten).
     Step add(uint32_t msg_id, uint32_t len, uint64_t addr, uint8_t tag, uint32_t n, Put *done) {
         Put *p = find(msg_id);
         if (!p) {
+            if (active_.size() >= cap_) return Step::kBad;
             active_.push_back(Put{msg_id, len, 0, addr, tag});
             p = &active_.back();
         } else if (p->len != len || p->addr != addr || p->tag != tag) {
@@ -132,12 +145,14 @@ public:
     void clear() { active_.clear(); }
 
 private:
-    Put *find(uint32_t msg_id) {
-        for (auto &p : active_)
+    const Put *find(uint32_t msg_id) const {
+        for (const auto &p : active_)
             if (p.msg_id == msg_id) return &p;
         return nullptr;
     }
-    std::vector<Put> active_;  // puts partly landed (a few at a time)
+    Put *find(uint32_t msg_id) { return const_cast<Put *>(static_cast<const PutArrivals *>(this)->find(msg_id)); }
+    size_t cap_;               // the receive window: the most a peer may have partly landed
+    std::vector<Put> active_;  // puts partly landed (a few at a time, at most cap_)
 };
 
 }  // namespace rttcc

@@ -157,6 +157,46 @@ static void test_a_put_with_a_finished_calls_key_is_refused(void **) {
     assert_int_equal(nodes[0]->failed.size(), 1);
 }
 
+// A peer that begins more puts than its window lets it have partly landed
+// (a broken peer, or one whose key leaked): each of its first `window` puts
+// brings one chunk of two, the next one is refused unacknowledged, and the
+// peer is declared dead, saying why (protocol_errors).  Nothing of it lands.
+static void test_more_puts_partly_landed_than_the_window_end_the_peer(void **) {
+    constexpr uint32_t kWindow = 64;
+    MemNetwork net(4000);
+    auto nodes = make_nodes(net, 2, {}, [](rttcc_config_t &c) { c.window = kWindow; });
+    std::vector<uint8_t> dst((kWindow + 1) * 200, 0);
+    const uint32_t key = nodes[1]->engine->grant(0, dst.data(), dst.size());
+    const std::vector<uint8_t> half(100, 0x5a);
+    iovec payload{const_cast<uint8_t *>(half.data()), half.size()};
+    for (uint32_t i = 0; i <= kWindow; ++i) {
+        PacketHeader h{};
+        h.magic = kMagic;
+        h.version = kVersion;
+        h.type = static_cast<uint8_t>(PacketType::PUT);
+        h.job_key = 0x1234;
+        h.tag = 1;
+        h.payload_len = 100;
+        h.seq = nodes[1]->engine->peer(0)->rx.next();  // in order: every one is taken, so the window moves on
+        h.tx_id = transmission_id(h.seq, 0);
+        h.msg_id = 1000 + i;
+        h.msg_len = 200;
+        h.put_addr = put_addr(key, i * 200);
+        h.mac = datagram_mac(RTTCC_AUTH_HEADER, published_key(*nodes[0]), h, &payload, 1);
+        inject(net, 0, 1, kData, h, half);
+        nodes[1]->engine->progress();
+    }
+    const rttcc_stats_t s = nodes[1]->engine->stats();
+    assert_int_equal(s.segs_rx, kWindow);
+    assert_int_equal(s.drop_bad_put, 1);
+    assert_int_equal(s.protocol_errors, 1);
+    assert_int_equal(nodes[1]->dead.size(), 1);
+    assert_true(nodes[1]->dead_why[0].find("more than its window") != std::string::npos);
+    assert_int_equal(nodes[1]->engine->peer(0)->puts.active(), 0);  // forgotten with the peer
+    assert_true(nodes[1]->puts.empty());
+    for (uint32_t b = 0; b < 100; ++b) assert_int_equal(dst[kWindow * 200 + b], 0);  // the refused one
+}
+
 // Data for a tag nobody listens to (detached) is not acknowledged either.
 static void test_data_for_a_detached_tag_is_not_acknowledged(void **) {
     MemNetwork net(4000);
@@ -196,6 +236,7 @@ int main() {
         cmocka_unit_test(test_puts_outside_granted_memory_are_dropped),
         cmocka_unit_test(test_a_put_from_another_peer_is_refused),
         cmocka_unit_test(test_a_put_with_a_finished_calls_key_is_refused),
+        cmocka_unit_test(test_more_puts_partly_landed_than_the_window_end_the_peer),
         cmocka_unit_test(test_data_for_a_detached_tag_is_not_acknowledged),
         cmocka_unit_test(test_bad_put_arguments),
     };

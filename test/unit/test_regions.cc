@@ -1,6 +1,7 @@
 // regions.h: a key names memory granted to one peer, its puts land only
 // inside it, a key of a finished call stays dead, and a put is whole
-// exactly when all of its bytes arrived.
+// exactly when all of its bytes arrived (a peer has at most its window of
+// puts partly landed).
 #include <vector>
 
 #include "cmocka_cxx.h"
@@ -99,7 +100,7 @@ static void test_live_grants_are_skipped(void **) {
 }
 
 static void test_put_is_whole_when_every_byte_landed(void **) {
-    PutArrivals a;
+    PutArrivals a(64);
     PutArrivals::Put done{};
     const uint64_t addr = put_addr(5, 64);
     assert_int_equal(static_cast<int>(a.add(1, 300, addr, 7, 100, &done)), static_cast<int>(PutArrivals::Step::kPartial));
@@ -115,6 +116,29 @@ static void test_put_is_whole_when_every_byte_landed(void **) {
     assert_int_equal(a.active(), 0);
 }
 
+// A peer cannot have more than its window of puts partly landed (regions.h
+// says why): the put beyond is refused, and a completed put makes room.
+static void test_puts_partly_landed_are_capped_at_the_window(void **) {
+    PutArrivals a(64);
+    PutArrivals::Put done{};
+    for (uint32_t id = 1; id <= 64; ++id) {
+        assert_true(a.fits(id, 300, put_addr(5, id * 300), 0));
+        assert_int_equal(static_cast<int>(a.add(id, 300, put_addr(5, id * 300), 0, 100, &done)),
+                         static_cast<int>(PutArrivals::Step::kPartial));
+    }
+    assert_false(a.beyond_cap(64));  // one of them: its chunks still fit
+    assert_true(a.fits(64, 300, put_addr(5, 64 * 300), 0));
+    assert_true(a.beyond_cap(65));
+    assert_false(a.fits(65, 300, put_addr(5, 65 * 300), 0));
+    assert_int_equal(static_cast<int>(a.add(65, 300, put_addr(5, 65 * 300), 0, 100, &done)),
+                     static_cast<int>(PutArrivals::Step::kBad));
+    assert_int_equal(a.active(), 64);
+    assert_int_equal(static_cast<int>(a.add(3, 300, put_addr(5, 900), 0, 200, &done)),
+                     static_cast<int>(PutArrivals::Step::kComplete));
+    assert_false(a.beyond_cap(65));
+    assert_true(a.fits(65, 300, put_addr(5, 65 * 300), 0));
+}
+
 int main() {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_put_addr_packs_key_and_offset),
@@ -124,6 +148,7 @@ int main() {
         cmocka_unit_test(test_a_finished_calls_key_stays_dead),
         cmocka_unit_test(test_live_grants_are_skipped),
         cmocka_unit_test(test_put_is_whole_when_every_byte_landed),
+        cmocka_unit_test(test_puts_partly_landed_are_capped_at_the_window),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);
 }
