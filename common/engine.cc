@@ -198,6 +198,12 @@ bool Engine::revoke(uint32_t key) {
     return grants_.revoke(key);
 }
 
+void Engine::fail_peer(uint32_t index, const std::string &why) {
+    std::lock_guard<MaybeMutex> g(state_mu_);
+    Peer *p = index < peers_.size() ? peers_[index].get() : nullptr;
+    if (p && !p->dead) broke_protocol(*p, why);
+}
+
 void Engine::broke_protocol(Peer &p, const std::string &why) {
     ++stats_.protocol_errors;
     declare_dead(p, why);

@@ -79,6 +79,8 @@ public:
     // rttcc_engine_grant / rttcc_engine_revoke.
     uint32_t grant(uint32_t peer, void *base, size_t len);
     bool revoke(uint32_t key);
+    // The peer broke the protocol (a client saw it): declared dead with `why`.
+    void fail_peer(uint32_t peer, const std::string &why);
     // rttcc_engine_attach / rttcc_engine_detach.
     int attach(uint8_t tag, const rttcc_callbacks_t &cb) { return clients_.attach(tag, cb); }
     int detach(uint8_t tag) { return clients_.detach(tag); }

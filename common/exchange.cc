@@ -86,7 +86,28 @@ void ExchangeHub::on_recv(void *user, uint32_t peer, uint8_t, const void *data, 
     if (Exchange *x = hub->find(c.channel, c.seq))
         x->take_control(peer, whole ? c : XControl{}, block);  // a malformed one ends the call with an error
     else if (whole)
-        hub->early_.push_back(Early{peer, c, std::vector<uint8_t>(block, block + (len - sizeof c))});
+        hub->hold_early(peer, c, block, len - sizeof c);
+}
+
+// A message of a call not begun here waits for it, up to kEarlyPerPeer of the peer.
+void ExchangeHub::hold_early(uint32_t peer, const XControl &c, const uint8_t *block, size_t len) {
+    if (peer >= early_held_.size()) early_held_.resize(peer + 1, 0);
+    if (early_held_[peer] == kEarlyPerPeer) {
+        drop_early(peer);
+        engine_.fail_peer(peer, "it sent control messages for more than " + std::to_string(kEarlyPerPeer) +
+                                    " alltoall calls this process had not begun (one per communicator it "
+                                    "can be in a call on at once): it does not follow the rttcc protocol");
+        return;
+    }
+    ++early_held_[peer];
+    early_.push_back(Early{peer, c, std::vector<uint8_t>(block, block + len)});
+}
+
+// The peer's early messages go: it is dead, no call will take them.
+void ExchangeHub::drop_early(uint32_t peer) {
+    early_.erase(std::remove_if(early_.begin(), early_.end(), [peer](const Early &e) { return e.peer == peer; }),
+                 early_.end());
+    if (peer < early_held_.size()) early_held_[peer] = 0;
 }
 
 void ExchangeHub::on_put(void *user, uint32_t peer, uint32_t key, uint64_t, size_t len, uint8_t) {
@@ -106,6 +127,7 @@ void ExchangeHub::on_send_done(void *user, void *cookie, int status) {
 void ExchangeHub::on_peer_dead(void *user, uint32_t peer, const char *) {
     auto *hub = static_cast<ExchangeHub *>(user);
     std::lock_guard<std::mutex> g(hub->mu_);
+    hub->drop_early(peer);
     for (Exchange *x : hub->live_) x->take_peer_dead(peer);
 }
 

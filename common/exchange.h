@@ -78,6 +78,14 @@ struct XControl {
 
 class ExchangeHub {
 public:
+    // Control messages held per peer before their call began here.  A peer
+    // sends the RTR of a call first (its TRUNC answers ours), and cannot
+    // finish that call without our RTR of it, so it begins no later call of
+    // the channel before we began this one: it has one early message per
+    // communicator it is in a call on (one per thread of it in an alltoall
+    // at once).  Past the cap the engine declares it dead (protocol_errors).
+    static constexpr uint32_t kEarlyPerPeer = 64;
+
     // Attaches to `tag` of the engine; *rc says whether it could.
     ExchangeHub(Engine &engine, uint8_t tag, int *rc);
     ~ExchangeHub();
@@ -86,6 +94,7 @@ public:
 
     Engine &engine() { return engine_; }
     uint8_t tag() const { return tag_; }
+    size_t early_held() const { return early_.size(); }  // under mutex(): control messages before their call
     void forget_engine() { attached_ = false; }  // it is gone: the destructor leaves it alone
     std::mutex &mutex() { return mu_; }
 
@@ -94,6 +103,7 @@ public:
     void remove(Exchange *x);
     // Under mutex(): control messages that came before their call began;
     // f(engine_peer, message, its block) for those of (channel, seq).
+    // Those of earlier calls of the channel are dropped.
     template <typename F>
     void take_early(uint64_t channel, uint64_t seq, F f);
     // Under mutex(): a peer's measured put rate (bytes/s, 0 = unknown), and a new measurement.
@@ -106,6 +116,8 @@ private:
     static void on_send_done(void *user, void *cookie, int status);
     static void on_peer_dead(void *user, uint32_t peer, const char *why);
     Exchange *find(uint64_t channel, uint64_t seq) const;
+    void hold_early(uint32_t peer, const XControl &c, const uint8_t *block, size_t len);
+    void drop_early(uint32_t peer);
 
     Engine &engine_;
     uint8_t tag_;
@@ -118,6 +130,7 @@ private:
         std::vector<uint8_t> block;  // RTR_BLOCK's block
     };
     std::vector<Early> early_;       // messages before their call began
+    std::vector<uint32_t> early_held_;  // by engine peer: its messages in early_ (at most kEarlyPerPeer)
     std::vector<double> rates_;              // by engine peer
 };
 
@@ -244,12 +257,13 @@ void ExchangeHub::take_early(uint64_t channel, uint64_t seq, F f) {
     size_t keep = 0;
     for (size_t i = 0; i < early_.size(); ++i) {
         Early &e = early_[i];
-        if (e.c.channel == channel && e.c.seq == seq) {
-            f(e.peer, e.c, e.block.data());
-        } else if (e.c.channel != channel || (e.c.seq > seq && seq != 0)) {
+        if (e.c.channel != channel || (e.c.seq > seq && seq != 0)) {
             if (keep != i) early_[keep] = std::move(e);  // (a self-move would empty the block)
             ++keep;
+            continue;
         }
+        --early_held_[e.peer];
+        if (e.c.seq == seq) f(e.peer, e.c, e.block.data());
         // else: an earlier call of the channel, over (or of a freed communicator
         // whose id was reused: nobody can be past call 0 of a new one): dropped
     }

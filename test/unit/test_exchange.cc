@@ -378,6 +378,42 @@ static void test_a_peer_puts_only_into_its_own_room(void **) {
     check_landed(sides, 0);
 }
 
+// A peer that floods the hub with control messages of calls not begun
+// here (RTRs of 65 channels) is held to kEarlyPerPeer of them: then it is
+// declared dead with the reason, its messages go, and a call with it ends
+// with an error instead of waiting.
+static void test_a_flood_of_early_control_messages_ends_the_peer(void **) {
+    MemNetwork net(4000);
+    Cluster c(net, 2, params(RTTCC_SCHED_LINEAR, 4096));
+    const uint32_t cap = ExchangeHub::kEarlyPerPeer;
+    size_t most = 0;
+    auto held = [&] {
+        most = std::max(most, c.hubs[0]->early_held());
+        return c.hubs[0]->early_held();
+    };
+    auto rtr_of_channel = [&](uint64_t channel) {
+        XControl rtr{XControl::kRtr, 1, channel, 0, 0, 0, 4096};
+        iovec iov{&rtr, sizeof rtr};
+        assert_int_equal(c.nodes[1]->engine->send(0, kTag, &iov, 1, nullptr), RTTCC_DONE);
+    };
+    for (uint64_t ch = 0; ch < cap; ++ch) rtr_of_channel(100 + ch);
+    assert_true(run_until(c.nodes, [&] { return held() == cap; }));
+    assert_int_equal(c.nodes[0]->engine->stats().protocol_errors, 0);  // a legal peer gets this far
+    rtr_of_channel(100 + cap);
+    assert_true(run_until(c.nodes, [&] { return held() == 0 && !c.nodes[0]->dead.empty(); }));
+    assert_int_equal(most, cap);
+    assert_int_equal(c.nodes[0]->engine->stats().protocol_errors, 1);
+    assert_int_equal(c.nodes[0]->dead[0], 1);
+    assert_true(c.nodes[0]->dead_why[0].find("more than " + std::to_string(cap) + " alltoall calls") !=
+                std::string::npos);
+    auto sides = make_sides({{0, 5000}, {5000, 0}}, 0);
+    assert_int_equal(c.xs[0]->begin(100, 0, 0, 2, sides[0].peers.data(), sides[0].land.data(), sides[0].land.size()),
+                     RTTCC_OK);
+    int rc = RTTCC_OK;
+    assert_true(run_until(c.nodes, [&] { return (rc = c.xs[0]->progress()) != RTTCC_OK; }));
+    assert_int_equal(rc, RTTCC_ERR_UNREACH);
+}
+
 rttcc_exchange_params_t eager(rttcc_exchange_params_t p, uint64_t limit) {
     p.eager_limit = limit;
     p.eager_total = UINT64_MAX;
@@ -587,6 +623,7 @@ int main() {
         cmocka_unit_test(test_bad_arguments),
         cmocka_unit_test(test_dead_peer_ends_the_call),
         cmocka_unit_test(test_a_peer_puts_only_into_its_own_room),
+        cmocka_unit_test(test_a_flood_of_early_control_messages_ends_the_peer),
         cmocka_unit_test(test_grant_limit_follows_congestion_control),
         cmocka_unit_test(test_small_blocks_ride_on_the_rtr),
         cmocka_unit_test(test_eager_and_put_blocks_mixed),
