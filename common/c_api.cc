@@ -182,15 +182,15 @@ int rttcc_engine_send(rttcc_engine_t *engine, uint32_t peer, uint8_t tag, const 
     return guarded(nullptr, 0, [&] { return engine->impl->send(peer, tag, iov, iovcnt, cookie); });
 }
 
-int rttcc_engine_expose(rttcc_engine_t *engine, void *base, size_t len, uint32_t *key) {
+int rttcc_engine_grant(rttcc_engine_t *engine, uint32_t peer, void *base, size_t len, uint32_t *key) {
     return guarded(nullptr, 0, [&] {
-        *key = engine->impl->expose(base, len);
+        *key = engine->impl->grant(peer, base, len);
         return *key ? RTTCC_OK : RTTCC_ERR_ARG;
     });
 }
 
-int rttcc_engine_unexpose(rttcc_engine_t *engine, uint32_t key) {
-    return engine->impl->unexpose(key) ? RTTCC_OK : RTTCC_ERR_ARG;
+int rttcc_engine_revoke(rttcc_engine_t *engine, uint32_t key) {
+    return engine->impl->revoke(key) ? RTTCC_OK : RTTCC_ERR_ARG;
 }
 
 int rttcc_engine_put(rttcc_engine_t *engine, uint32_t peer, uint32_t key, uint64_t offset, uint8_t tag,

@@ -189,14 +189,25 @@ int Engine::put(uint32_t index, uint32_t key, uint64_t offset, uint8_t tag, cons
     return send_message(index, tag, put_addr(key, offset), iov, iovcnt, cookie);
 }
 
-uint32_t Engine::expose(void *base, size_t len) {
+uint32_t Engine::grant(uint32_t peer, void *base, size_t len) {
     std::lock_guard<MaybeMutex> g(state_mu_);
-    return base && len ? regions_.expose(base, len, random_u32) : 0;
+    return base && len ? grants_.grant(peer, base, len) : 0;
 }
 
-bool Engine::unexpose(uint32_t key) {
+bool Engine::revoke(uint32_t key) {
     std::lock_guard<MaybeMutex> g(state_mu_);
-    return regions_.unexpose(key);
+    return grants_.revoke(key);
+}
+
+void Engine::fail_peer(uint32_t index, const std::string &why) {
+    std::lock_guard<MaybeMutex> g(state_mu_);
+    Peer *p = index < peers_.size() ? peers_[index].get() : nullptr;
+    if (p && !p->dead) broke_protocol(*p, why);
+}
+
+void Engine::broke_protocol(Peer &p, const std::string &why) {
+    ++stats_.protocol_errors;
+    declare_dead(p, why);
 }
 
 // A message (put_addr 0) or a put: copied up to inline_max, zero-copy above.

@@ -78,8 +78,11 @@ public:
     // rttcc_engine_send / rttcc_engine_send_now.
     int send(uint32_t peer, uint8_t tag, const iovec *iov, int iovcnt, void *cookie);
     int put(uint32_t peer, uint32_t key, uint64_t offset, uint8_t tag, const iovec *iov, int iovcnt, void *cookie);
-    uint32_t expose(void *base, size_t len);
-    bool unexpose(uint32_t key);
+    // rttcc_engine_grant / rttcc_engine_revoke.
+    uint32_t grant(uint32_t peer, void *base, size_t len);
+    bool revoke(uint32_t key);
+    // The peer broke the protocol (a client saw it): declared dead with `why`.
+    void fail_peer(uint32_t peer, const std::string &why);
     // rttcc_engine_attach / rttcc_engine_detach.
     int attach(uint8_t tag, const rttcc_callbacks_t &cb) { return clients_.attach(tag, cb); }
     int detach(uint8_t tag) { return clients_.detach(tag); }
@@ -234,6 +237,7 @@ private:
     void take_failures(nanos now);
     void take_failure(Peer &p, int error, nanos now);
     void declare_dead(Peer &p, std::string why);
+    void broke_protocol(Peer &p, const std::string &why);  // counted, then declare_dead
 
     // Runs callbacks collected under the lock, with the lock released;
     // returns how many send completions it reported.
@@ -256,7 +260,7 @@ private:
     InlinePool inline_buffers_;          // copies of small messages
     BufferPool reassembly_buffers_;      // whole-message buffers for chunked receives
     Hotel hotel_;                        // retransmission timers
-    RegionTable regions_;                // memory exposed to peers' puts
+    GrantTable grants_{random_u32()};    // memory granted to peers' puts
     List<TxSegment, &TxSegment::link> resends_;  // due for retransmission, served first
     List<Peer, &Peer::sends_link> sends_;        // peers with messages to cut and room to send
     List<Peer, &Peer::ack_link> acks_;           // peers owing a delayed ACK, oldest first

@@ -182,6 +182,7 @@ void Engine::declare_dead(Peer &p, std::string why) {
     if (p.ack_soon_link.linked()) acks_soon_.remove(p);
     p.ack_owed = false;
     p.reassembly.clear(reassembly_buffers_);
+    p.puts.clear();
 }
 
 }  // namespace rttcc

@@ -125,7 +125,7 @@ bool Engine::handle_datagram(Channel ch, const RxDatagram &d, nanos now) {
 // (with the lock released).  Returns 1 if it completed a put.
 bool Engine::land_put(Peer &p, const PacketHeader &h, const uint8_t *payload, std::unique_lock<MaybeMutex> &lock) {
     const uint64_t first = put_offset(h.put_addr);
-    uint8_t *to = regions_.target(put_key(h.put_addr), first + h.chunk_offset, h.payload_len);
+    uint8_t *to = grants_.target(p.id, put_key(h.put_addr), first + h.chunk_offset, h.payload_len);
     PutArrivals::Put done;
     const auto step = to ? p.puts.add(h.msg_id, h.msg_len, h.put_addr, h.tag, h.payload_len, &done)
                          : PutArrivals::Step::kBad;
@@ -148,7 +148,7 @@ bool Engine::land_put(Peer &p, const PacketHeader &h, const uint8_t *payload, st
 // A new segment is accepted, and so acknowledged, only if it can be
 // delivered: a client listens to its tag, a chunk agrees with its message's
 // other chunks (opening one: a buffer is free under reassembly_max_mb), a
-// put lands inside its region.  Otherwise the
+// put lands inside a grant its sender holds.  Otherwise the
 // sender never hears it arrived: it resends, and in the end reports the
 // peer lost instead of a send that succeeded while its bytes were dropped.
 bool Engine::deliverable(const Peer &p, const PacketHeader &h) const {
@@ -160,7 +160,7 @@ bool Engine::deliverable(const Peer &p, const PacketHeader &h) const {
             return cb.on_recv != nullptr && p.reassembly.fits(reassembly_buffers_, h.msg_id, h.msg_len, h.tag);
         case PacketType::PUT:
             return cb.on_put != nullptr && p.puts.fits(h.msg_id, h.msg_len, h.put_addr, h.tag) &&
-                   regions_.target(put_key(h.put_addr), put_offset(h.put_addr) + h.chunk_offset, h.payload_len);
+                   grants_.target(p.id, put_key(h.put_addr), put_offset(h.put_addr) + h.chunk_offset, h.payload_len);
         default:
             return false;
     }
@@ -171,7 +171,13 @@ bool Engine::accept_segment(Peer &p, const PacketHeader &h, const Arrival &a) {
     if (p.rx.classify(h.seq) == RecvWindow::Arrival::kNew && !deliverable(p, h)) {
         ++stats_.drops;
         ++stats_.drop_undeliverable;
-        if (h.type == static_cast<uint8_t>(PacketType::PUT)) ++stats_.drop_bad_put;
+        if (h.type == static_cast<uint8_t>(PacketType::PUT)) {
+            ++stats_.drop_bad_put;
+            if (p.puts.beyond_cap(h.msg_id))
+                broke_protocol(p, "it began a put while " + std::to_string(cfg_.window) +
+                                      " of its puts were partly landed here, more than its window lets it "
+                                      "send: it does not follow the rttcc protocol");
+        }
         return false;
     }
     const bool gap_before = p.rx.has_gap();

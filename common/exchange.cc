@@ -86,15 +86,36 @@ void ExchangeHub::on_recv(void *user, uint32_t peer, uint8_t, const void *data, 
     if (Exchange *x = hub->find(c.channel, c.seq))
         x->take_control(peer, whole ? c : XControl{}, block);  // a malformed one ends the call with an error
     else if (whole)
-        hub->early_.push_back(Early{peer, c, std::vector<uint8_t>(block, block + (len - sizeof c))});
+        hub->hold_early(peer, c, block, len - sizeof c);
 }
 
-void ExchangeHub::on_put(void *user, uint32_t peer, uint32_t key, uint64_t offset, size_t len, uint8_t) {
+// A message of a call not begun here waits for it, up to kEarlyPerPeer of the peer.
+void ExchangeHub::hold_early(uint32_t peer, const XControl &c, const uint8_t *block, size_t len) {
+    if (peer >= early_held_.size()) early_held_.resize(peer + 1, 0);
+    if (early_held_[peer] == kEarlyPerPeer) {
+        drop_early(peer);
+        engine_.fail_peer(peer, "it sent control messages for more than " + std::to_string(kEarlyPerPeer) +
+                                    " alltoall calls this process had not begun (one per communicator it "
+                                    "can be in a call on at once): it does not follow the rttcc protocol");
+        return;
+    }
+    ++early_held_[peer];
+    early_.push_back(Early{peer, c, std::vector<uint8_t>(block, block + len)});
+}
+
+// The peer's early messages go: it is dead, no call will take them.
+void ExchangeHub::drop_early(uint32_t peer) {
+    early_.erase(std::remove_if(early_.begin(), early_.end(), [peer](const Early &e) { return e.peer == peer; }),
+                 early_.end());
+    if (peer < early_held_.size()) early_held_[peer] = 0;
+}
+
+void ExchangeHub::on_put(void *user, uint32_t peer, uint32_t key, uint64_t, size_t len, uint8_t) {
     auto *hub = static_cast<ExchangeHub *>(user);
     std::lock_guard<std::mutex> g(hub->mu_);
     for (Exchange *x : hub->live_)
-        if (x->key() == key) return x->take_put(peer, offset, len);
-    // A put into a region no call owns cannot land: the engine checked the key.
+        if (x->granted(peer, key)) return x->take_put(peer, len);
+    // A put into a grant no call holds cannot land: the engine checked it.
 }
 
 void ExchangeHub::on_send_done(void *user, void *cookie, int status) {
@@ -106,6 +127,7 @@ void ExchangeHub::on_send_done(void *user, void *cookie, int status) {
 void ExchangeHub::on_peer_dead(void *user, uint32_t peer, const char *) {
     auto *hub = static_cast<ExchangeHub *>(user);
     std::lock_guard<std::mutex> g(hub->mu_);
+    hub->drop_early(peer);
     for (Exchange *x : hub->live_) x->take_peer_dead(peer);
 }
 
@@ -132,7 +154,7 @@ Exchange::~Exchange() {
     // in flight name Tx entries, so the destroyer must have drained them.
     std::lock_guard<std::mutex> g(hub_.mutex());
     if (!running()) return;
-    if (key_) hub_.engine().unexpose(key_);
+    revoke_rooms();
     hub_.remove(this);
 }
 
@@ -153,10 +175,6 @@ int Exchange::begin(uint64_t channel, uint64_t seq, uint32_t self, uint32_t npee
     channel_ = channel;
     seq_ = seq;
     if (!hub_.add(this)) return RTTCC_ERR_BUSY;
-    if (land_len && !(key_ = hub_.engine().expose(land, land_len))) {
-        hub_.remove(this);
-        return RTTCC_ERR_ARG;
-    }
     self_ = self;
     npeers_ = npeers;
     peers_ = peers;
@@ -191,6 +209,10 @@ int Exchange::begin(uint64_t channel, uint64_t seq, uint32_t self, uint32_t npee
         if (r == self) continue;
         sched_.set_peer(r, cost_of(r, peers_[r].send_len));
         if (tx_[r].eager) sched_.exclude(r);  // its block goes with the RTR
+    }
+    if (!grant_rooms()) {
+        close_call();
+        return RTTCC_ERR_ARG;
     }
     hub_.take_early(channel, seq, [this](uint32_t engine_peer, const XControl &c, const void *block) {
         take_control(engine_peer, c, block);
@@ -300,8 +322,8 @@ int Exchange::send_controls() {
 int Exchange::send_rtr(uint32_t rank) {
     const rttcc_xpeer_t &p = peers_[rank];
     Tx &t = tx_[rank];
-    t.rtr_head = {t.eager ? XControl::kRtrBlock : XControl::kRtr, self_, channel_, seq_, key_,
-                  t.eager ? static_cast<uint32_t>(p.send_len) : 0, p.recv_offset, p.recv_len};
+    t.rtr_head = {t.eager ? XControl::kRtrBlock : XControl::kRtr, self_, channel_, seq_, rx_[rank].key,
+                  t.eager ? static_cast<uint32_t>(p.send_len) : 0, p.recv_len};
     const int rc = send_control(rank, t.rtr_head, p.send, t.eager ? p.send_len : 0);
     if (rc != RTTCC_OK && rc != RTTCC_DONE) return rc;
     t.rtr_out = true;
@@ -375,7 +397,7 @@ int Exchange::feed(uint32_t rank) {
 // The block does not fit the peer's room: it is not sent, TRUNC says why.
 int Exchange::refuse(uint32_t rank) {
     Tx &t = tx_[rank];
-    t.trunc_head = {XControl::kTrunc, self_, channel_, seq_, 0, 0, 0, peers_[rank].send_len};
+    t.trunc_head = {XControl::kTrunc, self_, channel_, seq_, 0, 0, peers_[rank].send_len};
     const int rc = send_control(rank, t.trunc_head, nullptr, 0);
     if (rc == RTTCC_ERR_BUSY) return rc;
     if (rc < 0) set_error(rc);
@@ -392,10 +414,9 @@ int Exchange::put_segments(uint32_t rank) {
     while (t.issued < p.send_len && t.outstanding < params_.segments_ahead && error_ == RTTCC_OK) {
         const uint64_t n = std::min(segment_, p.send_len - t.issued);
         iovec iov{const_cast<uint8_t *>(static_cast<const uint8_t *>(p.send) + t.issued), n};
-        const uint64_t at = t.offset + t.issued;
         begin_send(t);
         lock_->unlock();
-        const int rc = hub_.engine().put(p.engine_peer, t.key, at, hub_.tag(), &iov, 1, &t);
+        const int rc = hub_.engine().put(p.engine_peer, t.key, t.issued, hub_.tag(), &iov, 1, &t);
         lock_->lock();
         if (rc != RTTCC_OK) end_send(t);  // copied (RTTCC_DONE) or refused: no completion follows
         if (rc == RTTCC_ERR_BUSY) return rc;
@@ -441,7 +462,6 @@ void Exchange::take_control(uint32_t engine_peer, const XControl &c, const void 
         if (t.rtr_in) return set_error(RTTCC_ERR);
         t.rtr_in = true;
         t.key = c.key;
-        t.offset = c.offset;
         t.room = c.len;  // fed from progress(): the engine is not called from a callback
         if (t.eager)
             settle_eager(r);
@@ -471,14 +491,13 @@ void Exchange::take_block(uint32_t rank, const void *data, uint64_t len) {
     end_rx(rank);
 }
 
-void Exchange::take_put(uint32_t engine_peer, uint64_t offset, size_t len) {
-    const uint32_t r1 = engine_peer < rank_of_.size() ? rank_of_[engine_peer] : 0;
-    if (r1 == 0) return set_error(RTTCC_ERR);
+// A put of the peer landed inside its grant (the engine saw to that).
+void Exchange::take_put(uint32_t engine_peer, size_t len) {
+    const uint32_t r1 = rank_of_[engine_peer];  // granted(): in the call
     const rttcc_xpeer_t &p = peers_[r1 - 1];
     Rx &x = rx_[r1 - 1];
-    if (x.done || offset < p.recv_offset || offset + len > p.recv_offset + p.recv_len ||
-        x.landed + len > p.recv_len)
-        return set_error(RTTCC_ERR);  // a put outside the peer's block: a protocol error
+    if (x.done || x.landed + len > p.recv_len)
+        return set_error(RTTCC_ERR);  // more than its block (puts that overlap): a protocol error
     x.landed += len;
     if (x.landed == p.recv_len) end_rx(r1 - 1);
 }
@@ -510,9 +529,26 @@ void Exchange::take_peer_dead(uint32_t engine_peer) {
     if (engine_peer < rank_of_.size() && rank_of_[engine_peer]) set_error(RTTCC_ERR_UNREACH);
 }
 
+// Each peer with room for its block gets a grant of that room alone.
+bool Exchange::grant_rooms() {
+    for (uint32_t r = 0; r < npeers_; ++r) {
+        const rttcc_xpeer_t &p = peers_[r];
+        if (r == self_ || p.recv_len == 0) continue;
+        rx_[r].key = hub_.engine().grant(p.engine_peer, land_ + p.recv_offset, p.recv_len);
+        if (rx_[r].key == 0) return false;
+    }
+    return true;
+}
+
+void Exchange::revoke_rooms() {
+    for (Rx &x : rx_) {
+        if (x.key) hub_.engine().revoke(x.key);
+        x.key = 0;
+    }
+}
+
 void Exchange::close_call() {
-    if (key_) hub_.engine().unexpose(key_);
-    key_ = 0;
+    revoke_rooms();
     for (uint32_t r = 0; r < npeers_; ++r)
         if (r != self_) rank_of_[peers_[r].engine_peer] = 0;
     hub_.remove(this);

@@ -3,8 +3,10 @@
 //
 // A call, seen from one process P:
 //
-//   grant:    expose the landing area; RTR(channel, seq, key, offset, len)
-//             to every peer (the room for its block, 0 bytes included, so
+//   grant:    grant each peer the room for its block in the landing area
+//             (only that peer may put there, only during this call);
+//             RTR(channel, seq, key, len) to every peer (the room for its
+//             block and its grant's key, 0 bytes included, so
 //             a mismatch is seen by the sender and nobody waits forever),
 //             longest expected transfer first, at most max_grants blocks
 //             larger than the eager cut open at once: the receiver paces
@@ -29,7 +31,7 @@
 //             with an error, and so does an RTR_BLOCK of the wrong size.
 //   done:     every RTR sent, every peer finished on both sides, no engine
 //             send of the call owed a completion (cookies point into the
-//             call); then the landing area is unexposed.
+//             call); then the grants are revoked.
 //
 // Locking: one hub mutex guards the hub and every exchange's state; engine
 // callbacks take it.  An exchange releases it around the engine's send and
@@ -69,14 +71,21 @@ struct XControl {
     uint32_t rank;     // the sender's rank in the call
     uint64_t channel;  // the call's name: channel and seq
     uint64_t seq;
-    uint32_t key;      // RTR: the landing area's region key
+    uint32_t key;      // RTR: the grant of the room for the peer's block (0: none)
     uint32_t block;    // RTR_BLOCK: the bytes of the sender's block that follow
-    uint64_t offset;   // RTR: where the sender of the RTR wants the peer's block
-    uint64_t len;      // RTR: room for it; TRUNC: the block's real length
+    uint64_t len;      // RTR: room for the peer's block; TRUNC: the block's real length
 };
 
 class ExchangeHub {
 public:
+    // Control messages held per peer before their call began here.  A peer
+    // sends the RTR of a call first (its TRUNC answers ours), and cannot
+    // finish that call without our RTR of it, so it begins no later call of
+    // the channel before we began this one: it has one early message per
+    // communicator it is in a call on (one per thread of it in an alltoall
+    // at once).  Past the cap the engine declares it dead (protocol_errors).
+    static constexpr uint32_t kEarlyPerPeer = 64;
+
     // Attaches to `tag` of the engine; *rc says whether it could.
     ExchangeHub(Engine &engine, uint8_t tag, int *rc);
     ~ExchangeHub();
@@ -85,6 +94,7 @@ public:
 
     Engine &engine() { return engine_; }
     uint8_t tag() const { return tag_; }
+    size_t early_held() const { return early_.size(); }  // under mutex(): control messages before their call
     void forget_engine() { attached_ = false; }  // it is gone: the destructor leaves it alone
     std::mutex &mutex() { return mu_; }
 
@@ -93,6 +103,7 @@ public:
     void remove(Exchange *x);
     // Under mutex(): control messages that came before their call began;
     // f(engine_peer, message, its block) for those of (channel, seq).
+    // Those of earlier calls of the channel are dropped.
     template <typename F>
     void take_early(uint64_t channel, uint64_t seq, F f);
     // Under mutex(): a peer's measured put rate (bytes/s, 0 = unknown), and a new measurement.
@@ -105,6 +116,8 @@ private:
     static void on_send_done(void *user, void *cookie, int status);
     static void on_peer_dead(void *user, uint32_t peer, const char *why);
     Exchange *find(uint64_t channel, uint64_t seq) const;
+    void hold_early(uint32_t peer, const XControl &c, const uint8_t *block, size_t len);
+    void drop_early(uint32_t peer);
 
     Engine &engine_;
     uint8_t tag_;
@@ -117,13 +130,14 @@ private:
         std::vector<uint8_t> block;  // RTR_BLOCK's block
     };
     std::vector<Early> early_;       // messages before their call began
+    std::vector<uint32_t> early_held_;  // by engine peer: its messages in early_ (at most kEarlyPerPeer)
     std::vector<double> rates_;              // by engine peer
 };
 
 class Exchange {
 public:
     Exchange(ExchangeHub &hub, const rttcc_exchange_params_t &params);
-    ~Exchange();  // an unfinished call is abandoned (its region unexposed)
+    ~Exchange();  // an unfinished call is abandoned (its grants revoked)
     Exchange(const Exchange &) = delete;
     Exchange &operator=(const Exchange &) = delete;
 
@@ -135,11 +149,15 @@ public:
 
     uint64_t channel() const { return channel_; }
     uint64_t seq() const { return seq_; }
-    uint32_t key() const { return key_; }
+    // Under the hub mutex: this call granted `key` to the peer.
+    bool granted(uint32_t engine_peer, uint32_t key) const {
+        const uint32_t r1 = engine_peer < rank_of_.size() ? rank_of_[engine_peer] : 0;
+        return running() && r1 && rx_[r1 - 1].key == key;
+    }
 
     // The hub's deliveries, under its mutex.
     void take_control(uint32_t engine_peer, const XControl &c, const void *block);
-    void take_put(uint32_t engine_peer, uint64_t offset, size_t len);
+    void take_put(uint32_t engine_peer, size_t len);  // granted(engine_peer, its key)
     void take_peer_dead(uint32_t engine_peer);
     // An engine send's completion (put or control message): the cookie is the peer's Tx.
     static void take_send_done(void *cookie, int status);
@@ -150,8 +168,7 @@ private:
         Exchange *x = nullptr;
         uint64_t issued = 0;       // bytes handed to the engine
         uint64_t room = 0;         // RTR: bytes the peer has room for
-        uint64_t offset = 0;       // RTR: where in its landing area
-        uint32_t key = 0;          // RTR: its landing area's key
+        uint32_t key = 0;          // RTR: the grant of that room
         uint32_t outstanding = 0;  // puts and control messages not yet ACKed
         nanos started = 0;         // when the scheduler picked it
         XControl rtr_head{};       // this process's RTR(_BLOCK) to the peer, and
@@ -167,6 +184,7 @@ private:
     // What this process receives from one peer.
     struct Rx {
         uint64_t landed = 0;  // bytes landed
+        uint32_t key = 0;     // the peer's grant of its room (0: none, the room is empty)
         bool done = false;    // all in, or ended by TRUNC or a wrong-sized RTR_BLOCK
         bool open = false;    // counted in grants_open_
     };
@@ -197,7 +215,9 @@ private:
     void set_error(int rc) {  // the first fatal error stays
         if (error_ == RTTCC_OK) error_ = rc;
     }
-    void close_call();                     // unexpose, leave the hub
+    bool grant_rooms();                    // every peer's grant; false (none left) if one fails
+    void revoke_rooms();
+    void close_call();                     // revoke, leave the hub
 
     ExchangeHub &hub_;
     rttcc_exchange_params_t params_;
@@ -209,7 +229,6 @@ private:
     uint64_t channel_ = 0, seq_ = 0;
     uint32_t self_ = 0, npeers_ = 0;
     const rttcc_xpeer_t *peers_ = nullptr;
-    uint32_t key_ = 0;             // the landing area's region key, 0 = none
     uint8_t *land_ = nullptr;      // the landing area (eager blocks are copied in)
     uint64_t eager_cut_ = 0;       // blocks up to this go with the RTR
     std::vector<Tx> tx_;           // by rank
@@ -238,12 +257,13 @@ void ExchangeHub::take_early(uint64_t channel, uint64_t seq, F f) {
     size_t keep = 0;
     for (size_t i = 0; i < early_.size(); ++i) {
         Early &e = early_[i];
-        if (e.c.channel == channel && e.c.seq == seq) {
-            f(e.peer, e.c, e.block.data());
-        } else if (e.c.channel != channel || (e.c.seq > seq && seq != 0)) {
+        if (e.c.channel != channel || (e.c.seq > seq && seq != 0)) {
             if (keep != i) early_[keep] = std::move(e);  // (a self-move would empty the block)
             ++keep;
+            continue;
         }
+        --early_held_[e.peer];
+        if (e.c.seq == seq) f(e.peer, e.c, e.block.data());
         // else: an earlier call of the channel, over (or of a freed communicator
         // whose id was reused: nobody can be past call 0 of a new one): dropped
     }

@@ -61,7 +61,8 @@ struct Peer {
           rtt(rtt_params),
           response(rtt_params),
           cc_rtt(rtt_params),
-          rx(window, rx_first) {}
+          rx(window, rx_first),
+          puts(window) {}
 
     uint32_t id;                       // caller's index of this peer
     WireHandle addr[kChannels] = {};   // resolved address per channel
@@ -110,7 +111,7 @@ struct Peer {
     // Receiving.
     RecvWindow rx;                   // arrivals and the cumulative ACK
     Reassembly reassembly;           // messages arriving in chunks
-    PutArrivals puts;                // one-sided puts landing in our regions
+    PutArrivals puts;                // one-sided puts landing in what we granted it
     Link ack_link;                   // in the engine's delayed-ACK queue
     Link ack_soon_link;              // in the engine's ACKs owed by the end of this progress pass
     bool ack_owed = false;           // an ACK must go out

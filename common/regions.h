@@ -1,9 +1,17 @@
-// Memory this process exposes to one-sided puts (coll_rttcc's receive
-// buffers).  A key names a region; a put names its key and an offset, and
-// lands only inside the region it names.
+// Memory this process grants to one peer's one-sided puts (coll_rttcc's
+// landing blocks, mtl_rttcc's rendezvous receive buffers).  A grant names
+// its peer and its bytes; a put names a key and an offset, and lands only
+// if its sender holds the key's grant and its bytes fit inside it.
 //
-//   key: 24 random bits, never 0, not reused while its region is exposed
 //   put_addr on the wire = key << 40 | offset   (offset < 2^40)
+//   key: 24 bits, never 0, the next value of a counter that starts at a
+//        random value and skips keys still granted.  A key comes back only
+//        once the counter went round its 2^24 values: a put of an
+//        earlier call (a retransmission on its way) finds its grant
+//        revoked, never the grant of a later call.
+//   slots_[key & (size - 1)]: at most one live grant each (the counter
+//        skips a key whose slot is taken); size, a power of two, stays at
+//        least twice the live grants.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -19,57 +27,78 @@ inline uint64_t put_addr(uint32_t key, uint64_t offset) { return (uint64_t{key} 
 inline uint32_t put_key(uint64_t addr) { return static_cast<uint32_t>(addr >> kPutOffsetBits); }
 inline uint64_t put_offset(uint64_t addr) { return addr & kPutOffsetMask; }
 
-class RegionTable {
+class GrantTable {
 public:
-    // Exposes [base, base + len); returns its key, 0 when len is too large.
-    // Keys are drawn by `draw` (the engine's CSPRNG: a put cannot guess one).
-    template <typename Draw>
-    uint32_t expose(void *base, size_t len, Draw &&draw) {
-        if (len > kPutOffsetMask) return 0;
-        uint32_t key;
-        do key = draw() & kPutKeyMask;
-        while (key == 0 || find(key));
-        regions_.push_back(Region{key, static_cast<uint8_t *>(base), len});
-        return key;
+    static constexpr size_t kMaxGrants = size_t{1} << 22;  // live at once (a quarter of the keys)
+
+    // `first_key`: where the counter starts (the engine's CSPRNG draws it).
+    explicit GrantTable(uint32_t first_key) : next_(first_key) {}
+
+    // Grants [base, base + len) to `peer`'s puts; returns its key, 0 when
+    // len is too large to address or kMaxGrants are live.
+    uint32_t grant(uint32_t peer, void *base, size_t len) {
+        if (len > kPutOffsetMask || live_ == kMaxGrants) return 0;
+        if (2 * (live_ + 1) > slots_.size()) grow();
+        for (;;) {  // ends within slots_.size() steps: at least half the slots are free
+            const uint32_t key = next_++ & kPutKeyMask;
+            Grant &g = slot(key);
+            if (key == 0 || g.key != 0) continue;
+            g = Grant{key, peer, static_cast<uint8_t *>(base), len};
+            ++live_;
+            return key;
+        }
     }
 
-    bool unexpose(uint32_t key) {
-        for (auto &r : regions_)
-            if (r.key == key) {
-                r = regions_.back();
-                regions_.pop_back();
-                return true;
-            }
-        return false;
+    bool revoke(uint32_t key) {
+        if (key == 0 || slots_.empty() || slot(key).key != key) return false;
+        slot(key) = Grant{};
+        --live_;
+        return true;
     }
 
-    // Where `len` bytes at `offset` of region `key` go; nullptr if the key is
-    // unknown or the bytes do not fit inside the region.
-    uint8_t *target(uint32_t key, uint64_t offset, uint64_t len) const {
-        const Region *r = find(key);
-        if (!r || offset > r->len || len > r->len - offset) return nullptr;
-        return r->base + offset;
+    // Where `len` bytes at `offset` of grant `key` go; nullptr unless
+    // `peer` holds the grant and the bytes fit inside it.
+    uint8_t *target(uint32_t peer, uint32_t key, uint64_t offset, uint64_t len) const {
+        if (key == 0 || slots_.empty()) return nullptr;
+        const Grant &g = slots_[key & (slots_.size() - 1)];
+        if (g.key != key || g.peer != peer || offset > g.len || len > g.len - offset) return nullptr;
+        return g.base + offset;
     }
 
-    size_t exposed() const { return regions_.size(); }
+    size_t live() const { return live_; }
 
 private:
-    struct Region {
-        uint32_t key;   // its name on the wire
-        uint8_t *base;  // first byte
-        size_t len;     // bytes
+    struct Grant {
+        uint32_t key = 0;        // its name on the wire; 0: a free slot
+        uint32_t peer = 0;       // the only sender whose puts may land in it
+        uint8_t *base = nullptr; // first byte
+        size_t len = 0;          // bytes
     };
-    const Region *find(uint32_t key) const {
-        for (const auto &r : regions_)
-            if (r.key == key) return &r;
-        return nullptr;
+    Grant &slot(uint32_t key) { return slots_[key & (slots_.size() - 1)]; }
+
+    // Doubles the slots.  Live keys stay apart: keys that differ modulo n
+    // differ modulo 2n.
+    void grow() {
+        std::vector<Grant> old(slots_.empty() ? 16 : 2 * slots_.size());
+        old.swap(slots_);
+        for (const Grant &g : old)
+            if (g.key) slot(g.key) = g;
     }
 
-    std::vector<Region> regions_;  // exposed now (a handful: one per collective in flight)
+    std::vector<Grant> slots_;  // by key modulo their number; grows, never shrinks
+    uint32_t next_;             // the key counter
+    size_t live_ = 0;           // grants in slots_
 };
 
 // The puts of one peer still arriving, by the sender's put id.  Every chunk
 // was already found new by the receive window, so none counts twice.
+//
+// A peer has at most `window` puts partly landed: it cuts its puts of more
+// than one segment one after the other into its sequence space, and every
+// partly landed put spans a sequence number in [next, next + window) of our
+// receive window (one of its segments is missing, so at or after next, and
+// one was accepted, so before next + window).  A put beyond that breaks the
+// protocol: fits() refuses it.
 class PutArrivals {
 public:
     enum class Step { kBad, kPartial, kComplete };
@@ -81,18 +110,24 @@ public:
         uint8_t tag;      // the sender's tag
     };
 
-    // Would add() take a chunk of this put?  (It agrees with its chunks so far.)
-    bool fits(uint32_t msg_id, uint32_t len, uint64_t addr, uint8_t tag) const {
-        for (const auto &p : active_)
-            if (p.msg_id == msg_id) return p.len == len && p.addr == addr && p.tag == tag;
-        return true;
-    }
+    explicit PutArrivals(uint32_t window) : cap_(window) {}
 
-    // Counts `n` bytes of put `msg_id`; kBad if they contradict its earlier
-    // chunks.  On kComplete, *done is the finished put (already forgotten).
+    // Would add() take a chunk of this put?  (It agrees with its chunks so
+    // far, or it is a new put and fewer than `window` are partly landed.)
+    bool fits(uint32_t msg_id, uint32_t len, uint64_t addr, uint8_t tag) const {
+        const Put *p = find(msg_id);
+        return p ? p->len == len && p->addr == addr && p->tag == tag : active_.size() < cap_;
+    }
+    // Put `msg_id` would be one more than the peer may have partly landed.
+    bool beyond_cap(uint32_t msg_id) const { return !find(msg_id) && active_.size() >= cap_; }
+
+    // Counts `n` bytes of put `msg_id` (fits() said yes); kBad if they
+    // contradict its earlier chunks.  On kComplete, *done is the finished
+    // put (already forgotten).
     Step add(uint32_t msg_id, uint32_t len, uint64_t addr, uint8_t tag, uint32_t n, Put *done) {
         Put *p = find(msg_id);
         if (!p) {
+            if (active_.size() >= cap_) return Step::kBad;
             active_.push_back(Put{msg_id, len, 0, addr, tag});
             p = &active_.back();
         } else if (p->len != len || p->addr != addr || p->tag != tag) {
@@ -110,12 +145,14 @@ public:
     void clear() { active_.clear(); }
 
 private:
-    Put *find(uint32_t msg_id) {
-        for (auto &p : active_)
+    const Put *find(uint32_t msg_id) const {
+        for (const auto &p : active_)
             if (p.msg_id == msg_id) return &p;
         return nullptr;
     }
-    std::vector<Put> active_;  // puts partly landed (a few at a time)
+    Put *find(uint32_t msg_id) { return const_cast<Put *>(static_cast<const PutArrivals *>(this)->find(msg_id)); }
+    size_t cap_;               // the receive window: the most a peer may have partly landed
+    std::vector<Put> active_;  // puts partly landed (a few at a time, at most cap_)
 };
 
 }  // namespace rttcc

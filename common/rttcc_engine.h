@@ -48,8 +48,8 @@ typedef struct rttcc_callbacks {
     /* A datagram of this job came from a peer never added (the caller adds
      * peers lazily): add it if it exists; its retransmissions then get in. */
     void (*on_unknown_peer)(void *user, uint32_t peer);
-    /* A put from `peer` landed whole: `len` bytes at `offset` of the region
-     * `key` (rttcc_engine_expose).  May be NULL if the caller never exposes. */
+    /* A put from `peer` landed whole: `len` bytes at `offset` of the grant
+     * `key` (rttcc_engine_grant).  May be NULL if the caller never grants. */
     void (*on_put)(void *user, uint32_t peer, uint32_t key, uint64_t offset, size_t len, uint8_t tag);
 } rttcc_callbacks_t;
 
@@ -75,7 +75,8 @@ typedef struct rttcc_callbacks {
     X(drop_auth, "dropped: its MAC was wrong (forged, altered, or signed with another key)") \
     X(drop_undeliverable, "dropped unacknowledged: no client for its tag, a chunk too large, a put outside its region") \
     X(drop_beyond_window, "dropped: sequence number beyond the receive window")    \
-    X(drop_bad_put, "dropped: a put outside any exposed region, or inconsistent")  \
+    X(drop_bad_put, "dropped: a put outside what was granted to its sender, or inconsistent") \
+    X(protocol_errors, "peers declared dead for sending what the protocol never sends (puts, early control messages beyond their caps)") \
     X(window_stalls, "times a send found its peer's window or credits full")       \
     X(wire_stalls, "times the wire refused a datagram (socket buffer full)")       \
     X(msgs_tx, "messages (fragments) handed to the engine")                        \
@@ -150,15 +151,21 @@ size_t rttcc_engine_peer_segment_size(const rttcc_engine_t *engine, uint32_t pee
 int rttcc_engine_send(rttcc_engine_t *engine, uint32_t peer, uint8_t tag,
                       const struct iovec *iov, int iovcnt, void *cookie);
 
-/* One-sided puts (coll_rttcc's data path).  A process exposes memory and
- * hands the key to a peer; the peer puts bytes straight into it.  Keys are
- * never 0.  Returns RTTCC_ERR_ARG for an empty or too large region. */
-int rttcc_engine_expose(rttcc_engine_t *engine, void *base, size_t len, uint32_t *key);
-int rttcc_engine_unexpose(rttcc_engine_t *engine, uint32_t key);
+/* One-sided puts (coll_rttcc's and mtl_rttcc's data path).  A process
+ * grants memory to one peer and hands it the key; that peer, and no other,
+ * puts bytes straight into it, until the grant is revoked.  A put from
+ * another peer, outside the grant or after its revocation is dropped
+ * unacknowledged (drop_bad_put).  Keys are never 0 and come back only once a
+ * counter went round its 2^24 values, so a late put of an earlier call
+ * never lands in a later one.
+ * Returns RTTCC_ERR_ARG for an empty or too large region (or with 2^22
+ * grants live). */
+int rttcc_engine_grant(rttcc_engine_t *engine, uint32_t peer, void *base, size_t len, uint32_t *key);
+int rttcc_engine_revoke(rttcc_engine_t *engine, uint32_t key);
 
 /* Puts a message of up to two pieces (1 byte to the largest message) at
- * `offset` of the region `key` that `peer` exposed; the peer's on_put tells
- * it when every byte landed.  Copied and RTTCC_DONE up to inline_max,
+ * `offset` of the grant `key` that `peer` gave this process; the peer's
+ * on_put tells it when every byte landed.  Copied and RTTCC_DONE up to inline_max,
  * otherwise zero-copy with on_send_done(cookie) as for rttcc_engine_send. */
 int rttcc_engine_put(rttcc_engine_t *engine, uint32_t peer, uint32_t key, uint64_t offset, uint8_t tag,
                      const struct iovec *iov, int iovcnt, void *cookie);

@@ -6,7 +6,7 @@
  * and two protocols:
  *
  *   eager (<= eager_limit)  EAGER{hdr, data} -------------------------> match, copy out
- *   rendezvous (larger)     RTS{hdr} --------------------------------> match, expose the
+ *   rendezvous (larger)     RTS{hdr} --------------------------------> match, grant the
  *                           <------------------------------ CTS{key}     receive buffer
  *                           put, put, ... (<= the engine's max message) -> lands in place
  *
@@ -63,7 +63,7 @@ typedef struct mtl_rttcc_reply_hdr_t {
     uint8_t type;
     uint8_t reserved[3];
     uint32_t sid;
-    uint32_t key;      /* CTS: the exposed receive buffer, 0 if none */
+    uint32_t key;      /* CTS: the receive buffer granted to the sender, 0 if none */
     uint32_t reserved2;
     uint64_t accepted; /* CTS: bytes to put (less than len: truncated) */
 } mtl_rttcc_reply_hdr_t;
@@ -95,7 +95,7 @@ typedef struct mca_mtl_rttcc_module_t {
     uint32_t *tx_seq;            /* next sequence number towards each peer */
     size_t num_tx_seq;
     opal_pointer_array_t slots;  /* sends waiting for a CTS or SYNC_ACK, by sid */
-    opal_hash_table_t landing;   /* rendezvous receives by exposed key */
+    opal_hash_table_t landing;   /* rendezvous receives by grant key */
 } mca_mtl_rttcc_module_t;
 
 typedef struct mca_mtl_rttcc_component_t {
@@ -129,7 +129,7 @@ typedef struct mca_mtl_rttcc_request_t {
     uint8_t awaits;                  /* MTL_RTTCC_CTS or _SYNC_ACK while in its slot */
     /* receives */
     struct mtl_rttcc_arrival_t *probed; /* imrecv: the message improbe took */
-    uint32_t key;                    /* exposed landing room, 0 if none */
+    uint32_t key;                    /* grant of the landing room, 0 if none */
     size_t accepted, landed;         /* rendezvous bytes expected and arrived */
     size_t msg_len;
     int32_t msg_src, msg_tag;

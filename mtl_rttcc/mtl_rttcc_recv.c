@@ -73,7 +73,7 @@ static void answer_sync(mca_mtl_rttcc_module_t *m, uint32_t peer, const mtl_rttc
 }
 
 /* Takes back a landing no put will reach: out of the table (if it was
- * registered) and unexposed; the receive fails with `error`. */
+ * registered) and its grant revoked; the receive fails with `error`. */
 static void withdraw_landing(mca_mtl_rttcc_module_t *m, mca_mtl_rttcc_request_t *req, bool registered, int error)
 {
     if (registered) {
@@ -81,13 +81,13 @@ static void withdraw_landing(mca_mtl_rttcc_module_t *m, mca_mtl_rttcc_request_t 
         (void) opal_hash_table_remove_value_uint32(&m->landing, req->key);
         OPAL_THREAD_UNLOCK(&m->lock);
     }
-    (void) rttcc_engine_unexpose(m->engine, req->key);
+    (void) rttcc_engine_revoke(m->engine, req->key);
     req->key = 0;
     req->accepted = 0;
     req->error = error;
 }
 
-/* Rendezvous: expose the landing room and send the CTS. */
+/* Rendezvous: grant the landing room to the sender alone and send the CTS. */
 static void accept_rts(mca_mtl_rttcc_module_t *m, mca_mtl_rttcc_request_t *req, uint32_t peer,
                        const mtl_rttcc_match_hdr_t *hdr, size_t accepted)
 {
@@ -96,7 +96,7 @@ static void accept_rts(mca_mtl_rttcc_module_t *m, mca_mtl_rttcc_request_t *req, 
 
     if (accepted > 0) {
         (void) ompi_mtl_datatype_recv_buf(req->convertor, &req->buf, &room, &req->buf_owned);
-        if (NULL == req->buf || RTTCC_OK != rttcc_engine_expose(m->engine, req->buf, accepted, &req->key)) {
+        if (NULL == req->buf || RTTCC_OK != rttcc_engine_grant(m->engine, peer, req->buf, accepted, &req->key)) {
             req->error = MPI_ERR_NO_MEM;
             accepted = 0;
         }
@@ -281,7 +281,7 @@ void mca_mtl_rttcc_on_put(mca_mtl_rttcc_module_t *m, uint32_t peer, uint32_t key
         return;
     }
     if (done) {
-        (void) rttcc_engine_unexpose(m->engine, req->key);
+        (void) rttcc_engine_revoke(m->engine, req->key);
         if (req->buf_owned) { /* packed landing room of a non-contiguous type */
             (void) ompi_mtl_datatype_unpack(req->convertor, req->buf, req->accepted); /* frees it */
         }

@@ -1,6 +1,7 @@
 // Two (or more) engines in one process over a MemNetwork, with optional
 // fault injection, recording what each delivers and completes.
 #pragma once
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
@@ -187,6 +188,24 @@ inline std::vector<uint8_t> make_message(uint32_t msg, size_t len) {
     std::vector<uint8_t> b(len);
     for (size_t i = 0; i < len; ++i) b[i] = pattern(msg, i);
     return b;
+}
+
+// Node i's secret, read from the address it publishes (what the modex carries).
+inline rttcc::SecretKey published_key(const Node &n) {
+    rttcc::SecretKey k;
+    std::memcpy(k.data(), n.address.data() + n.address.size() - 8 - k.size(), k.size());  // before the two 4-byte mem addresses
+    return k;
+}
+
+// Queues a datagram for node `to` as if node `from` had sent it on `ch`.
+inline void inject(rttcc::MemNetwork &net, uint32_t from, uint32_t to, rttcc::Channel ch, const rttcc::PacketHeader &h,
+                   const std::vector<uint8_t> &payload) {
+    std::vector<uint8_t> d(4 + sizeof h + payload.size());
+    std::memcpy(d.data(), &from, 4);
+    std::memcpy(d.data() + 4, &h, sizeof h);
+    std::copy(payload.begin(), payload.end(), d.begin() + 4 + sizeof h);
+    std::lock_guard<std::mutex> g(net.mutex());
+    net.queue(to, ch).push_back(d);
 }
 
 // The nodes' time: their engines' clock.

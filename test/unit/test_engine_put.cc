@@ -1,6 +1,7 @@
 // One-sided puts through the engine over the in-memory wire: bytes land in
 // place exactly once, whatever the wire drops, duplicates or reorders; the
-// receiver hears of each put once, whole; puts outside exposed memory are
+// receiver hears of each put once, whole; puts outside what was granted to
+// their sender (another peer's grant, a revoked one, past its end) are
 // dropped and counted, never written, never acknowledged.
 #include <algorithm>
 
@@ -16,7 +17,7 @@ static void put_blocks(std::vector<std::unique_ptr<Node>> &nodes, size_t block, 
     nodes[1]->puts.clear();
     nodes[0]->completed.clear();
     std::vector<uint8_t> dst(block * blocks + 16, 0xee);
-    const uint32_t key = nodes[1]->engine->expose(dst.data(), block * blocks);
+    const uint32_t key = nodes[1]->engine->grant(0, dst.data(), block * blocks);
     assert_int_not_equal(key, 0);
     std::vector<std::vector<uint8_t>> src;
     for (uint32_t b = 0; b < blocks; ++b) src.push_back(make_message(b, block));
@@ -45,7 +46,7 @@ static void put_blocks(std::vector<std::unique_ptr<Node>> &nodes, size_t block, 
     }
     for (size_t i = block * blocks; i < dst.size(); ++i) assert_int_equal(dst[i], 0xee);  // nothing past the region
     assert_true(nodes[0]->received.empty() && nodes[1]->received.empty());  // puts are not messages
-    assert_true(nodes[1]->engine->unexpose(key));
+    assert_true(nodes[1]->engine->revoke(key));
 }
 
 static void test_puts_land_in_place(void **) {
@@ -67,15 +68,15 @@ static void test_puts_survive_a_faulty_wire(void **) {
     assert_int_equal(nodes[1]->engine->stats().drop_bad_put, 0);
 }
 
-// A put outside exposed memory is never written and never acknowledged:
+// A put outside granted memory is never written and never acknowledged:
 // puts after it still land (puts land on arrival), but the sender keeps
 // resending it and in the end reports the peer lost, never a put that
 // succeeded while its bytes were dropped.
-static void test_puts_outside_exposed_memory_are_dropped(void **) {
+static void test_puts_outside_granted_memory_are_dropped(void **) {
     MemNetwork net(4000);
     auto nodes = make_nodes(net, 2, {}, [](rttcc_config_t &c) { c.peer_timeout_ms = 300; });
     std::vector<uint8_t> dst(100, 0);
-    const uint32_t key = nodes[1]->engine->expose(dst.data(), dst.size());
+    const uint32_t key = nodes[1]->engine->grant(0, dst.data(), dst.size());
     std::vector<uint8_t> bytes(64, 0x42);
     iovec iov{bytes.data(), bytes.size()};
     assert_int_equal(nodes[0]->engine->put(1, key, 50, 0, &iov, 1, nullptr), RTTCC_DONE);       // overruns by 14
@@ -91,6 +92,109 @@ static void test_puts_outside_exposed_memory_are_dropped(void **) {
     assert_int_equal(dst[36], 0x42);
     assert_int_equal(dst[99], 0x42);
     assert_true(run_until(nodes, [&] { return !nodes[0]->dead.empty(); }, 5));
+}
+
+// A put with the right key from the wrong peer: node 2 grants a buffer to
+// node 0; node 1 puts into it with that key (leaked, or guessed).  Nothing
+// is written, node 1's put is never acknowledged, node 0's lands.
+static void test_a_put_from_another_peer_is_refused(void **) {
+    MemNetwork net(4000);
+    auto nodes = make_nodes(net, 3, {}, [](rttcc_config_t &c) {
+        c.peer_timeout_ms = 300;
+        c.inline_max = 1024;  // the large puts go zero-copy: their completion says whether they were ACKed
+    });
+    std::vector<uint8_t> dst(5000, 0);
+    const uint32_t key = nodes[2]->engine->grant(0, dst.data(), dst.size());
+    const std::vector<uint8_t> bad(5000, 0x66), good = make_message(3, 5000);
+    iovec small{const_cast<uint8_t *>(bad.data()), 64}, big{const_cast<uint8_t *>(bad.data()), bad.size()};
+    assert_int_equal(nodes[1]->engine->put(2, key, 0, 0, &small, 1, nullptr), RTTCC_DONE);  // one datagram
+    assert_int_equal(nodes[1]->engine->put(2, key, 0, 0, &big, 1, &big), RTTCC_OK);         // several
+    assert_true(run_until(nodes, [&] { return nodes[2]->engine->stats().drop_bad_put >= 3; }, 5));
+    assert_true(std::all_of(dst.begin(), dst.end(), [](uint8_t b) { return b == 0; }));
+    assert_true(nodes[2]->puts.empty());
+    rttcc_stats_t from1;
+    assert_true(nodes[2]->engine->peer_stats(1, &from1));
+    assert_int_equal(from1.segs_rx, 0);  // not accepted
+    iovec ok{const_cast<uint8_t *>(good.data()), good.size()};
+    assert_int_equal(nodes[0]->engine->put(2, key, 0, 4, &ok, 1, &ok), RTTCC_OK);
+    assert_true(run_until(nodes, [&] { return nodes[2]->puts.size() == 1; }, 5));
+    assert_int_equal(nodes[2]->puts[0].peer, 0);
+    assert_memory_equal(dst.data(), good.data(), good.size());
+    assert_true(run_until(nodes, [&] { return !nodes[1]->dead.empty(); }, 5));  // never acknowledged
+    assert_true(nodes[1]->completed.empty());
+    assert_int_equal(nodes[1]->failed.size(), 1);
+    assert_int_equal(nodes[0]->completed.size(), 1);
+    assert_true(nodes[0]->dead.empty());
+}
+
+// A put with the key of a finished call: node 1 granted node 0 a buffer for
+// one call, the put landed, the grant was revoked; a late put with that key
+// (a retransmission, a confused sender) lands neither there nor in the
+// next call's grant to the same peer, and is never acknowledged.
+static void test_a_put_with_a_finished_calls_key_is_refused(void **) {
+    MemNetwork net(4000);
+    auto nodes = make_nodes(net, 2, {}, [](rttcc_config_t &c) {
+        c.peer_timeout_ms = 300;
+        c.inline_max = 1024;
+    });
+    std::vector<uint8_t> first(3000, 0), second(3000, 0);
+    const std::vector<uint8_t> bytes = make_message(1, 3000);
+    iovec iov{const_cast<uint8_t *>(bytes.data()), bytes.size()};
+    const uint32_t old_key = nodes[1]->engine->grant(0, first.data(), first.size());
+    assert_int_equal(nodes[0]->engine->put(1, old_key, 0, 0, &iov, 1, &first), RTTCC_OK);
+    assert_true(run_until(nodes, [&] { return nodes[1]->puts.size() == 1 && nodes[0]->completed.size() == 1; }, 5));
+    assert_true(nodes[1]->engine->revoke(old_key));  // the call is over
+    std::fill(first.begin(), first.end(), 0);
+    const uint32_t new_key = nodes[1]->engine->grant(0, second.data(), second.size());  // the next call
+    assert_int_not_equal(new_key, old_key);
+    assert_int_equal(nodes[0]->engine->put(1, old_key, 0, 0, &iov, 1, &second), RTTCC_OK);
+    assert_true(run_until(nodes, [&] { return nodes[1]->engine->stats().drop_bad_put >= 2; }, 5));
+    assert_true(std::all_of(first.begin(), first.end(), [](uint8_t b) { return b == 0; }));
+    assert_true(std::all_of(second.begin(), second.end(), [](uint8_t b) { return b == 0; }));
+    assert_int_equal(nodes[1]->puts.size(), 1);
+    assert_true(run_until(nodes, [&] { return !nodes[0]->dead.empty(); }, 5));  // never acknowledged
+    assert_int_equal(nodes[0]->completed.size(), 1);
+    assert_int_equal(nodes[0]->failed.size(), 1);
+}
+
+// A peer that begins more puts than its window lets it have partly landed
+// (a broken peer, or one whose key leaked): each of its first `window` puts
+// brings one chunk of two, the next one is refused unacknowledged, and the
+// peer is declared dead, saying why (protocol_errors).  Nothing of it lands.
+static void test_more_puts_partly_landed_than_the_window_end_the_peer(void **) {
+    constexpr uint32_t kWindow = 64;
+    MemNetwork net(4000);
+    auto nodes = make_nodes(net, 2, {}, [](rttcc_config_t &c) { c.window = kWindow; });
+    std::vector<uint8_t> dst((kWindow + 1) * 200, 0);
+    const uint32_t key = nodes[1]->engine->grant(0, dst.data(), dst.size());
+    const std::vector<uint8_t> half(100, 0x5a);
+    iovec payload{const_cast<uint8_t *>(half.data()), half.size()};
+    for (uint32_t i = 0; i <= kWindow; ++i) {
+        PacketHeader h{};
+        h.magic = kMagic;
+        h.version = kVersion;
+        h.type = static_cast<uint8_t>(PacketType::PUT);
+        h.job_key = 0x1234;
+        h.tag = 1;
+        h.payload_len = 100;
+        h.seq = nodes[1]->engine->peer(0)->rx.next();  // in order: every one is taken, so the window moves on
+        h.tx_id = transmission_id(h.seq, 0);
+        h.msg_id = 1000 + i;
+        h.msg_len = 200;
+        h.put_addr = put_addr(key, i * 200);
+        h.mac = datagram_mac(RTTCC_AUTH_HEADER, published_key(*nodes[0]), h, &payload, 1);
+        inject(net, 0, 1, kData, h, half);
+        nodes[1]->engine->progress();
+    }
+    const rttcc_stats_t s = nodes[1]->engine->stats();
+    assert_int_equal(s.segs_rx, kWindow);
+    assert_int_equal(s.drop_bad_put, 1);
+    assert_int_equal(s.protocol_errors, 1);
+    assert_int_equal(nodes[1]->dead.size(), 1);
+    assert_true(nodes[1]->dead_why[0].find("more than its window") != std::string::npos);
+    assert_int_equal(nodes[1]->engine->peer(0)->puts.active(), 0);  // forgotten with the peer
+    assert_true(nodes[1]->puts.empty());
+    for (uint32_t b = 0; b < 100; ++b) assert_int_equal(dst[kWindow * 200 + b], 0);  // the refused one
 }
 
 // Data for a tag nobody listens to (detached) is not acknowledged either.
@@ -121,15 +225,18 @@ static void test_bad_put_arguments(void **) {
     assert_int_equal(e.put(1, 5, kPutOffsetMask + 1, 0, &iov, 1, nullptr), RTTCC_ERR_ARG);  // offset past 40 bits
     assert_int_equal(e.put(1, 5, 0, 0, &none, 1, nullptr), RTTCC_ERR_ARG);                // empty
     assert_int_equal(e.put(7, 5, 0, 0, &iov, 1, nullptr), RTTCC_ERR_UNREACH);             // no such peer
-    assert_int_equal(e.expose(nullptr, 10), 0);
-    assert_int_equal(e.expose(&b, 0), 0);
+    assert_int_equal(e.grant(1, nullptr, 10), 0);
+    assert_int_equal(e.grant(1, &b, 0), 0);
 }
 
 int main() {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_puts_land_in_place),
         cmocka_unit_test(test_puts_survive_a_faulty_wire),
-        cmocka_unit_test(test_puts_outside_exposed_memory_are_dropped),
+        cmocka_unit_test(test_puts_outside_granted_memory_are_dropped),
+        cmocka_unit_test(test_a_put_from_another_peer_is_refused),
+        cmocka_unit_test(test_a_put_with_a_finished_calls_key_is_refused),
+        cmocka_unit_test(test_more_puts_partly_landed_than_the_window_end_the_peer),
         cmocka_unit_test(test_data_for_a_detached_tag_is_not_acknowledged),
         cmocka_unit_test(test_bad_put_arguments),
     };

@@ -334,6 +334,95 @@ static void test_dead_peer_ends_the_call(void **) {
     assert_int_equal(rc0, RTTCC_ERR_UNREACH);
 }
 
+// Each peer may put into its own room of the landing area, during its call,
+// and nowhere else: node 0's RTRs are read off the wire (the keys leak);
+// node 2 puts with the key node 0 gave node 1, node 1 puts past its room
+// (into the gap after it).  Neither is written nor acknowledged; the call
+// then lands every byte.
+static void test_a_peer_puts_only_into_its_own_room(void **) {
+    MemNetwork net(4000);
+    Cluster c(net, 3, params(RTTCC_SCHED_LINEAR, 4096));
+    std::vector<uint32_t> key_for(3, 0);  // by destination: the key in node 0's RTR
+    c.nodes[0]->faults->drop_if = [&](Channel, const TxDatagram &d) {
+        std::vector<uint8_t> b;
+        for (int k = 0; k < d.iovcnt; ++k) {
+            const auto *p = static_cast<const uint8_t *>(d.iov[k].iov_base);
+            b.insert(b.end(), p, p + d.iov[k].iov_len);
+        }
+        PacketHeader h;
+        XControl x;
+        if (b.size() != kHeaderSize + sizeof x) return false;
+        std::memcpy(&h, b.data(), sizeof h);
+        std::memcpy(&x, b.data() + kHeaderSize, sizeof x);
+        if (h.tag == kTag && x.type == XControl::kRtr) key_for[d.dest] = x.key;
+        return false;  // read, not dropped
+    };
+    auto sides = make_sides({{0, 3000, 3000}, {5000, 0, 3000}, {5000, 3000, 0}}, 0);
+    assert_int_equal(c.xs[0]->begin(9, 0, 0, 3, sides[0].peers.data(), sides[0].land.data(), sides[0].land.size()),
+                     RTTCC_OK);
+    assert_true(run_until(c.nodes, [&] {
+        c.xs[0]->progress();
+        return key_for[1] && key_for[2];
+    }));
+    assert_int_not_equal(key_for[1], key_for[2]);
+    std::vector<uint8_t> junk(64, 0x99);
+    iovec iov{junk.data(), junk.size()};
+    assert_int_equal(c.nodes[2]->engine->put(0, key_for[1], 0, kTag, &iov, 1, nullptr), RTTCC_DONE);  // not its key
+    iovec three{junk.data(), 3};
+    assert_int_equal(c.nodes[1]->engine->put(0, key_for[1], 4999, kTag, &three, 1, nullptr), RTTCC_DONE);  // past its room
+    assert_true(run_until(c.nodes, [&] { return c.nodes[0]->engine->stats().drop_bad_put >= 2; }));
+    assert_int_equal(c.nodes[0]->engine->stats().segs_rx, 0);  // neither taken (node 0 holds no messages yet)
+    for (uint32_t i : {1u, 2u})
+        assert_int_equal(c.xs[i]->begin(9, 0, i, 3, sides[i].peers.data(), sides[i].land.data(), sides[i].land.size()),
+                         RTTCC_OK);
+    assert_true(run_until(c.nodes, [&] {
+        bool over = true;
+        for (uint32_t i = 0; i < 3; ++i) {
+            if (sides[i].rc == RTTCC_OK) sides[i].rc = c.xs[i]->progress();
+            over = over && sides[i].rc != RTTCC_OK;
+        }
+        return over;
+    }, 30));
+    for (const Side &side : sides) assert_int_equal(side.rc, RTTCC_DONE);
+    check_landed(sides, 0);
+}
+
+// A peer that floods the hub with control messages of calls not begun
+// here (RTRs of 65 channels) is held to kEarlyPerPeer of them: then it is
+// declared dead with the reason, its messages go, and a call with it ends
+// with an error instead of waiting.
+static void test_a_flood_of_early_control_messages_ends_the_peer(void **) {
+    MemNetwork net(4000);
+    Cluster c(net, 2, params(RTTCC_SCHED_LINEAR, 4096));
+    const uint32_t cap = ExchangeHub::kEarlyPerPeer;
+    size_t most = 0;
+    auto held = [&] {
+        most = std::max(most, c.hubs[0]->early_held());
+        return c.hubs[0]->early_held();
+    };
+    auto rtr_of_channel = [&](uint64_t channel) {
+        XControl rtr{XControl::kRtr, 1, channel, 0, 0, 0, 4096};
+        iovec iov{&rtr, sizeof rtr};
+        assert_int_equal(c.nodes[1]->engine->send(0, kTag, &iov, 1, nullptr), RTTCC_DONE);
+    };
+    for (uint64_t ch = 0; ch < cap; ++ch) rtr_of_channel(100 + ch);
+    assert_true(run_until(c.nodes, [&] { return held() == cap; }));
+    assert_int_equal(c.nodes[0]->engine->stats().protocol_errors, 0);  // a legal peer gets this far
+    rtr_of_channel(100 + cap);
+    assert_true(run_until(c.nodes, [&] { return held() == 0 && !c.nodes[0]->dead.empty(); }));
+    assert_int_equal(most, cap);
+    assert_int_equal(c.nodes[0]->engine->stats().protocol_errors, 1);
+    assert_int_equal(c.nodes[0]->dead[0], 1);
+    assert_true(c.nodes[0]->dead_why[0].find("more than " + std::to_string(cap) + " alltoall calls") !=
+                std::string::npos);
+    auto sides = make_sides({{0, 5000}, {5000, 0}}, 0);
+    assert_int_equal(c.xs[0]->begin(100, 0, 0, 2, sides[0].peers.data(), sides[0].land.data(), sides[0].land.size()),
+                     RTTCC_OK);
+    int rc = RTTCC_OK;
+    assert_true(run_until(c.nodes, [&] { return (rc = c.xs[0]->progress()) != RTTCC_OK; }));
+    assert_int_equal(rc, RTTCC_ERR_UNREACH);
+}
+
 rttcc_exchange_params_t eager(rttcc_exchange_params_t p, uint64_t limit) {
     p.eager_limit = limit;
     p.eager_total = UINT64_MAX;
@@ -542,6 +631,8 @@ int main() {
         cmocka_unit_test(test_two_channels_interleaved),
         cmocka_unit_test(test_bad_arguments),
         cmocka_unit_test(test_dead_peer_ends_the_call),
+        cmocka_unit_test(test_a_peer_puts_only_into_its_own_room),
+        cmocka_unit_test(test_a_flood_of_early_control_messages_ends_the_peer),
         cmocka_unit_test(test_grant_limit_follows_congestion_control),
         cmocka_unit_test(test_small_blocks_ride_on_the_rtr),
         cmocka_unit_test(test_eager_and_put_blocks_mixed),

@@ -21,24 +21,6 @@ PacketHeader header(PacketType t, uint16_t payload) {
     return h;
 }
 
-// Node i's secret, read from the address it publishes (what the modex carries).
-SecretKey published_key(const Node &n) {
-    SecretKey k;
-    std::memcpy(k.data(), n.address.data() + n.address.size() - 8 - k.size(), k.size());  // before the two 4-byte mem addresses
-    return k;
-}
-
-// Queues a datagram for node `to` as if node `from` had sent it on `ch`.
-void inject(MemNetwork &net, uint32_t from, uint32_t to, Channel ch, const PacketHeader &h,
-            const std::vector<uint8_t> &payload) {
-    std::vector<uint8_t> d(4 + sizeof h);
-    std::memcpy(d.data(), &from, 4);
-    std::memcpy(d.data() + 4, &h, sizeof h);
-    d.insert(d.end(), payload.begin(), payload.end());
-    std::lock_guard<std::mutex> g(net.mutex());
-    net.queue(to, ch).push_back(d);
-}
-
 // A DATA segment from node 0 that node 1 would take as the next in order.
 PacketHeader next_data(const std::vector<std::unique_ptr<Node>> &nodes, uint16_t len) {
     PacketHeader h = header(PacketType::DATA, len);
