@@ -70,6 +70,7 @@ cm_plan=(
     "collectives:3 5"
     "p2p_edges:2 3"
     "p2p_edges:2::--mca mtl_rttcc_eager_limit 0"
+    "status:2 3"
     "probe:3::--mca mtl_rttcc_eager_limit 0"
     "storm:4::--mca mtl_rttcc_eager_limit 1048576"
     "pingpong:2:-max 4194304:--mca mtl_rttcc_cc timely"
