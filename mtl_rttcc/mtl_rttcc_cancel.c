@@ -60,7 +60,9 @@ void mca_mtl_rttcc_on_cancel(mca_mtl_rttcc_module_t *m, uint32_t peer, const mtl
     }
 }
 
-/* Asks the receiver, once, while the send waits for its reply. */
+/* Asks the receiver, once, while the send waits for its reply and its MPI
+ * request has not completed (pml/cm completes a buffered send's at once:
+ * the user may have seen it not cancelled already). */
 static void cancel_send(mca_mtl_rttcc_module_t *m, mca_mtl_rttcc_request_t *req)
 {
     mtl_rttcc_cancel_hdr_t c = {.type = MTL_RTTCC_CANCEL, .cid = req->hdr.cid, .seq = req->hdr.seq};
@@ -68,7 +70,7 @@ static void cancel_send(mca_mtl_rttcc_module_t *m, mca_mtl_rttcc_request_t *req)
     bool ask;
 
     OPAL_THREAD_LOCK(&m->lock);
-    ask = req->sid >= 0 && !req->cancelling;
+    ask = req->sid >= 0 && !req->cancelling && !REQUEST_COMPLETE(req->super.ompi_req);
     if (ask) {
         req->cancelling = true;
         c.sid = (uint32_t) req->sid;
@@ -81,7 +83,7 @@ static void cancel_send(mca_mtl_rttcc_module_t *m, mca_mtl_rttcc_request_t *req)
 }
 
 /* A synchronous send to this process waits for its match: cancelled while
- * it is still unexpected here. */
+ * it is still unexpected here (never buffered: that mode is not synchronous). */
 static void cancel_self_send(mca_mtl_rttcc_module_t *m, mca_mtl_rttcc_request_t *req)
 {
     rttcc_match_item_t *arrival;

@@ -2,22 +2,47 @@
  * returns whatever the other process does (it is local), and either the
  * cancellation succeeds (MPI_Test_cancelled true: the message is never
  * received) or the communication does (false: it is received whole), never
- * both.  Sends of every protocol to a peer that has posted nothing, and to
- * oneself; a receive nobody sent to (cancelled, and the message sent later
- * goes to the next receive) and one already matched (not cancelled).
- * Ranks pair up (0-1, 2-3, ...); the even one receives. */
+ * both.  Sends of every protocol and mode (buffered ones complete at once,
+ * persistent ones) to a peer that has posted nothing, and to oneself; a
+ * receive nobody sent to (cancelled, and the message sent later goes to the
+ * next receive) and one already matched (not cancelled).  Ranks pair up
+ * (0-1, 2-3, ...); the even one receives. */
 #include "mpitest.h"
 
-enum { RNDV, SSEND, EAGER, SSEND_EMPTY, CASES };
-static const size_t case_size[CASES] = {1 << 20, 100, 100, 0};
+enum { RNDV, SSEND, EAGER, SSEND_EMPTY, BSEND, PERSISTENT, CASES };
+static const size_t case_size[CASES] = {1 << 20, 100, 100, 0, 1 << 20, 1 << 20};
 #define MARKER 64 /* bytes of the message sent after each case with its tag */
 
-static int start_send(int c, unsigned char *buf, int to, int tag, MPI_Comm comm, MPI_Request *r)
+static void start_send(int c, unsigned char *buf, int to, int tag, MPI_Comm comm, MPI_Request *r)
 {
-    if (SSEND == c || SSEND_EMPTY == c) {
-        return MPI_Issend(buf, (int) case_size[c], MPI_BYTE, to, tag, comm, r);
+    switch (c) {
+    case SSEND:
+    case SSEND_EMPTY:
+        MPI_Issend(buf, (int) case_size[c], MPI_BYTE, to, tag, comm, r);
+        break;
+    case BSEND: /* complete once buffered: nothing left to cancel */
+        MPI_Ibsend(buf, (int) case_size[c], MPI_BYTE, to, tag, comm, r);
+        break;
+    case PERSISTENT:
+        MPI_Send_init(buf, (int) case_size[c], MPI_BYTE, to, tag, comm, r);
+        MPI_Start(r);
+        break;
+    default:
+        MPI_Isend(buf, (int) case_size[c], MPI_BYTE, to, tag, comm, r);
     }
-    return MPI_Isend(buf, (int) case_size[c], MPI_BYTE, to, tag, comm, r);
+}
+
+/* Waits for a cancelled send; true if it was cancelled. */
+static int finish_send(int c, MPI_Request *r)
+{
+    MPI_Status st;
+    int cancelled;
+    MPI_Wait(r, &st); /* local: nobody posts a receive for it meanwhile */
+    MPI_Test_cancelled(&st, &cancelled);
+    if (PERSISTENT == c) {
+        MPI_Request_free(r);
+    }
+    return cancelled;
 }
 
 /* The receiver's side of a case: the message if it was not cancelled, then
@@ -50,12 +75,10 @@ static void sends(int rank, int peer, MPI_Comm comm)
     if (rank > peer) { /* sender */
         for (int c = 0; c < CASES; ++c) {
             MPI_Request r;
-            MPI_Status st;
             mt_fill(buf, case_size[c], rank, 0, 10 + c);
             start_send(c, buf, peer, 10 + c, comm, &r);
             MPI_Cancel(&r);
-            MPI_Wait(&r, &st); /* local: the peer posts nothing until it hears below */
-            MPI_Test_cancelled(&st, &cancelled[c]);
+            cancelled[c] = finish_send(c, &r); /* the peer posts nothing until it hears below */
         }
         MPI_Send(cancelled, CASES, MPI_INT, peer, 1, comm);
         for (int c = 0; c < CASES; ++c) {
@@ -76,13 +99,11 @@ static void sends_to_self(int rank, MPI_Comm comm)
     unsigned char *buf = mt_alloc(1 << 20);
     for (int c = 0; c < CASES; ++c) {
         MPI_Request r;
-        MPI_Status st;
         int cancelled;
         mt_fill(buf, case_size[c], rank, 0, 30 + c);
         start_send(c, buf, rank, 30 + c, comm, &r);
         MPI_Cancel(&r);
-        MPI_Wait(&r, &st); /* local: no receive is posted */
-        MPI_Test_cancelled(&st, &cancelled);
+        cancelled = finish_send(c, &r); /* no receive is posted */
         mt_fill(buf, MARKER, rank, 0, 30 + c + 1000);
         MPI_Send(buf, MARKER, MPI_BYTE, rank, 30 + c, comm); /* eager: completes unreceived */
         receive_case(c, cancelled, buf, rank, 30 + c, comm);
@@ -137,12 +158,17 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &n);
     MPI_Comm_dup(MPI_COMM_WORLD, &comm);
     MPI_Comm_split(MPI_COMM_WORLD, rank / 2, rank, &pair);
+    int bsend_room = 2 * ((1 << 20) + MPI_BSEND_OVERHEAD); /* to the peer and to oneself */
+    void *bsend_buffer = mt_alloc((size_t) bsend_room);
+    MPI_Buffer_attach(bsend_buffer, bsend_room);
     int peer = rank ^ 1;
     if (peer < n) {
         sends(rank, peer, comm);
         receives(rank % 2, peer % 2, pair);
     }
     sends_to_self(rank, comm);
+    MPI_Buffer_detach(&bsend_buffer, &bsend_room); /* waits for the buffered sends */
+    free(bsend_buffer);
     MPI_Comm_free(&pair);
     MPI_Comm_free(&comm);
     mt_pass("cancel");
