@@ -101,30 +101,32 @@ static void receive_modes(int sender, MPI_Comm rev, int src)
  * bytes that fit; alone (MPI_Wait, MPI_Mrecv), the call returns it. */
 static void truncation(int sender, MPI_Comm rev, int src)
 {
-    static const size_t sent[] = {1000, 300000, 64, 200000}, room[] = {500, 100000, 64, 1000};
-    unsigned char *buf[4];
-    for (int k = 0; k < 4; ++k) {
+    /* The first four complete together (the last has no room at all), the fifth by MPI_Mrecv. */
+    static const size_t sent[] = {1000, 300000, 64, 200000, 200000}, room[] = {500, 100000, 64, 0, 1000};
+    enum { TOGETHER = 4, ALL = 5 };
+    unsigned char *buf[ALL];
+    for (int k = 0; k < ALL; ++k) {
         buf[k] = mt_alloc(sent[k]);
     }
     if (sender) {
-        for (int k = 0; k < 4; ++k) {
+        for (int k = 0; k < ALL; ++k) {
             mt_fill(buf[k], sent[k], 1, 0, 100 + k);
             MPI_Send(buf[k], (int) sent[k], MPI_BYTE, src, 100 + k, rev);
         }
     } else {
-        MPI_Request r[3];
-        MPI_Status st[3], one;
+        MPI_Request r[TOGETHER];
+        MPI_Status st[TOGETHER], one;
         MPI_Message msg;
         int rc, cls, n;
-        for (int k = 0; k < 3; ++k) {
+        for (int k = 0; k < TOGETHER; ++k) {
             MPI_Irecv(buf[k], (int) room[k], MPI_BYTE, src, 100 + k, rev, &r[k]);
         }
-        rc = MPI_Waitall(3, r, st);
+        rc = MPI_Waitall(TOGETHER, r, st);
         if (MPI_ERR_IN_STATUS != rc) {
             mt_fail("status", "MPI_Waitall with truncated receives returned %zu, not MPI_ERR_IN_STATUS (%zu)",
                     (size_t) rc, MPI_ERR_IN_STATUS);
         }
-        for (int k = 0; k < 3; ++k) {
+        for (int k = 0; k < TOGETHER; ++k) {
             if (MPI_ERR_PENDING == st[k].MPI_ERROR) { /* not complete yet when another failed: alone now */
                 reset(&one);
                 rc = MPI_Wait(&r[k], &one);
@@ -141,17 +143,17 @@ static void truncation(int sender, MPI_Comm rev, int src)
             }
             mt_check("status", buf[k], room[k], 1, 0, 100 + k);
         }
-        MPI_Mprobe(src, 103, rev, &msg, &one);
+        MPI_Mprobe(src, 100 + TOGETHER, rev, &msg, &one);
         reset(&one);
-        rc = MPI_Mrecv(buf[3], (int) room[3], MPI_BYTE, &msg, &one);
+        rc = MPI_Mrecv(buf[TOGETHER], (int) room[TOGETHER], MPI_BYTE, &msg, &one);
         MPI_Error_class(rc, &cls);
         MPI_Get_count(&one, MPI_BYTE, &n);
-        if (MPI_ERR_TRUNCATE != cls || UNTOUCHED != one.MPI_ERROR || (size_t) n != room[3]) {
+        if (MPI_ERR_TRUNCATE != cls || UNTOUCHED != one.MPI_ERROR || (size_t) n != room[TOGETHER]) {
             mt_fail("status", "truncating MPI_Mrecv: class %zu, count %zu", (size_t) cls, (size_t) n);
         }
-        mt_check("status", buf[3], room[3], 1, 0, 103);
+        mt_check("status", buf[TOGETHER], room[TOGETHER], 1, 0, 100 + TOGETHER);
     }
-    for (int k = 0; k < 4; ++k) {
+    for (int k = 0; k < ALL; ++k) {
         free(buf[k]);
     }
 }
