@@ -252,7 +252,7 @@ static void test_engine_gives_up_a_refused_peer(void **) {
         assert_non_null(wire.get());
         rttcc_callbacks_t cb{node.get(), Node::on_recv, Node::on_done, Node::on_dead, Node::on_unknown, Node::on_put};
         rttcc_config_t cfg = ofi_config(i);
-        cfg.peer_timeout_ms = 60000;
+        cfg.peer_timeout_ms = 5000;  // without the refusals it dies of this, with another reason
         node->engine = std::make_unique<Engine>(cfg, cb, std::make_unique<RefusedWire>(std::move(wire)));
         std::vector<uint8_t> a(512);
         a.resize(node->engine->local_address(a.data(), a.size()));
