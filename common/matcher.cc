@@ -167,7 +167,8 @@ int rttcc_matcher_cancel(rttcc_matcher_t *m, rttcc_match_item_t *r) {
     return 1;
 }
 
-int rttcc_matcher_take_arrival(rttcc_matcher_t *m, uint32_t cid, uint32_t peer, uint32_t seq, rttcc_match_item_t **out) {
+int rttcc_matcher_take_arrival(rttcc_matcher_t *m, uint32_t cid, uint32_t peer, uint32_t seq,
+                               rttcc_match_item_t **out) {
     *out = nullptr;
     if (peer >= m->peers.size() || !rttcc::seq_lt(seq, m->peers[peer].expected)) return -1;
     CommQueues *c = m->find_comm(cid);
