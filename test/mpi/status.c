@@ -3,8 +3,9 @@
  * backwards), the tag and the count of the message; never the MPI_ERROR
  * field, which only calls completing several requests set (3.7.5: then a
  * truncated receive's is MPI_ERR_TRUNCATE and the call returns
- * MPI_ERR_IN_STATUS); a truncated receive keeps the bytes that fit; and
- * MPI_ANY_TAG matches no message of Open MPI's collectives (negative tags).
+ * MPI_ERR_IN_STATUS); a truncated receive keeps the bytes that fit;
+ * MPI_ANY_TAG matches no message of Open MPI's collectives (negative tags);
+ * and over an intercommunicator the source is a rank of the remote group.
  * World rank 1 sends, world rank 0 receives; other ranks only join in. */
 #include "mpitest.h"
 
@@ -197,6 +198,34 @@ static void internal_tags(int role, MPI_Comm rev, int src, int root)
     mt_check("status", c, sizeof c, 1, 0, 99);
 }
 
+/* Over an intercommunicator the source is the sender's rank in the remote
+ * group (0 here: each side is a group of one, while the sender is world rank 1). */
+static void intercomm(int role)
+{
+    unsigned char b[100];
+    MPI_Comm self, inter;
+    MPI_Status st;
+    MPI_Comm_split(MPI_COMM_WORLD, BYSTANDER == role ? MPI_UNDEFINED : role, 0, &self);
+    if (BYSTANDER == role) {
+        return;
+    }
+    MPI_Intercomm_create(self, 0, MPI_COMM_WORLD, 1 - role, 300, &inter);
+    if (SENDER == role) {
+        mt_fill(b, sizeof b, 1, 0, 301);
+        MPI_Send(b, sizeof b, MPI_BYTE, 0, 301, inter);
+    } else {
+        reset(&st);
+        MPI_Probe(MPI_ANY_SOURCE, MPI_ANY_TAG, inter, &st);
+        expect("MPI_Probe on an intercommunicator", &st, 0, 301, sizeof b);
+        reset(&st);
+        MPI_Recv(b, sizeof b, MPI_BYTE, MPI_ANY_SOURCE, MPI_ANY_TAG, inter, &st);
+        expect("MPI_Recv on an intercommunicator", &st, 0, 301, sizeof b);
+        mt_check("status", b, sizeof b, 1, 0, 301);
+    }
+    MPI_Comm_free(&inter);
+    MPI_Comm_free(&self);
+}
+
 int main(int argc, char **argv)
 {
     int rank, n;
@@ -212,6 +241,7 @@ int main(int argc, char **argv)
         truncation(SENDER == role, rev, other);
     }
     internal_tags(role, rev, other, n - 2);
+    intercomm(role);
     MPI_Comm_free(&rev);
     mt_pass("status");
     MPI_Finalize();
