@@ -120,8 +120,8 @@ std::string Engine::why_unanswered(const Peer &p, nanos now, const TxSegment &ol
 
 // Datagrams that could not reach a peer (Wire::failures).  A closed port
 // (ICMP port unreachable) means the process that owned it is gone; a send
-// the kernel refuses for good (EMSGSIZE, ENETUNREACH, EPERM, ...) will be
-// refused again.  Three of them with nothing in between that shows the
+// the wire refuses for good (EMSGSIZE, ENETUNREACH, EPERM, a libfabric
+// provider's error, ...) will be refused again.  Three of them with nothing in between that shows the
 // peer gets our datagrams (heard from it for a closed port, an ACK that
 // moved the window for a refused send), while we owe it data, make it dead
 // at once instead of after peer_timeout, with the reason.  Closed ports
@@ -162,8 +162,8 @@ void Engine::take_failure(Peer &p, int error, nanos now) {
                       "within %.3f s, the process is gone",
                       p.failures, seconds(now - p.first_failure));
     else
-        std::snprintf(why, sizeof why, "the kernel refused %u of our datagrams to it within %.3f s: %s%s", p.failures,
-                      seconds(now - p.first_failure), std::strerror(error),
+        std::snprintf(why, sizeof why, "%s refused %u of our datagrams to it within %.3f s: %s%s", wire_->refuser(),
+                      p.failures, seconds(now - p.first_failure), wire_->error_text(error).c_str(),
                       error == EMSGSIZE ? " (larger than the route's MTU allows: lower {data_mtu})"
                       : error == EPERM  ? " (a firewall rule on this host?)"
                                         : "");

@@ -33,6 +33,8 @@ public:
     unsigned ready() override { return inner_->ready(); }
     int poll_fds(int *fds, int cap) const override { return inner_->poll_fds(fds, cap); }
     int failures(WireFailure *out, int n) override;
+    const char *refuser() const override { return inner_->refuser(); }
+    std::string error_text(int error) const override { return inner_->error_text(error); }
     bool verifies_source() const override { return inner_->verifies_source(); }
     TsSource stamp_source() const override { return inner_->stamp_source(); }
     int tx_stamps(TxStamp *out, int n) override { return inner_->tx_stamps(out, n); }

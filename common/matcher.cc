@@ -167,6 +167,15 @@ int rttcc_matcher_cancel(rttcc_matcher_t *m, rttcc_match_item_t *r) {
     return 1;
 }
 
+int rttcc_matcher_take_arrival(rttcc_matcher_t *m, uint32_t cid, uint32_t peer, uint32_t seq,
+                               rttcc_match_item_t **out) {
+    *out = nullptr;
+    if (peer >= m->peers.size() || !rttcc::seq_lt(seq, m->peers[peer].expected)) return -1;
+    CommQueues *c = m->find_comm(cid);
+    if (c) *out = c->unexpected.take_first([=](const Item &a) { return a.peer == peer && a.seq == seq; });
+    return *out ? 1 : 0;
+}
+
 void rttcc_matcher_counts(const rttcc_matcher_t *m, size_t *posted, size_t *unexpected, size_t *held) {
     *posted = *unexpected = 0;
     for (const CommQueues &c : m->comms) {

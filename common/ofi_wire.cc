@@ -17,6 +17,7 @@ namespace rttcc {
 namespace {
 
 constexpr uint32_t kApiVersion = FI_VERSION(1, 5);
+constexpr fi_addr_t kMaxTableIndex = 1u << 24;  // peers whose datagram limit we keep
 
 struct InfoDeleter {
     void operator()(fi_info *i) const { fi_freeinfo(i); }
@@ -73,6 +74,7 @@ std::unique_ptr<OfiWire> OfiWire::open(const rttcc_config_t &cfg, std::string *e
     if (!info) return nullptr;
 
     w->provider_ = info->fabric_attr->prov_name ? info->fabric_attr->prov_name : "?";
+    w->refuser_ = "libfabric's " + w->provider_ + " provider";
     w->prefix_ = (info->mode & FI_MSG_PREFIX) ? info->ep_attr->msg_prefix_size : 0;
     w->mr_local_ = info->domain_attr->mr_mode & FI_MR_LOCAL;
     w->has_source_ = info->caps & FI_SOURCE;
@@ -148,6 +150,7 @@ bool OfiWire::open_endpoint(Channel ch, fi_info *info, const rttcc_config_t &cfg
     e.rx.count = std::min<size_t>(info->rx_attr->size ? info->rx_attr->size : depth, depth);
     if (!register_slots(e.tx, FI_SEND, err) || !register_slots(e.rx, FI_RECV, err)) return false;
     for (size_t i = 0; i < e.tx.count; ++i) e.tx_free.push_back(e.tx.count - 1 - i);
+    e.tx_dest.assign(e.tx.count, 0);
     for (size_t i = 0; i < e.rx.count; ++i)
         if (!post_recv(e, i)) return *err = "fi_recv: cannot post receive buffers", false;
 
@@ -189,6 +192,10 @@ bool OfiWire::resolve(Channel, const void *addr, size_t len, WireHandle *out, st
     const int rc = fi_av_insert(reinterpret_cast<fid_av *>(av_.get()), static_cast<const uint8_t *>(addr) + sizeof h,
                                 1, &fa, 0, nullptr);
     if (rc != 1) return *err = "fi_av_insert refused the peer's address (another provider?)", false;
+    if (fa < kMaxTableIndex) {  // FI_AV_TABLE hands out small indices
+        if (fa >= peer_max_.size()) peer_max_.resize(fa + 1, 0);
+        peer_max_[fa] = h.max_datagram;
+    }
     *out = fa;
     return true;
 }
@@ -199,16 +206,36 @@ size_t OfiWire::path_datagram(const void *data_addr, size_t len) const {
     return std::min<size_t>(ep_[kData].max_datagram, h.max_datagram ? h.max_datagram : kMaxDatagram);
 }
 
-// Returns finished send slots to the free list.
+// A datagram dropped for good: failures() tells the engine where it went and why.
+void OfiWire::refuse(WireHandle dest, int error) {
+    if (failed_.size() < kMaxFailed) failed_.push_back({dest, error});
+}
+
+int OfiWire::failures(WireFailure *out, int n) {
+    int k = 0;
+    for (; k < n && !failed_.empty(); ++k) {
+        out[k] = failed_.back();
+        failed_.pop_back();
+    }
+    return k;
+}
+
+// Returns finished send slots to the free list; a send the provider failed
+// frees its slot too, and is reported (the protocol resends it meanwhile).
 void OfiWire::reap_tx(Endpoint &e) {
     fi_cq_msg_entry done[64];
     auto *cq = reinterpret_cast<fid_cq *>(e.tx_cq.get());
-    ssize_t n;
-    while ((n = fi_cq_read(cq, done, 64)) > 0)
-        for (ssize_t i = 0; i < n; ++i) e.tx_free.push_back(reinterpret_cast<size_t>(done[i].op_context));
-    if (n == -FI_EAVAIL) {  // a failed send: the slot is free again, the protocol resends
+    for (;;) {
+        const ssize_t n = fi_cq_read(cq, done, 64);
+        if (n > 0) {
+            for (ssize_t i = 0; i < n; ++i) e.tx_free.push_back(reinterpret_cast<size_t>(done[i].op_context));
+            continue;
+        }
         fi_cq_err_entry ce{};
-        if (fi_cq_readerr(cq, &ce, 0) > 0) e.tx_free.push_back(reinterpret_cast<size_t>(ce.op_context));
+        if (n != -FI_EAVAIL || fi_cq_readerr(cq, &ce, 0) <= 0) return;
+        const size_t slot = reinterpret_cast<size_t>(ce.op_context);
+        e.tx_free.push_back(slot);
+        refuse(e.tx_dest[slot], ce.err > 0 ? ce.err : FI_EOTHER);
     }
 }
 
@@ -217,26 +244,36 @@ int OfiWire::tx_burst(Channel ch, TxDatagram *d, int n) {
     auto *ep = reinterpret_cast<fid_ep *>(e.ep.get());
     reap_tx(e);
     for (int i = 0; i < n; ++i) {
+        size_t len = 0;
+        for (int k = 0; k < d[i].iovcnt; ++k) len += d[i].iov[k].iov_len;
+        const uint32_t peer_max = d[i].dest < peer_max_.size() ? peer_max_[d[i].dest] : 0;
+        if (len > e.max_datagram || (peer_max && len > peer_max)) {
+            refuse(d[i].dest, FI_EMSGSIZE);  // would be cut short: dropped whole
+            continue;
+        }
         if (e.tx_free.empty()) {
             reap_tx(e);
             if (e.tx_free.empty()) return i;  // queue full: later
         }
         const size_t slot = e.tx_free.back();
         uint8_t *p = e.tx.at(slot) + prefix_;
-        size_t len = 0;
+        size_t at = 0;
         for (int k = 0; k < d[i].iovcnt; ++k) {
-            const size_t piece = std::min(d[i].iov[k].iov_len, e.max_datagram - len);
-            std::memcpy(p + len, d[i].iov[k].iov_base, piece);
-            len += piece;
+            std::memcpy(p + at, d[i].iov[k].iov_base, d[i].iov[k].iov_len);
+            at += d[i].iov[k].iov_len;
         }
+        e.tx_dest[slot] = d[i].dest;
         const ssize_t rc = fi_send(ep, e.tx.at(slot), prefix_ + len, e.tx.desc, d[i].dest,
                                    reinterpret_cast<void *>(slot));
         if (rc == -FI_EAGAIN) {
             reap_tx(e);
             return i;
         }
-        e.tx_free.pop_back();
-        if (rc != 0) e.tx_free.push_back(slot);  // refused for good: dropped, the protocol resends
+        if (rc == 0) {
+            e.tx_free.pop_back();
+        } else {
+            refuse(d[i].dest, static_cast<int>(-rc));  // refused for good: dropped, the protocol resends
+        }
     }
     return n;
 }

@@ -2,7 +2,10 @@
 // provider that offers them (usnic, verbs;ofi_rxd's UD, efa, udp).  Sends
 // are copied into registered bounce slots (the caller's iovecs are valid only
 // during tx_burst); receives land in pre-posted slots, reposted once the
-// engine is done with them (at the next rx_burst on that channel).
+// engine is done with them (at the next rx_burst on that channel).  Sends
+// the provider refuses (at once, or later as an error completion) and
+// datagrams over its or the peer's largest message are dropped and reported
+// through failures().
 #pragma once
 #include <rdma/fabric.h>
 #include <rdma/fi_domain.h>
@@ -30,8 +33,14 @@ public:
     int tx_burst(Channel ch, TxDatagram *d, int n) override;
     int rx_burst(Channel ch, RxDatagram *d, int n) override;
     bool verifies_source() const override { return has_source_; }
+    int failures(WireFailure *out, int n) override;
+    const char *refuser() const override { return refuser_.c_str(); }
+    std::string error_text(int error) const override { return fi_strerror(error); }
 
     const char *provider() const { return provider_.c_str(); }
+    // A channel's transmit completion queue: unit tests put their own
+    // operations in front of the provider's to report send errors there.
+    fid_cq *tx_queue(Channel ch) { return reinterpret_cast<fid_cq *>(ep_[ch].tx_cq.get()); }
 
 private:
     struct Fid {  // closes any libfabric object
@@ -52,6 +61,7 @@ private:
         FidPtr ep, tx_cq, rx_cq;      // the endpoint and its completion queues
         Slots tx, rx;                 // bounce and receive buffers
         std::vector<size_t> tx_free;  // free tx slots
+        std::vector<WireHandle> tx_dest;  // where each tx slot's datagram goes
         std::vector<size_t> handed;   // rx slots given to the engine, reposted next burst
         std::vector<uint8_t> name;    // fi_getname
         size_t max_datagram = 0;      // largest payload on this channel
@@ -62,6 +72,7 @@ private:
     bool register_slots(Slots &s, uint64_t access, std::string *err);
     bool post_recv(Endpoint &e, size_t slot);
     void reap_tx(Endpoint &e);
+    void refuse(WireHandle dest, int error);
 
     FidPtr fabric_, domain_, av_;  // shared by both endpoints (fid_fabric etc. as fid)
     Endpoint ep_[kChannels];
@@ -69,6 +80,10 @@ private:
     bool mr_local_ = false;        // the provider needs registered local buffers
     bool has_source_ = false;      // receive completions name the sender
     std::string provider_;         // which provider we got
+    std::string refuser_;          // "libfabric's <provider> provider"
+    std::vector<uint32_t> peer_max_;     // by handle: the largest datagram that peer's channel takes
+    std::vector<WireFailure> failed_;    // refused sends not yet reported (at most kMaxFailed)
+    static constexpr size_t kMaxFailed = 64;
 };
 
 }  // namespace rttcc

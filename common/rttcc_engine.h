@@ -92,7 +92,7 @@ typedef struct rttcc_callbacks {
     X(resumes_tx, "resume ACKs sent: peers asked to resend what the agent turned away") \
     X(resumes_rx, "resume ACKs received: segments resent at once, not on a timer") \
     X(port_unreachable, "our datagrams the kernel answered with ICMP port unreachable (a peer that is gone)") \
-    X(send_errors, "our datagrams the kernel refused for good (EMSGSIZE, ENETUNREACH, EPERM, ...)")
+    X(send_errors, "our datagrams the kernel or the libfabric provider refused for good (EMSGSIZE, ENETUNREACH, EPERM, provider errors, ...)")
 
 typedef struct rttcc_stats {
 #define RTTCC_STATS_FIELD(name, help) uint64_t name;

@@ -73,6 +73,13 @@ rttcc_match_item_t *rttcc_matcher_find_unexpected(rttcc_matcher_t *m, const rttc
 /* Cancel: 1 if the receive was still posted (now dequeued), 0 if not. */
 int rttcc_matcher_cancel(rttcc_matcher_t *m, rttcc_match_item_t *recv);
 
+/* Cancel of a send: where arrival `seq` of `peer` is.  1: unexpected in
+ * `cid`, now dequeued into *out; 0: matched already (handed on and not
+ * unexpected); -1: not handed on yet (held, or still on its way), so
+ * unmatched. */
+int rttcc_matcher_take_arrival(rttcc_matcher_t *m, uint32_t cid, uint32_t peer, uint32_t seq,
+                               rttcc_match_item_t **out);
+
 /* Numbers of posted receives, unexpected and held arrivals. */
 void rttcc_matcher_counts(const rttcc_matcher_t *m, size_t *posted, size_t *unexpected, size_t *held);
 

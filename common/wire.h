@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <string>
 
 #include "clock.h"
@@ -52,7 +53,7 @@ struct RxDatagram {
 // A datagram that could not reach its destination (Wire::failures).
 struct WireFailure {
     WireHandle dest;  // where it was going
-    int error;        // ECONNREFUSED (port closed) or the send's errno
+    int error;        // ECONNREFUSED (port closed), or why the send was refused (error_text)
 };
 
 class Wire {
@@ -89,14 +90,19 @@ public:
 
     // Destinations our datagrams could not reach since the last call, with
     // why: ECONNREFUSED (ICMP port unreachable: the process that owned the
-    // port is gone) or the errno of a send the kernel refused for good
-    // (EMSGSIZE, ENETUNREACH, EPERM, ...).  Returns how many it wrote.  Cheap
+    // port is gone) or the error of a send refused for good (the kernel's
+    // EMSGSIZE, ENETUNREACH, EPERM, ...; a libfabric provider's error, or a
+    // datagram over its largest message).  Returns how many it wrote.  Cheap
     // when there is no news.
     virtual int failures(WireFailure *out, int n) {
         (void)out;
         (void)n;
         return 0;
     }
+    // Who refuses sends here, and what a failure's error means, for the
+    // reason a peer is given up with.
+    virtual const char *refuser() const { return "the kernel"; }
+    virtual std::string error_text(int error) const { return std::strerror(error); }
 
     // The best timestamps this wire takes (kNone: the engine's own clock only).
     virtual TsSource stamp_source() const { return TsSource::kNone; }

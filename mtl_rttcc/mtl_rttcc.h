@@ -12,7 +12,9 @@
  *
  * A synchronous eager send also waits for a SYNC_ACK sent on match; a
  * rendezvous send is matched by the time its CTS comes.  Messages to this
- * process itself skip the engine (always eager, copied).
+ * process itself skip the engine (always eager, copied).  Until then either
+ * may be cancelled (mtl_rttcc_cancel.c): CANCEL{sid, cid, seq} asks the
+ * receiver, which answers CANCELLED{sid} if the message was not matched.
  *
  * Locking: one mutex guards the matcher and the tables below.  It is never
  * held while sending through the engine or completing a request: the
@@ -42,7 +44,14 @@ BEGIN_C_DECLS
  * indexed by them. */
 #define MTL_RTTCC_MAX_CID 65535
 
-enum { MTL_RTTCC_EAGER = 1, MTL_RTTCC_RTS = 2, MTL_RTTCC_CTS = 3, MTL_RTTCC_SYNC_ACK = 4 };
+enum {
+    MTL_RTTCC_EAGER = 1,
+    MTL_RTTCC_RTS = 2,
+    MTL_RTTCC_CTS = 3,
+    MTL_RTTCC_SYNC_ACK = 4,
+    MTL_RTTCC_CANCEL = 5,
+    MTL_RTTCC_CANCELLED = 6
+};
 #define MTL_RTTCC_FLAG_SYNC 0x1 /* EAGER: answer with SYNC_ACK on match */
 
 /* EAGER (followed by its data) and RTS: a message to be matched. */
@@ -58,7 +67,7 @@ typedef struct mtl_rttcc_match_hdr_t {
     uint64_t len;  /* message bytes */
 } mtl_rttcc_match_hdr_t;
 
-/* CTS and SYNC_ACK: the receiver's answer about the sender's slot `sid`. */
+/* CTS, SYNC_ACK and CANCELLED: the receiver's answer about the sender's slot `sid`. */
 typedef struct mtl_rttcc_reply_hdr_t {
     uint8_t type;
     uint8_t reserved[3];
@@ -68,6 +77,15 @@ typedef struct mtl_rttcc_reply_hdr_t {
     uint64_t accepted; /* CTS: bytes to put (less than len: truncated) */
 } mtl_rttcc_reply_hdr_t;
 
+/* CANCEL: the sender asks to take back its message `seq` (slot `sid`). */
+typedef struct mtl_rttcc_cancel_hdr_t {
+    uint8_t type;
+    uint8_t reserved[3];
+    uint32_t sid;
+    uint32_t cid;
+    uint32_t seq;
+} mtl_rttcc_cancel_hdr_t;
+
 /* MPI_T counters of the MTL. */
 #define MCA_MTL_RTTCC_COUNTERS(X)                                                  \
     X(eager_sends, "messages sent eagerly (data with the match header)")           \
@@ -76,6 +94,7 @@ typedef struct mtl_rttcc_reply_hdr_t {
     X(unexpected, "messages that arrived before their receive was posted")         \
     X(out_of_order, "messages that arrived ahead of an earlier one of their sender") \
     X(truncated, "receives whose message was larger than their buffer")            \
+    X(cancelled, "requests cancelled (receives not matched yet, sends their receiver had not matched)") \
     X(bad_messages, "malformed or unsolicited messages dropped")
 
 typedef struct mca_mtl_rttcc_counters_t {
@@ -96,6 +115,7 @@ typedef struct mca_mtl_rttcc_module_t {
     size_t num_tx_seq;
     opal_pointer_array_t slots;  /* sends waiting for a CTS or SYNC_ACK, by sid */
     opal_hash_table_t landing;   /* rendezvous receives by grant key */
+    opal_hash_table_t cancelled; /* (peer << 32 | seq) of messages cancelled before their turn came */
 } mca_mtl_rttcc_module_t;
 
 typedef struct mca_mtl_rttcc_component_t {
@@ -127,6 +147,7 @@ typedef struct mca_mtl_rttcc_request_t {
     mtl_rttcc_match_hdr_t hdr;       /* stays put while a zero-copy send is in flight */
     int sid;                         /* slot while waiting for a reply, -1 if none */
     uint8_t awaits;                  /* MTL_RTTCC_CTS or _SYNC_ACK while in its slot */
+    bool cancelling;                 /* a CANCEL went for it */
     /* receives */
     struct mtl_rttcc_arrival_t *probed; /* imrecv: the message improbe took */
     uint32_t key;                    /* grant of the landing room, 0 if none */
@@ -175,7 +196,6 @@ int mca_mtl_rttcc_improbe(struct mca_mtl_base_module_t *mtl, struct ompi_communi
                           int *matched, struct ompi_message_t **message, struct ompi_status_public_t *status);
 int mca_mtl_rttcc_imrecv(struct mca_mtl_base_module_t *mtl, struct opal_convertor_t *convertor,
                          struct ompi_message_t **message, mca_mtl_request_t *mtl_request);
-int mca_mtl_rttcc_cancel(struct mca_mtl_base_module_t *mtl, mca_mtl_request_t *mtl_request, int flag);
 /* A matchable message from `peer` (hdr checked); `data` is EAGER's payload. */
 void mca_mtl_rttcc_on_arrival(mca_mtl_rttcc_module_t *m, uint32_t peer, const mtl_rttcc_match_hdr_t *hdr,
                               const void *data, mca_mtl_rttcc_request_t *self_send);
@@ -184,6 +204,14 @@ void mca_mtl_rttcc_free_arrivals(mca_mtl_rttcc_module_t *m);
 /* Is `src` of communicator `cid` the process `peer`? (true while the
  * communicator does not exist here yet) */
 bool mca_mtl_rttcc_source_ok(uint32_t peer, uint32_t cid, int32_t src);
+
+/* mtl_rttcc_cancel.c */
+int mca_mtl_rttcc_cancel(struct mca_mtl_base_module_t *mtl, mca_mtl_request_t *mtl_request, int flag);
+/* A sender's CANCEL. */
+void mca_mtl_rttcc_on_cancel(mca_mtl_rttcc_module_t *m, uint32_t peer, const mtl_rttcc_cancel_hdr_t *c);
+/* Called with the lock held for a message whose turn came: true (and it
+ * is forgotten) if its sender cancelled it before. */
+bool mca_mtl_rttcc_drop_cancelled(mca_mtl_rttcc_module_t *m, uint32_t peer, uint32_t seq);
 
 END_C_DECLS
 #endif

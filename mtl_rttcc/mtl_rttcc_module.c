@@ -58,6 +58,8 @@ int mca_mtl_rttcc_module_init(mca_mtl_rttcc_module_t *m)
     opal_pointer_array_init(&m->slots, 64, INT32_MAX, 64);
     OBJ_CONSTRUCT(&m->landing, opal_hash_table_t);
     opal_hash_table_init(&m->landing, 256);
+    OBJ_CONSTRUCT(&m->cancelled, opal_hash_table_t);
+    opal_hash_table_init(&m->cancelled, 64);
     m->tx_seq = NULL;
     m->num_tx_seq = 0;
     return OMPI_SUCCESS;
@@ -194,11 +196,17 @@ static void on_recv(void *user, uint32_t peer, uint8_t tag, const void *data, si
             mca_mtl_rttcc_on_arrival(m, peer, &hdr, (const char *) data + sizeof hdr, NULL);
             return;
         }
-    } else if (MCA_MTL_RTTCC_ENGINE_TAG == tag && (MTL_RTTCC_CTS == type || MTL_RTTCC_SYNC_ACK == type) &&
+    } else if (MCA_MTL_RTTCC_ENGINE_TAG == tag &&
+               (MTL_RTTCC_CTS == type || MTL_RTTCC_SYNC_ACK == type || MTL_RTTCC_CANCELLED == type) &&
                len == sizeof(mtl_rttcc_reply_hdr_t)) {
         mtl_rttcc_reply_hdr_t reply;
         memcpy(&reply, data, sizeof reply);
         mca_mtl_rttcc_on_reply(m, peer, &reply);
+        return;
+    } else if (MCA_MTL_RTTCC_ENGINE_TAG == tag && MTL_RTTCC_CANCEL == type && len == sizeof(mtl_rttcc_cancel_hdr_t)) {
+        mtl_rttcc_cancel_hdr_t cancel;
+        memcpy(&cancel, data, sizeof cancel);
+        mca_mtl_rttcc_on_cancel(m, peer, &cancel);
         return;
     }
     MTL_RTTCC_COUNT(bad_messages);
@@ -332,6 +340,7 @@ static int rttcc_finalize(struct mca_mtl_base_module_t *mtl)
     m->tx_seq = NULL;
     m->num_tx_seq = 0;
     OBJ_DESTRUCT(&m->landing);
+    OBJ_DESTRUCT(&m->cancelled);
     OBJ_DESTRUCT(&m->slots);
     OBJ_DESTRUCT(&m->lock);
     return OMPI_SUCCESS;

@@ -1,5 +1,5 @@
 /* Receives: posting and matching (common/rttcc_match.h), probes, matched
- * probes, cancel, and the landing of eager data and rendezvous puts. */
+ * probes, and the landing of eager data and rendezvous puts. */
 #include <string.h>
 
 #include "mtl_rttcc.h"
@@ -195,6 +195,10 @@ static void out_of_memory(size_t bytes)
 static void match_in_order(mca_mtl_rttcc_module_t *m, uint32_t peer, const mtl_rttcc_match_hdr_t *hdr,
                            const void *data, mca_mtl_rttcc_request_t *self_send, mtl_rttcc_arrival_t *a)
 {
+    if (mca_mtl_rttcc_drop_cancelled(m, peer, hdr->seq)) { /* its sender took it back */
+        free(a);
+        return;
+    }
     rttcc_match_item_t probe = {.cid = hdr->cid, .src = hdr->src, .tag = hdr->tag};
     rttcc_match_item_t *r = rttcc_matcher_take_posted(m->matcher, &probe);
 
@@ -316,12 +320,13 @@ int mca_mtl_rttcc_irecv(struct mca_mtl_base_module_t *mtl, struct ompi_communica
     return OMPI_SUCCESS;
 }
 
+/* What a probe tells: never MPI_ERROR, which only calls completing several
+ * requests set (MPI 3.1, 3.2.5); pml/cm hands us the user's status. */
 static void probe_status(ompi_status_public_t *status, const mtl_rttcc_arrival_t *a)
 {
     if (MPI_STATUS_IGNORE != status) {
         status->MPI_SOURCE = a->hdr.src;
         status->MPI_TAG = a->hdr.tag;
-        status->MPI_ERROR = MPI_SUCCESS;
         status->_cancelled = false;
         status->_ucount = a->hdr.len;
     }
@@ -394,27 +399,6 @@ int mca_mtl_rttcc_imrecv(struct mca_mtl_base_module_t *mtl, struct opal_converto
     start_recv(req, convertor);
     deliver((mca_mtl_rttcc_module_t *) mtl, req, a->match.peer, &a->hdr, a->payload, a->self_send);
     free(a);
-    return OMPI_SUCCESS;
-}
-
-int mca_mtl_rttcc_cancel(struct mca_mtl_base_module_t *mtl, mca_mtl_request_t *mtl_request, int flag)
-{
-    mca_mtl_rttcc_module_t *m = (mca_mtl_rttcc_module_t *) mtl;
-    mca_mtl_rttcc_request_t *req = (mca_mtl_rttcc_request_t *) mtl_request;
-    int removed;
-
-    (void) flag;
-    if (req->is_send) {
-        return OMPI_SUCCESS; /* a send, once started, is delivered (MPI allows not cancelling it) */
-    }
-    OPAL_THREAD_LOCK(&m->lock);
-    removed = rttcc_matcher_cancel(m->matcher, &req->match);
-    OPAL_THREAD_UNLOCK(&m->lock);
-    if (removed) {
-        req->super.ompi_req->req_status._cancelled = true;
-        rttcc_handoff_release(req);
-        req->super.completion_callback(&req->super);
-    }
     return OMPI_SUCCESS;
 }
 

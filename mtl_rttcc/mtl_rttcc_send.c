@@ -61,7 +61,8 @@ static mca_mtl_rttcc_request_t *claim_slot(mca_mtl_rttcc_module_t *m, uint32_t p
     mca_mtl_rttcc_request_t *req;
     OPAL_THREAD_LOCK(&m->lock);
     req = r->sid < INT32_MAX ? opal_pointer_array_get_item(&m->slots, (int) r->sid) : NULL;
-    if (NULL != req && req->peer == peer && req->awaits == r->type) {
+    if (NULL != req && req->peer == peer &&
+        (req->awaits == r->type || (MTL_RTTCC_CANCELLED == r->type && req->cancelling))) {
         opal_pointer_array_set_item(&m->slots, (int) r->sid, NULL);
         req->sid = -1;
     } else {
@@ -101,7 +102,10 @@ void mca_mtl_rttcc_on_reply(mca_mtl_rttcc_module_t *m, uint32_t peer, const mtl_
         }
         return;
     }
-    if (MTL_RTTCC_CTS == r->type) {
+    if (MTL_RTTCC_CANCELLED == r->type) { /* the receiver took the message back (mtl_rttcc_cancel.c) */
+        MTL_RTTCC_COUNT(cancelled);
+        req->super.ompi_req->req_status._cancelled = true;
+    } else if (MTL_RTTCC_CTS == r->type) {
         opal_output_verbose(50, mca_mtl_rttcc_component.output, "mtl:rttcc: CTS from %u: put %llu of %zu bytes",
                             peer, (unsigned long long) r->accepted, req->buf_len);
         put_all(m, req, r->key, (size_t) r->accepted);
@@ -144,6 +148,7 @@ static int start_send(mca_mtl_rttcc_module_t *m, struct ompi_communicator_t *com
     req->error = MPI_SUCCESS;
     req->sid = -1;
     req->awaits = 0;
+    req->cancelling = false;
     req->pending = 1; /* the hold */
     rc = ompi_mtl_datatype_pack(convertor, &req->buf, &len, &req->buf_owned);
     if (OMPI_SUCCESS != rc) {

@@ -129,6 +129,31 @@ static void test_cancel_only_a_posted_receive(void **) {
     assert_int_equal(rttcc_matcher_cancel(t.m, &s), 0);
 }
 
+// A send's cancel finds its arrival unexpected (taken out), matched
+// already, or not handed on yet (held, or never seen).
+static void test_take_arrival_by_sender_and_sequence(void **) {
+    Matcher t;
+    rttcc_match_item_t a0 = item(1, 2, 0, 5, 0), a1 = item(1, 2, 0, 5, 1), a3 = item(1, 2, 0, 5, 3);
+    rttcc_match_item_t *out;
+    assert_int_equal(rttcc_matcher_take_arrival(t.m, 1, 5, 0, &out), -1);  // nothing from peer 5 yet
+    assert_int_equal(rttcc_matcher_in_order(t.m, 5, 0), 1);
+    assert_int_equal(rttcc_matcher_add_unexpected(t.m, &a0), 0);
+    assert_int_equal(rttcc_matcher_in_order(t.m, 5, 1), 1);
+    assert_int_equal(rttcc_matcher_add_unexpected(t.m, &a1), 0);
+    assert_int_equal(rttcc_matcher_in_order(t.m, 5, 3), 0);
+    rttcc_matcher_hold(t.m, &a3);
+    assert_int_equal(rttcc_matcher_take_arrival(t.m, 1, 5, 1, &out), 1);  // the second of two alike
+    assert_ptr_equal(out, &a1);
+    rttcc_match_item_t recv = item(1, 2, 0);
+    assert_ptr_equal(rttcc_matcher_take_unexpected(t.m, &recv), &a0);
+    assert_int_equal(rttcc_matcher_take_arrival(t.m, 1, 5, 0, &out), 0);   // matched
+    assert_int_equal(rttcc_matcher_take_arrival(t.m, 1, 5, 1, &out), 0);   // taken before
+    assert_int_equal(rttcc_matcher_take_arrival(t.m, 1, 5, 2, &out), -1);  // on its way
+    assert_int_equal(rttcc_matcher_take_arrival(t.m, 1, 5, 3, &out), -1);  // held
+    assert_null(out);
+    assert_null(rttcc_matcher_release(t.m, 5));  // 3 stays held behind 2
+}
+
 static void test_shutdown_drains_every_arrival(void **) {
     Matcher t;
     rttcc_match_item_t u1 = item(0, 0, 1), u2 = item(7, 0, 1), h = item(0, 0, 0, 3, 4);
@@ -156,6 +181,7 @@ int main() {
         cmocka_unit_test(test_sequence_numbers_wrap),
         cmocka_unit_test(test_indices_out_of_range_are_refused),
         cmocka_unit_test(test_cancel_only_a_posted_receive),
+        cmocka_unit_test(test_take_arrival_by_sender_and_sequence),
         cmocka_unit_test(test_shutdown_drains_every_arrival),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);
