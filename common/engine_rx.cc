@@ -6,6 +6,12 @@
 
 namespace rttcc {
 
+namespace {
+Reassembly::Chunk chunk_of(const PacketHeader &h, const uint8_t *payload) {
+    return {h.seq, h.msg_id, h.msg_len, h.tag, h.chunk_offset, h.payload_len, payload};
+}
+}  // namespace
+
 // One burst from a channel; returns how many messages it delivered and sets
 // *got to the datagrams it read.  The clock is read once the burst is in:
 // that is the arrival time of its datagrams on the engine's own clock.
@@ -101,13 +107,10 @@ bool Engine::handle_datagram(Channel ch, const RxDatagram &d, nanos now) {
         if (cb.on_recv) cb.on_recv(cb.user, peer, h->tag, payload, h->payload_len);
         return true;
     }
-    bool bad;
-    Reassembly::Message *m = p->reassembly.add(reassembly_buffers_, h->msg_id, h->msg_len, h->tag,
-                                               h->chunk_offset, payload, h->payload_len, &bad);
-    if (bad) {
-        ++stats_.drops;
-        ++stats_.drop_malformed;
-    }
+    uint32_t abandoned;
+    Reassembly::Message *m = p->reassembly.add(reassembly_buffers_, chunk_of(*h, payload), p->rx.next(), &abandoned);
+    p->stats.reassembly_abandoned += abandoned;
+    stats_.reassembly_abandoned += abandoned;
     if (!m) return false;
     ++p->stats.msgs_rx;
     ++stats_.msgs_rx;
@@ -145,9 +148,10 @@ bool Engine::land_put(Peer &p, const PacketHeader &h, const uint8_t *payload, st
 }
 
 // A new segment is accepted, and so acknowledged, only if it can be
-// delivered: a client listens to its tag, a chunk agrees with its message's
-// other chunks (opening one: a buffer is free under reassembly_max_mb), a
-// put lands inside its region.  Otherwise the
+// delivered: a client listens to its tag, a chunk fits its message
+// (reassembly.h: agrees with its other chunks, overlaps none, and opening
+// one, a buffer is free under reassembly_max_mb), a put lands inside its
+// region.  Otherwise the
 // sender never hears it arrived: it resends, and in the end reports the
 // peer lost instead of a send that succeeded while its bytes were dropped.
 bool Engine::deliverable(const Peer &p, const PacketHeader &h) const {
@@ -156,7 +160,8 @@ bool Engine::deliverable(const Peer &p, const PacketHeader &h) const {
         case PacketType::DATA:
             return cb.on_recv != nullptr;
         case PacketType::CHUNK:
-            return cb.on_recv != nullptr && p.reassembly.fits(reassembly_buffers_, h.msg_id, h.msg_len, h.tag);
+            return cb.on_recv != nullptr &&
+                   p.reassembly.fit(reassembly_buffers_, chunk_of(h, nullptr), p.rx.next()) == Reassembly::Fit::kYes;
         case PacketType::PUT:
             return cb.on_put != nullptr && p.puts.fits(h.msg_id, h.msg_len, h.put_addr, h.tag) &&
                    regions_.target(put_key(h.put_addr), put_offset(h.put_addr) + h.chunk_offset, h.payload_len);
@@ -171,6 +176,11 @@ bool Engine::accept_segment(Peer &p, const PacketHeader &h, const Arrival &a) {
         ++stats_.drops;
         ++stats_.drop_undeliverable;
         if (h.type == static_cast<uint8_t>(PacketType::PUT)) ++stats_.drop_bad_put;
+        if (h.type == static_cast<uint8_t>(PacketType::CHUNK) &&
+            p.reassembly.fit(reassembly_buffers_, chunk_of(h, nullptr), p.rx.next()) == Reassembly::Fit::kOverlap) {
+            ++p.stats.dup_chunks;
+            ++stats_.dup_chunks;
+        }
         return false;
     }
     const bool gap_before = p.rx.has_gap();

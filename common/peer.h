@@ -61,7 +61,8 @@ struct Peer {
           rtt(rtt_params),
           response(rtt_params),
           cc_rtt(rtt_params),
-          rx(window, rx_first) {}
+          rx(window, rx_first),
+          reassembly(window) {}
 
     uint32_t id;                       // caller's index of this peer
     WireHandle addr[kChannels] = {};   // resolved address per channel

@@ -68,12 +68,14 @@ typedef struct rttcc_callbacks {
     X(acks_rx, "ACKs received that advanced the window")                           \
     X(dup_acks, "duplicate ACKs received (standalone ACKs repeating una)")         \
     X(dup_segs, "duplicate or old segments received (dropped, ACKed at once)")     \
+    X(dup_chunks, "chunks over bytes their message already had (dropped unacknowledged)") \
+    X(reassembly_abandoned, "messages abandoned half-arrived: a later message's chunks showed they never would be whole") \
     X(drops, "received datagrams dropped, all reasons")                            \
     X(drop_malformed, "dropped: too short, bad length or bad fields")              \
     X(drop_foreign, "dropped: wrong magic, version or job key")                    \
     X(drop_unknown_peer, "dropped: unknown sender or wrong source address")        \
     X(drop_auth, "dropped: its MAC was wrong (forged, altered, or signed with another key)") \
-    X(drop_undeliverable, "dropped unacknowledged: no client for its tag, a chunk too large, a put outside its region") \
+    X(drop_undeliverable, "dropped unacknowledged: no client for its tag, a chunk that does not fit (no buffer, overlapping), a put outside its region") \
     X(drop_beyond_window, "dropped: sequence number beyond the receive window")    \
     X(drop_bad_put, "dropped: a put outside any exposed region, or inconsistent")  \
     X(window_stalls, "times a send found its peer's window or credits full")       \
