@@ -238,7 +238,7 @@ private:
     ClientTable clients_;                // whose callbacks hear each tag
     std::unique_ptr<Wire> wire_;         // where datagrams go
     std::unique_ptr<ClockDomain> clock_; // clock domain of one-way delays (may be null)
-    SecretKey key_;                      // our secret: the MAC of what we send (mac.h)
+    SecretKey key_;                      // our secret: the MAC of what we receive (mac.h)
     nanos next_clock_refresh_ = 0;       // when clock_'s offset to our clock is sampled again
     bool verify_source_;                 // the wire names senders: check them
     uint32_t cmd_payload_;               // payload bytes per command-channel datagram

@@ -25,7 +25,11 @@ int Engine::receive(Channel ch, int *got) {
     return delivered;
 }
 
-// The validated header and known sender of a datagram, or nullptr (counted as a drop).
+// The validated header and known sender of a datagram, or nullptr (counted
+// as a drop).  Its MAC is checked first, with our own key: a datagram no
+// process of the job signed touches nothing, and cannot make us look up a
+// sender we do not know (a runtime lookup on the progress path).  One
+// that is signed asks once per sender, found or not.
 Peer *Engine::sender_of(Channel ch, const RxDatagram &d, const PacketHeader **h) {
     switch (check_header(d.buf, d.len, cfg_.job_key, h)) {
         case Verdict::kOk:
@@ -39,6 +43,11 @@ Peer *Engine::sender_of(Channel ch, const RxDatagram &d, const PacketHeader **h)
             ++stats_.drop_foreign;
             return nullptr;
     }
+    if (!mac_ok(cfg_.auth, key_, d.buf, d.len)) {
+        ++stats_.drops;
+        ++stats_.drop_auth;
+        return nullptr;
+    }
     const uint32_t src = (*h)->src;
     Peer *p = src < peers_.size() ? peers_[src].get() : nullptr;
     if (!p && src != cfg_.self && src < kMaxPeers) {  // of this job, not added yet: ask once
@@ -51,11 +60,6 @@ Peer *Engine::sender_of(Channel ch, const RxDatagram &d, const PacketHeader **h)
     if (!p || p->dead || (verify_source_ && p->addr[ch] != d.src)) {
         ++stats_.drops;
         ++stats_.drop_unknown_peer;
-        return nullptr;
-    }
-    if (!mac_ok(cfg_.auth, p->key, d.buf, d.len)) {  // before the datagram may touch any state
-        ++stats_.drops;
-        ++stats_.drop_auth;
         return nullptr;
     }
     return p;

@@ -45,8 +45,9 @@ typedef struct rttcc_callbacks {
     void (*on_send_done)(void *user, void *cookie, int status);
     /* The peer stopped answering: retransmissions exhausted. */
     void (*on_peer_dead)(void *user, uint32_t peer, const char *why);
-    /* A datagram of this job came from a peer never added (the caller adds
-     * peers lazily): add it if it exists; its retransmissions then get in. */
+    /* A datagram signed with our key (so sent by a process of the job) came
+     * from a peer never added (the caller adds peers lazily): add it if it
+     * exists; its retransmissions then get in.  Once per peer, found or not. */
     void (*on_unknown_peer)(void *user, uint32_t peer);
     /* A put from `peer` landed whole: `len` bytes at `offset` of the region
      * `key` (rttcc_engine_expose).  May be NULL if the caller never exposes. */

@@ -238,8 +238,9 @@ static void on_peer_dead(void *user, uint32_t peer, const char *why)
     ompi_rte_abort(OMPI_ERR_UNREACH, NULL);
 }
 
-/* A datagram from a process not added yet (add_procs runs per
- * communicator under lazy wire-up): add it, its retransmissions get in. */
+/* A datagram signed with our key from a process not added yet (add_procs
+ * runs per communicator under lazy wire-up): add it, its retransmissions
+ * get in.  The engine asks once per process, never for a forgery. */
 static void on_unknown_peer(void *user, uint32_t peer)
 {
     mca_mtl_rttcc_module_t *m = user;

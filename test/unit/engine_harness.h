@@ -173,6 +173,14 @@ inline std::vector<std::unique_ptr<Node>> make_nodes(rttcc::MemNetwork &net, int
     return nodes;
 }
 
+// Node n's secret, read from the address it publishes (what the modex
+// carries): what datagrams to n are signed with (mac.h).
+inline rttcc::SecretKey published_key(const Node &n) {
+    rttcc::SecretKey k;
+    std::memcpy(k.data(), n.address.data() + n.address.size() - 8 - k.size(), k.size());  // before the two 4-byte mem addresses
+    return k;
+}
+
 // Pattern byte of message `msg` at offset `i`.
 inline uint8_t pattern(uint32_t msg, size_t i) { return static_cast<uint8_t>(msg * 131 + i * 7 + (i >> 8)); }
 

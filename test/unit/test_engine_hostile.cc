@@ -16,15 +16,8 @@ using namespace rttcc_test;
 
 namespace {
 
-// Node i's secret, read from the address it publishes (what the modex carries).
-SecretKey published_key(const Node &n) {
-    SecretKey k;
-    std::memcpy(k.data(), n.address.data() + n.address.size() - 8 - k.size(), k.size());  // before the two 4-byte mem addresses
-    return k;
-}
-
 // Forges chunks of messages from node 0 to node 1 on the data channel,
-// signed as node 0 signs them.
+// signed as node 0 signs them (with node 1's key).
 struct Forger {
     MemNetwork &net;
     std::vector<std::unique_ptr<Node>> &nodes;
@@ -46,7 +39,7 @@ struct Forger {
         h.msg_len = len;
         h.chunk_offset = offset;
         iovec p{bytes.data() + offset, n};
-        h.mac = datagram_mac(RTTCC_AUTH_HEADER, published_key(*nodes[0]), h, &p, 1);
+        h.mac = datagram_mac(RTTCC_AUTH_HEADER, published_key(*nodes[1]), h, &p, 1);
         std::vector<uint8_t> d(4 + sizeof h);
         const uint32_t from = 0;
         std::memcpy(d.data(), &from, 4);
