@@ -36,7 +36,7 @@ public:
     }
     // Records [offset, offset + n), which must not overlap; returns added_spans().
     int add(uint32_t offset, uint32_t n) {
-        auto it = after(offset);
+        const auto it = spans_.begin() + (after(offset) - spans_.cbegin());
         const bool left = touches_left(it, offset), right = touches_right(it, offset + n);
         if (left && right) {
             std::prev(it)->end = it->end;
@@ -65,9 +65,6 @@ private:
     Iter after(uint32_t offset) const {
         return std::upper_bound(spans_.begin(), spans_.end(), offset,
                                 [](uint32_t o, const Span &s) { return o < s.end; });
-    }
-    std::vector<Span>::iterator after(uint32_t offset) {
-        return spans_.begin() + (static_cast<const Coverage *>(this)->after(offset) - spans_.cbegin());
     }
     bool touches_left(Iter it, uint32_t begin) const { return it != spans_.begin() && std::prev(it)->end == begin; }
     bool touches_right(Iter it, uint32_t end) const { return it != spans_.end() && it->begin == end; }

@@ -187,14 +187,17 @@ Flood flood(Kind kind) {
 }
 
 // The figures, with the default window (4096) and reassembly_max_mb (256).
+// (Resident memory is printed, not checked: a sanitizer's shadow memory
+// counts in it.)
 static void test_rss_under_hostile_floods(void **) {
     const char *names[] = {"20000 ids never finished", "20000 overlapping chunks", "a hole, then the window full"};
     const Kind kinds[] = {Kind::kNeverFinished, Kind::kOverlapping, Kind::kBehindAHole};
+    const size_t most_held[] = {1, 1, 4095 / 17 + 1};  // the last: 17 chunks a message, in the window
     for (int i = 0; i < 3; ++i) {
         const Flood r = flood(kinds[i]);
         print_message("%s: RSS %+ld KiB, %zu messages held, %zu delivered\n", names[i], r.rss_kib, r.held, r.delivered);
-        assert_true(r.rss_kib < 256 * 1024);  // reassembly_max_mb
-        assert_int_equal(r.delivered, 0);     // nothing was ever whole
+        assert_true(r.held <= most_held[i]);
+        assert_int_equal(r.delivered, 0);  // nothing was ever whole
     }
 }
 
