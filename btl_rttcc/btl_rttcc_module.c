@@ -288,9 +288,10 @@ void mca_btl_rttcc_on_recv(void *user, uint32_t peer, uint8_t tag, const void *d
     (void) peer;
 }
 
-/* A datagram came from a process of our job that the BML has not added
- * yet (add_procs is lazy past mpi_add_procs_cutoff): add it now, so its
- * retransmissions are accepted. */
+/* A datagram signed with our key came from a process of our job that the
+ * BML has not added yet (add_procs is lazy past mpi_add_procs_cutoff): add
+ * it now, so its retransmissions are accepted.  The engine asks once per
+ * process, and never for a datagram nobody in the job signed. */
 void mca_btl_rttcc_on_unknown_peer(void *user, uint32_t peer)
 {
     mca_btl_rttcc_module_t *m = (mca_btl_rttcc_module_t *) user;

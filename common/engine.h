@@ -248,7 +248,7 @@ private:
     std::unique_ptr<Wire> wire_;         // where datagrams go
     std::unique_ptr<ClockDomain> domain_;  // clock domain of one-way delays (may be null)
     const Clock &clock_;                 // the engine's time: every timer and sample reads it
-    SecretKey key_;                      // our secret: the MAC of what we send (mac.h)
+    SecretKey key_;                      // our secret: the MAC of what we receive (mac.h)
     nanos next_clock_refresh_ = 0;       // when domain_'s offset to our clock is sampled again
     bool verify_source_;                 // the wire names senders: check them
     uint32_t cmd_payload_;               // payload bytes per command-channel datagram

@@ -6,6 +6,12 @@
 
 namespace rttcc {
 
+namespace {
+Reassembly::Chunk chunk_of(const PacketHeader &h, const uint8_t *payload) {
+    return {h.seq, h.msg_id, h.msg_len, h.tag, h.chunk_offset, h.payload_len, payload};
+}
+}  // namespace
+
 // One burst from a channel; returns how many messages it delivered and sets
 // *got to the datagrams it read.  The clock is read once the burst is in:
 // that is the arrival time of its datagrams on the engine's own clock.
@@ -19,7 +25,11 @@ int Engine::receive(Channel ch, int *got) {
     return delivered;
 }
 
-// The validated header and known sender of a datagram, or nullptr (counted as a drop).
+// The validated header and known sender of a datagram, or nullptr (counted
+// as a drop).  Its MAC is checked first, with our own key: a datagram no
+// process of the job signed touches nothing, and cannot make us look up a
+// sender we do not know (a runtime lookup on the progress path).  One
+// that is signed asks once per sender, found or not.
 Peer *Engine::sender_of(Channel ch, const RxDatagram &d, const PacketHeader **h) {
     switch (check_header(d.buf, d.len, cfg_.job_key, h)) {
         case Verdict::kOk:
@@ -33,6 +43,11 @@ Peer *Engine::sender_of(Channel ch, const RxDatagram &d, const PacketHeader **h)
             ++stats_.drop_foreign;
             return nullptr;
     }
+    if (!mac_ok(cfg_.auth, key_, d.buf, d.len)) {
+        ++stats_.drops;
+        ++stats_.drop_auth;
+        return nullptr;
+    }
     const uint32_t src = (*h)->src;
     Peer *p = src < peers_.size() ? peers_[src].get() : nullptr;
     if (!p && src != cfg_.self && src < kMaxPeers) {  // of this job, not added yet: ask once
@@ -45,11 +60,6 @@ Peer *Engine::sender_of(Channel ch, const RxDatagram &d, const PacketHeader **h)
     if (!p || p->dead || (verify_source_ && p->addr[ch] != d.src)) {
         ++stats_.drops;
         ++stats_.drop_unknown_peer;
-        return nullptr;
-    }
-    if (!mac_ok(cfg_.auth, p->key, d.buf, d.len)) {  // before the datagram may touch any state
-        ++stats_.drops;
-        ++stats_.drop_auth;
         return nullptr;
     }
     return p;
@@ -102,13 +112,10 @@ bool Engine::handle_datagram(Channel ch, const RxDatagram &d, nanos now) {
         if (cb.on_recv) cb.on_recv(cb.user, peer, h->tag, payload, h->payload_len);
         return true;
     }
-    bool bad;
-    Reassembly::Message *m = p->reassembly.add(reassembly_buffers_, h->msg_id, h->msg_len, h->tag,
-                                               h->chunk_offset, payload, h->payload_len, &bad);
-    if (bad) {
-        ++stats_.drops;
-        ++stats_.drop_malformed;
-    }
+    uint32_t abandoned;
+    Reassembly::Message *m = p->reassembly.add(reassembly_buffers_, chunk_of(*h, payload), p->rx.next(), &abandoned);
+    p->stats.reassembly_abandoned += abandoned;
+    stats_.reassembly_abandoned += abandoned;
     if (!m) return false;
     ++p->stats.msgs_rx;
     ++stats_.msgs_rx;
@@ -146,9 +153,10 @@ bool Engine::land_put(Peer &p, const PacketHeader &h, const uint8_t *payload, st
 }
 
 // A new segment is accepted, and so acknowledged, only if it can be
-// delivered: a client listens to its tag, a chunk agrees with its message's
-// other chunks (opening one: a buffer is free under reassembly_max_mb), a
-// put lands inside a grant its sender holds.  Otherwise the
+// delivered: a client listens to its tag, a chunk fits its message
+// (reassembly.h: agrees with its other chunks, overlaps none, and opening
+// one, a buffer is free under reassembly_max_mb), a put lands inside a
+// grant its sender holds.  Otherwise the
 // sender never hears it arrived: it resends, and in the end reports the
 // peer lost instead of a send that succeeded while its bytes were dropped.
 bool Engine::deliverable(const Peer &p, const PacketHeader &h) const {
@@ -157,7 +165,8 @@ bool Engine::deliverable(const Peer &p, const PacketHeader &h) const {
         case PacketType::DATA:
             return cb.on_recv != nullptr;
         case PacketType::CHUNK:
-            return cb.on_recv != nullptr && p.reassembly.fits(reassembly_buffers_, h.msg_id, h.msg_len, h.tag);
+            return cb.on_recv != nullptr &&
+                   p.reassembly.fit(reassembly_buffers_, chunk_of(h, nullptr), p.rx.next()) == Reassembly::Fit::kYes;
         case PacketType::PUT:
             return cb.on_put != nullptr && p.puts.fits(h.msg_id, h.msg_len, h.put_addr, h.tag) &&
                    grants_.target(p.id, put_key(h.put_addr), put_offset(h.put_addr) + h.chunk_offset, h.payload_len);
@@ -177,6 +186,11 @@ bool Engine::accept_segment(Peer &p, const PacketHeader &h, const Arrival &a) {
                 broke_protocol(p, "it began a put while " + std::to_string(cfg_.window) +
                                       " of its puts were partly landed here, more than its window lets it "
                                       "send: it does not follow the rttcc protocol");
+        }
+        if (h.type == static_cast<uint8_t>(PacketType::CHUNK) &&
+            p.reassembly.fit(reassembly_buffers_, chunk_of(h, nullptr), p.rx.next()) == Reassembly::Fit::kOverlap) {
+            ++p.stats.dup_chunks;
+            ++stats_.dup_chunks;
         }
         return false;
     }

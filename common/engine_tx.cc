@@ -193,7 +193,7 @@ void Engine::fill_payload(TxDatagram &d, const TxMessage &m, uint32_t offset, ui
     }
 }
 
-// Signs the batch (mac.h) and hands it to the wire.  What the wire refuses (socket buffer full)
+// Signs the batch, each datagram with its receiver's key (mac.h), and hands it to the wire.  What the wire refuses (socket buffer full)
 // is not lost: segments go to the front of the resend list, ACKs are owed
 // again; a refused probe counts as lost when its reply never comes.
 void Engine::flush(Channel ch) {
@@ -201,7 +201,8 @@ void Engine::flush(Channel ch) {
     if (!b.count) return;
     if (cfg_.auth != RTTCC_AUTH_NONE)
         for (size_t i = 0; i < b.count; ++i)
-            b.headers[i].mac = datagram_mac(cfg_.auth, key_, b.headers[i], &b.dgrams[i].iov[1], b.dgrams[i].iovcnt - 1);
+            b.headers[i].mac = datagram_mac(cfg_.auth, b.peers[i]->key, b.headers[i], &b.dgrams[i].iov[1],
+                                            b.dgrams[i].iovcnt - 1);
     const int sent = wire_->tx_burst(ch, b.dgrams.data(), static_cast<int>(b.count));
     for (size_t i = std::max(sent, 0); i < b.count; ++i) {
         wire_full_ = true;

@@ -1,8 +1,11 @@
 // Datagram authentication (the `auth` tunable): every datagram carries a
-// 64-bit MAC keyed by its sender's secret, a random 128-bit key each engine
+// 64-bit MAC keyed by its receiver's secret, a random 128-bit key each engine
 // draws from the kernel's CSPRNG at start and publishes only in its address
-// (the modex).  Without the key a datagram cannot be forged: not data, not
-// an ACK or SACK, not a probe or a put.
+// (the modex), so only processes of the job know it.  Without the key a
+// datagram cannot be forged: not data, not an ACK or SACK, not a probe or a
+// put.  The receiver checks every datagram with its own key, before it
+// knows the sender: a datagram from a process it has not added yet (lazy
+// wire-up) is checked before it may cost a runtime lookup of that process.
 //
 //   header: SipHash-2-4 over the 72-byte header (libsodium crypto_shorthash);
 //           the payload too where it is the protocol's own (an ACK's SACK

@@ -18,6 +18,7 @@ using Item = rttcc_match_item_t;
 class ItemList {
 public:
     Item *front() const { return head_; }
+    Item *back() const { return tail_; }
     size_t size() const { return size_; }
     void push_back(Item *i) { insert_before(nullptr, i); }
     // Inserts i before `at` (at the end when at is null).
@@ -71,9 +72,12 @@ struct PeerOrder {
 }  // namespace
 
 struct rttcc_matcher {
+    rttcc_matcher(size_t per_peer, size_t all) : max_held_per_peer(per_peer), max_held(all) {}
+
     std::vector<CommQueues> comms;  // by context id, grown on first use
     std::vector<PeerOrder> peers;   // by engine index, grown on first use
     size_t held = 0;
+    const size_t max_held_per_peer, max_held;
 
     // Looking up never allocates; adding may, and reports running out of
     // memory as nullptr (no exception leaves the C interface).
@@ -95,7 +99,9 @@ struct rttcc_matcher {
 
 extern "C" {
 
-rttcc_matcher_t *rttcc_matcher_create(void) { return new (std::nothrow) rttcc_matcher(); }
+rttcc_matcher_t *rttcc_matcher_create(size_t max_held_per_peer, size_t max_held) {
+    return new (std::nothrow) rttcc_matcher(max_held_per_peer, max_held);
+}
 
 void rttcc_matcher_destroy(rttcc_matcher_t *m) { std::unique_ptr<rttcc_matcher> owned(m); }
 
@@ -109,12 +115,15 @@ int rttcc_matcher_in_order(rttcc_matcher_t *m, uint32_t peer, uint32_t seq) {
     return rttcc::seq_gt(seq, o->expected) ? 0 : -1;
 }
 
-void rttcc_matcher_hold(rttcc_matcher_t *m, rttcc_match_item_t *a) {
+int rttcc_matcher_hold(rttcc_matcher_t *m, rttcc_match_item_t *a) {
     PeerOrder &o = m->peers[a->peer];  // made by rttcc_matcher_in_order
-    Item *at = o.held.front();
-    while (at && rttcc::seq_gt(a->seq, at->seq)) at = at->next;
-    o.held.insert_before(at, a);
+    if (o.held.size() >= m->max_held_per_peer || m->held >= m->max_held) return -1;
+    Item *before = o.held.back();  // arrivals come mostly in order: found at once
+    while (before && rttcc::seq_gt(before->seq, a->seq)) before = before->prev;
+    if (before && before->seq == a->seq) return -2;
+    o.held.insert_before(before ? before->next : o.held.front(), a);
     ++m->held;
+    return 0;
 }
 
 rttcc_match_item_t *rttcc_matcher_release(rttcc_matcher_t *m, uint32_t peer) {

@@ -62,11 +62,12 @@ struct Peer {
           response(rtt_params),
           cc_rtt(rtt_params),
           rx(window, rx_first),
+          reassembly(window),
           puts(window) {}
 
     uint32_t id;                       // caller's index of this peer
     WireHandle addr[kChannels] = {};   // resolved address per channel
-    SecretKey key{};                   // its secret: its datagrams must carry its MAC (mac.h)
+    SecretKey key{};                   // its secret: what we send it carries a MAC by it (mac.h)
     uint32_t seg_payload = 0;          // payload bytes per data-channel segment
     bool dead = false;                 // declared dead: every send fails
     nanos last_heard = 0;              // when its latest valid datagram arrived (0: never)

@@ -45,8 +45,9 @@ typedef struct rttcc_callbacks {
     void (*on_send_done)(void *user, void *cookie, int status);
     /* The peer stopped answering: retransmissions exhausted. */
     void (*on_peer_dead)(void *user, uint32_t peer, const char *why);
-    /* A datagram of this job came from a peer never added (the caller adds
-     * peers lazily): add it if it exists; its retransmissions then get in. */
+    /* A datagram signed with our key (so sent by a process of the job) came
+     * from a peer never added (the caller adds peers lazily): add it if it
+     * exists; its retransmissions then get in.  Once per peer, found or not. */
     void (*on_unknown_peer)(void *user, uint32_t peer);
     /* A put from `peer` landed whole: `len` bytes at `offset` of the grant
      * `key` (rttcc_engine_grant).  May be NULL if the caller never grants. */
@@ -68,12 +69,14 @@ typedef struct rttcc_callbacks {
     X(acks_rx, "ACKs received that advanced the window")                           \
     X(dup_acks, "duplicate ACKs received (standalone ACKs repeating una)")         \
     X(dup_segs, "duplicate or old segments received (dropped, ACKed at once)")     \
+    X(dup_chunks, "chunks over bytes their message already had (dropped unacknowledged)") \
+    X(reassembly_abandoned, "messages abandoned half-arrived: a later message's chunks showed they never would be whole") \
     X(drops, "received datagrams dropped, all reasons")                            \
     X(drop_malformed, "dropped: too short, bad length or bad fields")              \
     X(drop_foreign, "dropped: wrong magic, version or job key")                    \
     X(drop_unknown_peer, "dropped: unknown sender or wrong source address")        \
     X(drop_auth, "dropped: its MAC was wrong (forged, altered, or signed with another key)") \
-    X(drop_undeliverable, "dropped unacknowledged: no client for its tag, a chunk too large, a put outside its region") \
+    X(drop_undeliverable, "dropped unacknowledged: no client for its tag, a chunk that does not fit (no buffer, overlapping), a put outside its region") \
     X(drop_beyond_window, "dropped: sequence number beyond the receive window")    \
     X(drop_bad_put, "dropped: a put outside what was granted to its sender, or inconsistent") \
     X(protocol_errors, "peers declared dead for sending what the protocol never sends (puts, early control messages beyond their caps)") \

@@ -13,6 +13,15 @@
  *
  * Sequence numbers wrap (32 bits, compared modulo 2^32).  The caller owns
  * every item and its memory and serializes calls (one lock).
+ *
+ * Held arrivals are bounded, per peer and in all: a sender that runs
+ * further ahead of a message it has not delivered is refused (the caller
+ * ends the job with a clear error: what is refused is already
+ * acknowledged and cannot be dropped).  A legal sender does get ahead:
+ * its messages after a lost segment (at most the engine's window of them)
+ * and, while a data-channel message waits for credits, its command-channel
+ * ones (rttcc_engine.h), which are bounded by how fast it sends, not by
+ * the window.
  */
 #ifndef RTTCC_MATCH_H
 #define RTTCC_MATCH_H
@@ -42,7 +51,9 @@ typedef struct rttcc_match_item {
 
 typedef struct rttcc_matcher rttcc_matcher_t;
 
-rttcc_matcher_t *rttcc_matcher_create(void);
+/* A matcher that holds at most `max_held_per_peer` arrivals of one peer
+ * and `max_held` in all; NULL without memory. */
+rttcc_matcher_t *rttcc_matcher_create(size_t max_held_per_peer, size_t max_held);
 /* Items still queued are left alone (rttcc_matcher_pop_any drains them). */
 void rttcc_matcher_destroy(rttcc_matcher_t *m);
 
@@ -50,8 +61,11 @@ void rttcc_matcher_destroy(rttcc_matcher_t *m);
  * consumed), 0 if it is ahead (hold it), -1 if it is behind (a duplicate),
  * -2 if the peer is out of range or its state could not be allocated. */
 int rttcc_matcher_in_order(rttcc_matcher_t *m, uint32_t peer, uint32_t seq);
-/* Keeps an arrival that came ahead of its turn (in_order said 0). */
-void rttcc_matcher_hold(rttcc_matcher_t *m, rttcc_match_item_t *arrival);
+/* Keeps an arrival that came ahead of its turn (in_order said 0): 0, or
+ * -1 if it would pass a bound (held_max_per_peer or held_max), or -2 if
+ * an arrival of the same peer and seq is held already (a duplicate: the
+ * engine never delivers one twice).  Refused, it is not queued. */
+int rttcc_matcher_hold(rttcc_matcher_t *m, rttcc_match_item_t *arrival);
 /* The held arrival whose turn it now is (consumed), or NULL. */
 rttcc_match_item_t *rttcc_matcher_release(rttcc_matcher_t *m, uint32_t peer);
 

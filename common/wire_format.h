@@ -41,7 +41,7 @@ inline const char *packet_type_name(PacketType t) {
 }
 
 constexpr uint16_t kMagic = 0x5452;  // "RT"
-constexpr uint8_t kVersion = 3;  // 2: ACKs carry SACK bitmaps; 3: BUSY, kFlagResume, the MAC
+constexpr uint8_t kVersion = 4;  // 2: ACKs carry SACK bitmaps; 3: BUSY, kFlagResume, the MAC; 4: by the receiver's key
 
 // An ACK's payload, when there is one, is the selective ACK: 64-bit words,
 // bit i (word i / 64, bit i % 64) set if segment ack + 1 + i has arrived.
@@ -79,7 +79,7 @@ struct PacketHeader {
     uint32_t chunk_offset;  // CHUNK: where this chunk's payload goes in the message
     uint64_t tx_stamp_ns;   // sender's clock-domain time at transmission (offsets, one-way delays)
     uint64_t put_addr;      // PUT: region key << 40 | offset of the put's first byte; else 0
-    uint64_t mac;           // MAC of the datagram by the sender's secret (mac.h), 0 with auth none
+    uint64_t mac;           // MAC of the datagram by the receiver's secret (mac.h), 0 with auth none
 };
 #pragma pack(pop)
 

@@ -111,6 +111,7 @@ typedef struct mca_mtl_rttcc_module_t {
     size_t put_size;             /* largest put: the engine's largest message */
     opal_mutex_t lock;           /* the matcher and the tables below */
     rttcc_matcher_t *matcher;
+    size_t held_max;             /* arrivals it holds from one sender (all: 4x) */
     uint32_t *tx_seq;            /* next sequence number towards each peer */
     size_t num_tx_seq;
     opal_pointer_array_t slots;  /* sends waiting for a CTS or SYNC_ACK, by sid */
@@ -125,6 +126,7 @@ typedef struct mca_mtl_rttcc_component_t {
     int verbose;
     int output;
     int eager_limit;
+    int held_max;                /* mtl_rttcc_held_max (0: 16 x window) */
     mca_mtl_rttcc_counters_t counters;
 } mca_mtl_rttcc_component_t;
 

@@ -69,6 +69,9 @@ static int rttcc_register(void)
     var("eager_limit", "Messages up to this many bytes go with their match header and are copied out on "
         "match; larger ones wait for the receive and are put straight into its buffer (rendezvous)",
         OPAL_INFO_LVL_5, &c->eager_limit);
+    var("held_max", "Most messages of one sender kept while an earlier one of its messages has not arrived "
+        "(MPI order); all senders together four times as many; more ends the job with an error "
+        "(0: 16 x mtl_rttcc_window)", OPAL_INFO_LVL_6, &c->held_max);
     return mca_mtl_rttcc_register_pvars();
 }
 

@@ -49,7 +49,12 @@ mca_mtl_rttcc_module_t ompi_mtl_rttcc = {
 
 int mca_mtl_rttcc_module_init(mca_mtl_rttcc_module_t *m)
 {
-    m->matcher = rttcc_matcher_create();
+    /* A sender gets ahead by at most a window of messages after a loss, and
+     * by more only while its command-channel messages pass a data-channel
+     * one that waits for credits (rttcc_match.h). */
+    m->held_max = mca_mtl_rttcc_component.held_max > 0 ? (size_t) mca_mtl_rttcc_component.held_max
+                                                        : 16 * (size_t) mca_mtl_rttcc_component.config.window;
+    m->matcher = rttcc_matcher_create(m->held_max, 4 * m->held_max);
     if (NULL == m->matcher) {
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
@@ -241,8 +246,9 @@ static void on_peer_dead(void *user, uint32_t peer, const char *why)
     ompi_rte_abort(OMPI_ERR_UNREACH, NULL);
 }
 
-/* A datagram from a process not added yet (add_procs runs per
- * communicator under lazy wire-up): add it, its retransmissions get in. */
+/* A datagram signed with our key from a process not added yet (add_procs
+ * runs per communicator under lazy wire-up): add it, its retransmissions
+ * get in.  The engine asks once per process, never for a forgery. */
 static void on_unknown_peer(void *user, uint32_t peer)
 {
     mca_mtl_rttcc_module_t *m = user;

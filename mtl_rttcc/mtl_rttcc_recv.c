@@ -189,6 +189,22 @@ static void out_of_memory(size_t bytes)
     ompi_rte_abort(OMPI_ERR_OUT_OF_RESOURCE, NULL);
 }
 
+/* A sender ran further ahead of a message it has not delivered than the
+ * matcher holds: what it sent is acknowledged and cannot be dropped. */
+static void too_far_ahead(mca_mtl_rttcc_module_t *m, uint32_t peer, uint32_t seq)
+{
+    opal_process_name_t name = OPAL_PROC_MY_NAME;
+    size_t posted, unexpected, held;
+
+    OPAL_THREAD_LOCK(&m->lock);
+    rttcc_matcher_counts(m->matcher, &posted, &unexpected, &held);
+    OPAL_THREAD_UNLOCK(&m->lock);
+    name.vpid = peer;
+    mca_mtl_rttcc_show_help(false, "held too many", opal_process_info.nodename, held, OPAL_NAME_PRINT(name), seq,
+                            m->held_max, 4 * m->held_max);
+    ompi_rte_abort(OMPI_ERR_OUT_OF_RESOURCE, NULL);
+}
+
 /* Called with the lock held, for an arrival whose turn it is; returns
  * with the lock held.  `a` is the kept copy, or NULL while the message is
  * still only in the engine's buffer. */
@@ -241,13 +257,19 @@ void mca_mtl_rttcc_on_arrival(mca_mtl_rttcc_module_t *m, uint32_t peer, const mt
     }
     if (0 == order) { /* ahead of an earlier message of the same sender */
         a = keep(peer, hdr, data, self_send);
-        if (NULL != a) {
-            rttcc_matcher_hold(m->matcher, &a->match);
-        }
+        int held = NULL != a ? rttcc_matcher_hold(m->matcher, &a->match) : 0;
         OPAL_THREAD_UNLOCK(&m->lock);
         MTL_RTTCC_COUNT(out_of_order);
         if (NULL == a) {
             out_of_memory(hdr->len);
+        } else if (-2 == held) {
+            free(a);
+            MTL_RTTCC_COUNT(bad_messages);
+            opal_output_verbose(1, mca_mtl_rttcc_component.output,
+                                "mtl:rttcc: dropped a message from process %u with a sequence number it used already (%u)",
+                                peer, hdr->seq);
+        } else if (0 != held) {
+            too_far_ahead(m, peer, hdr->seq);
         }
         return;
     }

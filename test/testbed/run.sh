@@ -9,7 +9,7 @@ top=$(cd "$here/../.." && pwd)
 source "$top/test/mpi/lib.sh"
 export RTTCC_TB_PREFIX=rttcct RTTCC_TB_DIR=/tmp/rttcct-testbed
 tb=$top/contrib/testbed/testbed
-extra_cleanup() { "$tb" down; }
+extra_cleanup() { pkill -KILL -f "orted.*rttcct-h" 2>/dev/null; "$tb" down; }
 scratch_dir testbed
 
 for src in "$top"/test/mpi/*.c "$top"/test/faults/exchange.c; do
@@ -197,6 +197,30 @@ for host in h1 h2; do
         bad "path MTU below the data datagrams at $host (${secs}s)"
     fi
 done
+
+# A host whose link is deleted while two ranks ping-pong: the rank cut off
+# cannot report (its daemon is behind the same link), so the other must,
+# though it owes nothing while it waits for the reply: liveness probes.
+# mpirun then waits for the lost daemon forever: the test ends it.  Last,
+# since h2 is gone for good.
+(TEST_TIMEOUT=60 tbrun 2 --mca btl_rttcc_peer_timeout_ms 3000 "$build/busy_peer" -when after -busy 0.001 \
+    -rounds 1000000 -size 65536) &
+run=$!
+sleep 1.5
+start=$(date +%s.%N)
+ip link del rttcct-v2
+while kill -0 $run 2>/dev/null && ! grep -q 'lost contact with process' "$build/out"; do sleep 0.05; done
+secs=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
+sleep 0.5
+pkill -KILL -f "$build/busy_peer" 2>/dev/null
+pkill -KILL -f "orted.*rttcct-h" 2>/dev/null
+pkill -KILL -P $run 2>/dev/null
+wait $run 2>/dev/null
+if grep -q 'lost contact with process' "$build/out" && awk -v s="$secs" 'BEGIN { exit !(s < 10) }'; then
+    ok "link of a host deleted: rttcc reported it in ${secs}s (peer timeout 3 s): $(grep -oE '(no acknowledgement|nothing heard) for.*' "$build/out" | head -n 1 | cut -c1-120)"
+else
+    bad "link of a host deleted (${secs}s)"
+fi
 
 # 6. Teardown leaves nothing behind.
 "$tb" down

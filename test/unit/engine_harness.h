@@ -181,6 +181,14 @@ inline std::vector<std::unique_ptr<Node>> make_nodes(rttcc::MemNetwork &net, int
     return nodes;
 }
 
+// Node n's secret, read from the address it publishes (what the modex
+// carries): what datagrams to n are signed with (mac.h).
+inline rttcc::SecretKey published_key(const Node &n) {
+    rttcc::SecretKey k;
+    std::memcpy(k.data(), n.address.data() + n.address.size() - 8 - k.size(), k.size());  // before the two 4-byte mem addresses
+    return k;
+}
+
 // Pattern byte of message `msg` at offset `i`.
 inline uint8_t pattern(uint32_t msg, size_t i) { return static_cast<uint8_t>(msg * 131 + i * 7 + (i >> 8)); }
 
@@ -188,13 +196,6 @@ inline std::vector<uint8_t> make_message(uint32_t msg, size_t len) {
     std::vector<uint8_t> b(len);
     for (size_t i = 0; i < len; ++i) b[i] = pattern(msg, i);
     return b;
-}
-
-// Node i's secret, read from the address it publishes (what the modex carries).
-inline rttcc::SecretKey published_key(const Node &n) {
-    rttcc::SecretKey k;
-    std::memcpy(k.data(), n.address.data() + n.address.size() - 8 - k.size(), k.size());  // before the two 4-byte mem addresses
-    return k;
 }
 
 // Queues a datagram for node `to` as if node `from` had sent it on `ch`.

@@ -238,11 +238,15 @@ static void test_foreign_datagrams_are_dropped(void **) {
     h.job_key = 0x1234;
     h.src = 7;  // right job, unknown sender
     std::memcpy(d.data() + 4, &h, sizeof h);
-    net.queue(1, kData).push_back(d);
+    net.queue(1, kData).push_back(d);  // unsigned: a forgery
+    h.mac = datagram_mac(RTTCC_AUTH_HEADER, published_key(*nodes[1]), h, nullptr, 0);
+    std::memcpy(d.data() + 4, &h, sizeof h);
+    net.queue(1, kData).push_back(d);  // signed: a process of the job, not added
     net.queue(1, kCmd).push_back({0, 0, 0, 0, 1, 2, 3});  // garbage (after the sender prefix)
     nodes[1]->engine->progress();
     const auto s = nodes[1]->engine->stats();
     assert_int_equal(s.drop_foreign, 1);
+    assert_int_equal(s.drop_auth, 1);
     assert_int_equal(s.drop_unknown_peer, 1);
     assert_int_equal(s.drop_malformed, 1);
     assert_int_equal(nodes[1]->received.size(), 0);

@@ -182,7 +182,7 @@ static void test_more_puts_partly_landed_than_the_window_end_the_peer(void **) {
         h.msg_id = 1000 + i;
         h.msg_len = 200;
         h.put_addr = put_addr(key, i * 200);
-        h.mac = datagram_mac(RTTCC_AUTH_HEADER, published_key(*nodes[0]), h, &payload, 1);
+        h.mac = datagram_mac(RTTCC_AUTH_HEADER, published_key(*nodes[1]), h, &payload, 1);
         inject(net, 0, 1, kData, h, half);
         nodes[1]->engine->progress();
     }

@@ -18,8 +18,9 @@ rttcc_match_item_t item(uint32_t cid, int32_t src, int32_t tag, uint32_t peer = 
 }
 
 struct Matcher {
-    rttcc_matcher_t *m = rttcc_matcher_create();
+    explicit Matcher(size_t per_peer = 1000, size_t all = 10000) : m(rttcc_matcher_create(per_peer, all)) {}
     ~Matcher() { rttcc_matcher_destroy(m); }
+    rttcc_matcher_t *m;
 };
 
 }  // namespace
@@ -78,11 +79,11 @@ static void test_arrivals_are_handed_on_in_sequence(void **) {
     for (uint32_t s = 0; s < 5; ++s) a.push_back(item(0, 0, 0, 6, s));
     assert_int_equal(rttcc_matcher_in_order(t.m, 6, 0), 1);
     assert_int_equal(rttcc_matcher_in_order(t.m, 6, 3), 0);
-    rttcc_matcher_hold(t.m, &a[3]);
+    assert_int_equal(rttcc_matcher_hold(t.m, &a[3]), 0);
     assert_int_equal(rttcc_matcher_in_order(t.m, 6, 2), 0);
-    rttcc_matcher_hold(t.m, &a[2]);
+    assert_int_equal(rttcc_matcher_hold(t.m, &a[2]), 0);
     assert_int_equal(rttcc_matcher_in_order(t.m, 6, 4), 0);
-    rttcc_matcher_hold(t.m, &a[4]);
+    assert_int_equal(rttcc_matcher_hold(t.m, &a[4]), 0);
     assert_null(rttcc_matcher_release(t.m, 6));  // 1 is missing
     assert_int_equal(rttcc_matcher_in_order(t.m, 6, 0), -1);  // a duplicate
     assert_int_equal(rttcc_matcher_in_order(t.m, 6, 1), 1);
@@ -160,7 +161,7 @@ static void test_shutdown_drains_every_arrival(void **) {
     rttcc_matcher_add_unexpected(t.m, &u1);
     rttcc_matcher_add_unexpected(t.m, &u2);
     assert_int_equal(rttcc_matcher_in_order(t.m, 3, 4), 0);
-    rttcc_matcher_hold(t.m, &h);
+    assert_int_equal(rttcc_matcher_hold(t.m, &h), 0);
     size_t p, u, held;
     rttcc_matcher_counts(t.m, &p, &u, &held);
     assert_int_equal(u, 2);
@@ -170,6 +171,57 @@ static void test_shutdown_drains_every_arrival(void **) {
     assert_int_equal(n, 3);
     rttcc_matcher_counts(t.m, &p, &u, &held);
     assert_int_equal(u + held, 0);
+}
+
+// A sender running ahead of a message it never delivers is held up to the
+// bounds, per peer and in all, and refused beyond them; what was held is
+// handed on in order once the missing message comes.
+static void test_held_arrivals_are_bounded(void **) {
+    Matcher t(100, 150);
+    std::vector<rttcc_match_item_t> a, b;
+    for (uint32_t s = 1; s <= 200; ++s) a.push_back(item(0, 0, 0, 1, s));
+    for (uint32_t s = 1; s <= 200; ++s) b.push_back(item(0, 1, 0, 2, s));
+    int held = 0;
+    for (auto &i : a) {
+        assert_int_equal(rttcc_matcher_in_order(t.m, 1, i.seq), 0);  // 0 never comes
+        held += rttcc_matcher_hold(t.m, &i) == 0;
+    }
+    assert_int_equal(held, 100);  // per peer
+    assert_int_equal(rttcc_matcher_hold(t.m, &a[150]), -1);
+    for (auto &i : b) {
+        rttcc_matcher_in_order(t.m, 2, i.seq);
+        held += rttcc_matcher_hold(t.m, &i) == 0;
+    }
+    assert_int_equal(held, 150);  // in all
+    size_t p, u, h;
+    rttcc_matcher_counts(t.m, &p, &u, &h);
+    assert_int_equal(h, 150);
+    assert_int_equal(rttcc_matcher_in_order(t.m, 1, 0), 1);
+    for (uint32_t s = 1; s <= 100; ++s) assert_ptr_equal(rttcc_matcher_release(t.m, 1), &a[s - 1]);
+    assert_null(rttcc_matcher_release(t.m, 1));  // 101 was refused: the caller ended the job
+}
+
+// The same sequence number twice is refused (the engine never delivers a
+// message twice), so it cannot sit behind its twin for ever; arrivals in
+// any order still come out in order.
+static void test_a_held_duplicate_is_refused(void **) {
+    Matcher t;
+    rttcc_match_item_t x = item(0, 0, 0, 4, 7), twin = item(0, 0, 0, 4, 7), y = item(0, 0, 0, 4, 5),
+                       z = item(0, 0, 0, 4, 9);
+    assert_int_equal(rttcc_matcher_in_order(t.m, 4, 7), 0);
+    assert_int_equal(rttcc_matcher_hold(t.m, &x), 0);
+    assert_int_equal(rttcc_matcher_hold(t.m, &twin), -2);
+    assert_int_equal(rttcc_matcher_hold(t.m, &z), 0);
+    assert_int_equal(rttcc_matcher_hold(t.m, &y), 0);
+    for (uint32_t s = 0; s < 5; ++s) assert_int_equal(rttcc_matcher_in_order(t.m, 4, s), 1);
+    assert_ptr_equal(rttcc_matcher_release(t.m, 4), &y);
+    assert_int_equal(rttcc_matcher_in_order(t.m, 4, 6), 1);
+    assert_ptr_equal(rttcc_matcher_release(t.m, 4), &x);
+    assert_int_equal(rttcc_matcher_in_order(t.m, 4, 8), 1);
+    assert_ptr_equal(rttcc_matcher_release(t.m, 4), &z);
+    size_t p, u, h;
+    rttcc_matcher_counts(t.m, &p, &u, &h);
+    assert_int_equal(h, 0);
 }
 
 int main() {
@@ -183,6 +235,8 @@ int main() {
         cmocka_unit_test(test_cancel_only_a_posted_receive),
         cmocka_unit_test(test_take_arrival_by_sender_and_sequence),
         cmocka_unit_test(test_shutdown_drains_every_arrival),
+        cmocka_unit_test(test_held_arrivals_are_bounded),
+        cmocka_unit_test(test_a_held_duplicate_is_refused),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);
 }
