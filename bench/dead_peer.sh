@@ -38,8 +38,8 @@ since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.2f", b - a }'; }
 said() { grep -oE 'no acknowledgement for [0-9.]+ s|within [0-9.]+ s|nothing heard from it for [0-9.]+ s despite' "$1" | head -n 1 | grep -oE '[0-9.]+ s' | cut -d' ' -f1; }
 median() { sort -g | awk '{ v[NR] = $1 } END { if (!NR) print "-"; else if (NR % 2) print v[(NR + 1) / 2]; else printf "%.2f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
-# case_run LABEL INJECT COMMAND...: INJECT is a function run 1.5 s into the
-# job (after the ranks are up) or "self"; then the job must end with the
+# case_run LABEL INJECT COMMAND...: INJECT is a function run once the ranks
+# have met (busy_peer -announce) or "self"; then the job must end with the
 # error.  The wall time runs until the error shows (a job whose host is cut
 # off cannot end: mpirun waits for that host's daemon) or the job ends.
 case_run() {
@@ -51,7 +51,8 @@ case_run() {
         local job=$!
         t0=$start
         if [ "$inject" != self ]; then
-            sleep 1.5
+            for _ in $(seq 600); do grep -q '^busy_peer: started' "$work/out" && break; sleep 0.1; done
+            sleep 0.5
             t0=$(now)
             "$inject" on
         fi
@@ -112,7 +113,7 @@ case_run "killed, one host, mtl" self "${local_run[@]}" -np 3 "${mtl[@]}" "$work
 "$tb" down >/dev/null 2>&1
 "$tb" up 2 --slots 2 >/dev/null || { echo "testbed up failed"; exit 1; }
 case_run "frozen, across hosts, btl" self "${tb_run[@]}" -np 2 "${btl[@]}" "$work/silent_peer"
-busy=("$work/busy_peer" -when after -busy 0.001 -rounds 100000 -size 65536)
+busy=("$work/busy_peer" -when after -busy 0.001 -rounds 100000 -size 65536 -announce 1)
 case_run "link deleted, across hosts, btl" delete_link "${tb_run[@]}" -np 2 "${btl[@]}" "${busy[@]}"
 case_run "data channel black hole, across hosts, btl" black_hole "${tb_run[@]}" -np 2 "${btl[@]}" "${busy[@]}"
 case_run "path MTU 1100 at the sender, btl" mtu_h1 "${tb_run[@]}" -np 2 "${btl[@]}" "${busy[@]}"

@@ -6,7 +6,8 @@
  *   before:   before its receive (rank 0's message is in flight towards it);
  *   inflight: before its receives, while rank 0 has -count messages in
  *             flight towards it (MPI_Isend) and waits for them;
- * over -rounds rounds, every byte checked both ways.  Before and inflight,
+ * over -rounds rounds, every byte checked both ways (-announce 1: rank 0
+ * prints "busy_peer: started" once the ranks have met).  Before and inflight,
  * rank 0 sends 0.5 s into rank 1's computation, so that its data meets a
  * rank that is away for sure.  The job must run to the end whatever the
  * length of the computation: rttcc may not take a busy rank for a dead one. */
@@ -39,7 +40,7 @@ int main(int argc, char **argv)
     size_t size = 64;
     double busy = 5;
     const char *when = "after";
-    int rounds = 1, count = 4, rank, nprocs;
+    int rounds = 1, count = 4, announce = 0, rank, nprocs;
 
     for (int i = 1; i + 1 < argc; i += 2) {
         if (0 == strcmp(argv[i], "-size")) size = strtoul(argv[i + 1], NULL, 0);
@@ -47,6 +48,7 @@ int main(int argc, char **argv)
         else if (0 == strcmp(argv[i], "-when")) when = argv[i + 1];
         else if (0 == strcmp(argv[i], "-rounds")) rounds = atoi(argv[i + 1]);
         else if (0 == strcmp(argv[i], "-count")) count = atoi(argv[i + 1]);
+        else if (0 == strcmp(argv[i], "-announce")) announce = atoi(argv[i + 1]);
     }
     const int inflight = 0 == strcmp(when, "inflight");
     const int msgs = inflight ? count : 1;
@@ -60,6 +62,10 @@ int main(int argc, char **argv)
     unsigned char *buf = mt_alloc(size * msgs);
     MPI_Request *reqs = malloc(sizeof *reqs * msgs);
     MPI_Barrier(MPI_COMM_WORLD);
+    if (announce && 0 == rank) {
+        printf("busy_peer: started\n"); /* the ranks are up and talk: a fault can be injected now */
+        fflush(stdout);
+    }
     const double start = now_s();
     for (int r = 0; r < rounds; ++r) {
         if (0 == rank) {

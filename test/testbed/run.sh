@@ -204,9 +204,10 @@ done
 # mpirun then waits for the lost daemon forever: the test ends it.  Last,
 # since h2 is gone for good.
 (TEST_TIMEOUT=60 tbrun 2 --mca btl_rttcc_peer_timeout_ms 3000 "$build/busy_peer" -when after -busy 0.001 \
-    -rounds 1000000 -size 65536) &
+    -rounds 1000000 -size 65536 -announce 1) &
 run=$!
-sleep 1.5
+for _ in $(seq 600); do grep -q '^busy_peer: started' "$build/out" 2>/dev/null && break; sleep 0.1; done
+sleep 0.5
 start=$(date +%s.%N)
 ip link del rttcct-v2
 while kill -0 $run 2>/dev/null && ! grep -q 'lost contact with process' "$build/out"; do sleep 0.05; done
