@@ -198,6 +198,18 @@ inline std::vector<uint8_t> make_message(uint32_t msg, size_t len) {
     return b;
 }
 
+// A header as a process of the test job (test_config) writes it: the
+// caller fills in the rest and signs it.
+inline rttcc::PacketHeader forged_header(rttcc::PacketType t, uint16_t payload) {
+    rttcc::PacketHeader h{};
+    h.magic = rttcc::kMagic;
+    h.version = rttcc::kVersion;
+    h.type = static_cast<uint8_t>(t);
+    h.job_key = 0x1234;
+    h.payload_len = payload;
+    return h;
+}
+
 // Queues a datagram for node `to` as if node `from` had sent it on `ch`.
 inline void inject(rttcc::MemNetwork &net, uint32_t from, uint32_t to, rttcc::Channel ch, const rttcc::PacketHeader &h,
                    const std::vector<uint8_t> &payload) {

@@ -25,14 +25,8 @@ struct Forger {
 
     seq_t next() const { return nodes[1]->engine->peer(0)->rx.next(); }
     void chunk(seq_t seq, uint32_t msg_id, uint32_t len, uint32_t offset, uint16_t n) {
-        PacketHeader h{};
-        h.magic = kMagic;
-        h.version = kVersion;
-        h.type = static_cast<uint8_t>(PacketType::CHUNK);
-        h.job_key = 0x1234;
+        PacketHeader h = forged_header(PacketType::CHUNK, n);
         h.tag = 1;
-        h.payload_len = n;
-        h.src = 0;
         h.seq = seq;
         h.tx_id = transmission_id(seq, 0);
         h.msg_id = msg_id;
@@ -40,13 +34,7 @@ struct Forger {
         h.chunk_offset = offset;
         iovec p{bytes.data() + offset, n};
         h.mac = datagram_mac(RTTCC_AUTH_HEADER, published_key(*nodes[1]), h, &p, 1);
-        std::vector<uint8_t> d(4 + sizeof h);
-        const uint32_t from = 0;
-        std::memcpy(d.data(), &from, 4);
-        std::memcpy(d.data() + 4, &h, sizeof h);
-        d.insert(d.end(), bytes.begin() + offset, bytes.begin() + offset + n);
-        std::lock_guard<std::mutex> g(net.mutex());
-        net.queue(1, kData).push_back(std::move(d));
+        inject(net, 0, 1, kData, h, std::vector<uint8_t>(bytes.begin() + offset, bytes.begin() + offset + n));
     }
     // Node 1 takes in what was forged; node 0 (which sent none of it) never hears the ACKs.
     void deliver() {

@@ -170,13 +170,8 @@ static void test_more_puts_partly_landed_than_the_window_end_the_peer(void **) {
     const std::vector<uint8_t> half(100, 0x5a);
     iovec payload{const_cast<uint8_t *>(half.data()), half.size()};
     for (uint32_t i = 0; i <= kWindow; ++i) {
-        PacketHeader h{};
-        h.magic = kMagic;
-        h.version = kVersion;
-        h.type = static_cast<uint8_t>(PacketType::PUT);
-        h.job_key = 0x1234;
+        PacketHeader h = forged_header(PacketType::PUT, 100);
         h.tag = 1;
-        h.payload_len = 100;
         h.seq = nodes[1]->engine->peer(0)->rx.next();  // in order: every one is taken, so the window moves on
         h.tx_id = transmission_id(h.seq, 0);
         h.msg_id = 1000 + i;

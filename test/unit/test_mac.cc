@@ -12,19 +12,10 @@ using namespace rttcc_test;
 
 namespace {
 
-PacketHeader header(PacketType t, uint16_t payload) {
-    PacketHeader h{};
-    h.magic = kMagic;
-    h.version = kVersion;
-    h.type = static_cast<uint8_t>(t);
-    h.job_key = 0x1234;
-    h.payload_len = payload;
-    return h;
-}
 
 // A DATA segment from node 0 that node 1 would take as the next in order.
 PacketHeader next_data(const std::vector<std::unique_ptr<Node>> &nodes, uint16_t len) {
-    PacketHeader h = header(PacketType::DATA, len);
+    PacketHeader h = forged_header(PacketType::DATA, len);
     h.seq = nodes[1]->engine->peer(0)->rx.next();
     h.tx_id = transmission_id(h.seq, 0);
     h.tag = 9;
@@ -35,7 +26,7 @@ PacketHeader next_data(const std::vector<std::unique_ptr<Node>> &nodes, uint16_t
 
 static void test_the_mac_covers_every_header_field(void **) {
     const SecretKey k = random_key();
-    PacketHeader h = header(PacketType::ACK, 0);
+    PacketHeader h = forged_header(PacketType::ACK, 0);
     const uint64_t base = datagram_mac(RTTCC_AUTH_HEADER, k, h, nullptr, 0);
     auto *bytes = reinterpret_cast<uint8_t *>(&h);
     for (size_t i = 0; i < offsetof(PacketHeader, mac); ++i) {
@@ -56,13 +47,13 @@ static void test_what_the_payload_mode_covers(void **) {
     const SecretKey k = random_key();
     uint64_t words[2] = {0xff, 0};
     iovec sack{words, sizeof words};
-    const PacketHeader ack = header(PacketType::ACK, sizeof words);
+    const PacketHeader ack = forged_header(PacketType::ACK, sizeof words);
     const uint64_t a = datagram_mac(RTTCC_AUTH_HEADER, k, ack, &sack, 1);
     words[1] = 1;
     assert_true(datagram_mac(RTTCC_AUTH_HEADER, k, ack, &sack, 1) != a);
     uint8_t user[100] = {};
     iovec data{user, sizeof user};
-    const PacketHeader dh = header(PacketType::DATA, sizeof user);
+    const PacketHeader dh = forged_header(PacketType::DATA, sizeof user);
     const uint64_t hd = datagram_mac(RTTCC_AUTH_HEADER, k, dh, &data, 1);
     const uint64_t fd = datagram_mac(RTTCC_AUTH_FULL, k, dh, &data, 1);
     user[50] = 1;
@@ -97,12 +88,12 @@ static void test_forgeries_are_dropped_and_counted(void **) {
     PacketHeader data = next_data(nodes, 32);
     data.mac = 0x0123456789abcdefull;  // guessed
     inject(net, 0, 1, kData, data, payload);
-    PacketHeader ack = header(PacketType::ACK, 0);
+    PacketHeader ack = forged_header(PacketType::ACK, 0);
     ack.src = 1;
     ack.flags = kFlagAckValid;
     ack.ack = to1.tx.next();  // everything node 0 sent
     inject(net, 1, 0, kCmd, ack, {});
-    PacketHeader sack = header(PacketType::ACK, 8);
+    PacketHeader sack = forged_header(PacketType::ACK, 8);
     sack.src = 1;
     sack.flags = kFlagAckValid;
     sack.ack = to1.tx.una();
@@ -148,7 +139,7 @@ static void test_only_a_signed_datagram_asks_for_its_sender(void **) {
     MemNetwork net(4000);
     auto nodes = make_nodes(net, 2);
     for (uint32_t src = 2; src < 1002; ++src) {
-        PacketHeader h = header(PacketType::DATA, 0);
+        PacketHeader h = forged_header(PacketType::DATA, 0);
         h.src = src;
         h.mac = 0x9e3779b97f4a7c15ull * src;  // guessed
         inject(net, 0, 1, kCmd, h, {});
@@ -156,7 +147,7 @@ static void test_only_a_signed_datagram_asks_for_its_sender(void **) {
     for (int i = 0; i < 10; ++i) nodes[1]->engine->progress();
     assert_int_equal(nodes[1]->unknown.size(), 0);
     assert_int_equal(nodes[1]->engine->stats().drop_auth, 1000);
-    PacketHeader h = header(PacketType::DATA, 0);
+    PacketHeader h = forged_header(PacketType::DATA, 0);
     h.src = 5;
     h.mac = datagram_mac(RTTCC_AUTH_HEADER, published_key(*nodes[1]), h, nullptr, 0);
     for (int i = 0; i < 3; ++i) {

@@ -240,10 +240,10 @@ private:
     std::unique_ptr<OfiWire> inner_;
 };
 
-// An engine over ofi whose sends to a peer the provider refuses gives the
-// peer up after three, with the provider's word for it, and fails the send
-// instead of retransmitting it until the peer timeout.
-static void test_engine_gives_up_a_refused_peer(void **) {
+// Two engines over ofi, each on the wire `wrap` makes of its own, each the
+// other's peer; peer_timeout_ms 0: the default.
+template <typename Wrap>
+static std::vector<std::unique_ptr<Node>> ofi_nodes(unsigned peer_timeout_ms, Wrap &&wrap) {
     std::vector<std::unique_ptr<Node>> nodes;
     std::vector<std::vector<uint8_t>> addrs;
     for (uint32_t i = 0; i < 2; ++i) {
@@ -252,15 +252,27 @@ static void test_engine_gives_up_a_refused_peer(void **) {
         assert_non_null(wire.get());
         rttcc_callbacks_t cb{node.get(), Node::on_recv, Node::on_done, Node::on_dead, Node::on_unknown, Node::on_put};
         rttcc_config_t cfg = ofi_config(i);
-        cfg.peer_timeout_ms = 5000;  // without the refusals it dies of this, with another reason
-        node->engine = std::make_unique<Engine>(cfg, cb, std::make_unique<RefusedWire>(std::move(wire)));
+        if (peer_timeout_ms) cfg.peer_timeout_ms = peer_timeout_ms;
+        node->engine = std::make_unique<Engine>(cfg, cb, wrap(std::move(wire)));
         std::vector<uint8_t> a(512);
         a.resize(node->engine->local_address(a.data(), a.size()));
         addrs.push_back(a);
         nodes.push_back(std::move(node));
     }
     std::string err;
-    assert_true(nodes[0]->engine->add_peer(1, addrs[1].data(), addrs[1].size(), &err));
+    for (uint32_t i = 0; i < 2; ++i)
+        assert_true(nodes[i]->engine->add_peer(1 - i, addrs[1 - i].data(), addrs[1 - i].size(), &err));
+    return nodes;
+}
+
+// An engine over ofi whose sends to a peer the provider refuses gives the
+// peer up after three, with the provider's word for it, and fails the send
+// instead of retransmitting it until the peer timeout.
+static void test_engine_gives_up_a_refused_peer(void **) {
+    // Without the refusals it would die of the peer timeout, with another reason.
+    auto nodes = ofi_nodes(5000, [](std::unique_ptr<OfiWire> w) -> std::unique_ptr<Wire> {
+        return std::make_unique<RefusedWire>(std::move(w));
+    });
     std::vector<uint8_t> m = make_message(9, 20000);  // over inline_max: zero-copy, so its completion tells
     iovec iov{m.data(), m.size()};
     assert_int_equal(nodes[0]->engine->send(1, 3, &iov, 1, &m), RTTCC_OK);
@@ -273,22 +285,7 @@ static void test_engine_gives_up_a_refused_peer(void **) {
 }
 
 static void test_engines_over_ofi(void **) {
-    std::vector<std::unique_ptr<Node>> nodes;
-    std::vector<std::vector<uint8_t>> addrs;
-    for (uint32_t i = 0; i < 2; ++i) {
-        auto node = std::make_unique<Node>();
-        auto wire = open_wire(i);
-        assert_non_null(wire.get());
-        rttcc_callbacks_t cb{node.get(), Node::on_recv, Node::on_done, Node::on_dead, Node::on_unknown, Node::on_put};
-        node->engine = std::make_unique<Engine>(ofi_config(i), cb, std::move(wire));
-        std::vector<uint8_t> a(512);
-        a.resize(node->engine->local_address(a.data(), a.size()));
-        addrs.push_back(a);
-        nodes.push_back(std::move(node));
-    }
-    std::string err;
-    assert_true(nodes[0]->engine->add_peer(1, addrs[1].data(), addrs[1].size(), &err));
-    assert_true(nodes[1]->engine->add_peer(0, addrs[0].data(), addrs[0].size(), &err));
+    auto nodes = ofi_nodes(0, [](std::unique_ptr<OfiWire> w) -> std::unique_ptr<Wire> { return w; });
     std::vector<std::vector<uint8_t>> sent;
     for (size_t size : {size_t{0}, size_t{8}, size_t{1400}, size_t{5000}, size_t{300000}}) sent.push_back(make_message(static_cast<uint32_t>(size), size));
     for (auto &m : sent) {
