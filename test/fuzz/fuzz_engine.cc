@@ -111,8 +111,8 @@ struct World {
         for (int i = 0; i < 2; ++i) {
             real_region[i].assign(kRegion, 0);
             forged_region[i].assign(kRegion, 0);
-            real_key[i] = nodes[i]->engine->expose(real_region[i].data(), kRegion);
-            forged_key[i] = nodes[i]->engine->expose(forged_region[i].data(), kRegion);
+            real_key[i] = nodes[i]->engine->grant(1 - i, real_region[i].data(), kRegion);
+            forged_key[i] = nodes[i]->engine->grant(1 - i, forged_region[i].data(), kRegion);
         }
     }
 
@@ -238,7 +238,8 @@ struct World {
         h.tx_stamp_ns = nodes[from]->clock->now() + static_cast<uint64_t>(delta()) * 1000;
         if (type == PacketType::PUT) {
             const uint8_t k = r.u8();
-            const uint32_t key = k % 4 == 0 ? r.u32() & kPutKeyMask : forged_key[to] ^ (k % 4 == 1);
+            uint32_t key = k % 4 == 0 ? r.u32() & kPutKeyMask : forged_key[to] ^ (k % 4 == 1);
+            if (key == real_key[to]) key = forged_key[to];  // the real region is the real puts' alone
             h.put_addr = rttcc::put_addr(key, k & 0x80 ? r.u32() : r.u16() % kRegion);
         }
         if (form & 0x80) h.put_addr ^= r.u32();  // a malformed mix now and then
@@ -262,7 +263,7 @@ struct World {
         }
         h.payload_len = static_cast<uint16_t>(len);
         iovec iov{payload.data(), payload.size()};
-        h.mac = datagram_mac(rx_engine.config().auth, seen->key, h, &iov, 1);
+        h.mac = datagram_mac(rx_engine.config().auth, published_key(*nodes[to]), h, &iov, 1);  // signed for the receiver
         uint32_t ep = static_cast<uint32_t>(from);
         switch (mode) {
             case 0: forged = true; break;

@@ -59,7 +59,7 @@ struct Model {
 };
 
 struct Run {
-    rttcc_matcher_t *m = rttcc_matcher_create();
+    rttcc_matcher_t *m = rttcc_matcher_create(kMaxOps, 4 * kMaxOps);  // caps a run never reaches
     Model model;
     std::vector<Item> items = std::vector<Item>(kMaxOps);  // never reallocated: the matcher links them
     size_t used = 0;
