@@ -7,6 +7,7 @@
 # peer_timeout is 3 s.
 #
 #   bench/dead_peer.sh [-runs N]        (as root: builds its own testbed)
+#   ONLY=REGEX bench/dead_peer.sh       only the cases whose label matches
 #
 # One host: a frozen rank (SIGSTOP) and a killed one (SIGKILL: the kernel
 # answers with port unreachable), btl and mtl.  Across testbed hosts: a
@@ -21,15 +22,22 @@ export RTTCC_TB_PREFIX=rttccd RTTCC_TB_DIR=/tmp/rttccd-testbed
 tb=$top/contrib/testbed/testbed
 work=$(mktemp -d /tmp/rttcc-deadbench.XXXXXX)
 # A deleted link leaves its host's orted unreachable: kill what mpirun cannot.
-cleanup() { pkill -KILL -f "$work/" 2>/dev/null; pkill -KILL -f "orted.*$RTTCC_TB_PREFIX-h" 2>/dev/null; "$tb" down; rm -rf "$work"; }
+cleanup() {
+    if ls "$work"/fail.* >/dev/null 2>&1; then
+        keep=$(mktemp -d /tmp/dead_peer-fails.XXXXXX) && mv "$work"/fail.* "$keep"/ && echo "outputs of the runs that failed: $keep"
+    fi
+    pkill -KILL -f "$work/" 2>/dev/null; pkill -KILL -f "orted.*$RTTCC_TB_PREFIX-h" 2>/dev/null; "$tb" down; rm -rf "$work"; }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 mpicc -O2 -o "$work/silent_peer" "$top/test/faults/silent_peer.c"
 mpicc -O2 -o "$work/busy_peer" "$top/test/mpi/busy_peer.c"
 btl=(--mca pml ob1 --mca btl rttcc,self --mca btl_rttcc_peer_timeout_ms 3000)
 mtl=(--mca pml cm --mca mtl rttcc --mca btl self --mca mtl_rttcc_peer_timeout_ms 3000)
-local_run=(mpirun --allow-run-as-root --oversubscribe --mca btl_rttcc_if_include lo --mca mtl_rttcc_if_include lo)
-tb_run=("$top/contrib/testbed/mpirun-tb" --mca rtc ^hwloc)
+# Each rank's output also to files its own daemon writes: a report from
+# behind a cut link never reaches mpirun.
+local_run=(mpirun --allow-run-as-root --oversubscribe --mca btl_rttcc_if_include lo --mca mtl_rttcc_if_include lo
+           --output-filename "$work/ranks")
+tb_run=("$top/contrib/testbed/mpirun-tb" --mca rtc ^hwloc --output-filename "$work/ranks")
 subnet=$("$tb" subnet)
 
 now() { date +%s.%N; }
@@ -45,8 +53,10 @@ median() { sort -g | awk '{ v[NR] = $1 } END { if (!NR) print "-"; else if (NR %
 case_run() {
     local label=$1 inject=$2 i start t0 walls=() saids=() fails=0
     shift 2
+    [[ $label =~ ${ONLY:-.} ]] || return 0
     for ((i = 0; i < runs; ++i)); do
         start=$(now)
+        rm -rf "$work/ranks"
         timeout -k 5 60 "$@" >"$work/out" 2>&1 &
         local job=$!
         t0=$start
@@ -56,17 +66,17 @@ case_run() {
             t0=$(now)
             "$inject" on
         fi
-        while kill -0 $job 2>/dev/null && ! grep -q 'lost contact with process' "$work/out"; do sleep 0.05; done
+        while kill -0 $job 2>/dev/null && ! grep -rqs 'lost contact with process' "$work/out" "$work/ranks"; do sleep 0.05; done
         walls+=("$(since "$t0")")
         sleep 0.5
         pkill -KILL -f "$work/" 2>/dev/null
         wait $job 2>/dev/null
         [ "$inject" != self ] && "$inject" off
-        if grep -q 'lost contact with process' "$work/out" && ! grep -q '^PASS' "$work/out"; then
-            saids+=("$(said "$work/out")")
+        if grep -rqs 'lost contact with process' "$work/out" "$work/ranks" && ! grep -q '^PASS' "$work/out"; then
+            saids+=("$(cat "$work/out" "$work"/ranks/*/rank.*/stderr 2>/dev/null | said /dev/stdin)")
         else
             fails=$((fails + 1))
-            sed -n '1,12p' "$work/out" >"$work/fail.$label.$i"
+            cp "$work/out" "$work/fail.${label// /_}.$i"
         fi
     done
     printf '%-44s %8s %8s   %d/%d reported\n' "$label" \
@@ -85,8 +95,8 @@ black_hole() {
                awk '{ split($4, a, ":"); split($0, f, "fd="); print f[2] + 0, a[2] }' | sort -n | tail -n 1 | cut -d' ' -f2)
         # Its own class with a queue of 0 packets: every datagram to the port is dropped.
         tc qdisc add dev rttccd-v2 root handle 1: htb default 1
-        tc class add dev rttccd-v2 parent 1: classid 1:1 htb rate 10gbit
-        tc class add dev rttccd-v2 parent 1: classid 1:2 htb rate 10gbit
+        tc class add dev rttccd-v2 parent 1: classid 1:1 htb rate 10gbit quantum 1514
+        tc class add dev rttccd-v2 parent 1: classid 1:2 htb rate 10gbit quantum 1514
         tc qdisc add dev rttccd-v2 parent 1:2 handle 20: pfifo limit 0
         tc filter add dev rttccd-v2 parent 1: protocol ip u32 match ip protocol 17 0xff match ip dport "$port" 0xffff flowid 1:2
     else
