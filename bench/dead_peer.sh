@@ -46,6 +46,13 @@ since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.2f", b - a }'; }
 said() { grep -oE 'no acknowledgement for [0-9.]+ s|within [0-9.]+ s|nothing heard from it for [0-9.]+ s despite' "$1" | head -n 1 | grep -oE '[0-9.]+ s' | cut -d' ' -f1; }
 median() { sort -g | awk '{ v[NR] = $1 } END { if (!NR) print "-"; else if (NR % 2) print v[(NR + 1) / 2]; else printf "%.2f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
+# The reports looked at: every rank's (WATCH unset) or rank WATCH's alone.
+reports() {
+    if [ -n "${WATCH:-}" ]; then cat "$work"/ranks/*/rank."$WATCH"/stderr 2>/dev/null
+    else cat "$work/out" "$work"/ranks/*/rank.*/stderr 2>/dev/null; fi
+}
+reported() { reports | grep -q 'lost contact with process'; }
+
 # case_run LABEL INJECT COMMAND...: INJECT is a function run once the ranks
 # have met (busy_peer -announce) or "self"; then the job must end with the
 # error.  The wall time runs until the error shows (a job whose host is cut
@@ -66,17 +73,17 @@ case_run() {
             t0=$(now)
             "$inject" on
         fi
-        while kill -0 $job 2>/dev/null && ! grep -rqs 'lost contact with process' "$work/out" "$work/ranks"; do sleep 0.05; done
+        while kill -0 $job 2>/dev/null && ! reported; do sleep 0.05; done
         walls+=("$(since "$t0")")
         sleep 0.5
         pkill -KILL -f "$work/" 2>/dev/null
         wait $job 2>/dev/null
         [ "$inject" != self ] && "$inject" off
-        if grep -rqs 'lost contact with process' "$work/out" "$work/ranks" && ! grep -q '^PASS' "$work/out"; then
-            saids+=("$(cat "$work/out" "$work"/ranks/*/rank.*/stderr 2>/dev/null | said /dev/stdin)")
+        if reported && ! grep -q '^PASS' "$work/out"; then
+            saids+=("$(reports | said /dev/stdin)")
         else
             fails=$((fails + 1))
-            cp "$work/out" "$work/fail.${label// /_}.$i"
+            cat "$work/out" "$work"/ranks/*/rank.*/std* >"$work/fail.${label// /_}.$i" 2>/dev/null
         fi
     done
     printf '%-44s %8s %8s   %d/%d reported\n' "$label" \
@@ -124,7 +131,8 @@ case_run "killed, one host, mtl" self "${local_run[@]}" -np 3 "${mtl[@]}" "$work
 "$tb" up 2 --slots 2 >/dev/null || { echo "testbed up failed"; exit 1; }
 case_run "frozen, across hosts, btl" self "${tb_run[@]}" -np 2 "${btl[@]}" "$work/silent_peer"
 busy=("$work/busy_peer" -when after -busy 0.001 -rounds 100000 -size 65536 -announce 1)
-case_run "link deleted, across hosts, btl" delete_link "${tb_run[@]}" -np 2 "${btl[@]}" "${busy[@]}"
+case_run "link deleted, first report (the cut-off rank), btl" delete_link "${tb_run[@]}" -np 2 "${btl[@]}" "${busy[@]}"
+WATCH=0 case_run "link deleted, the other rank, btl" delete_link "${tb_run[@]}" -np 2 "${btl[@]}" "${busy[@]}"
 case_run "data channel black hole, across hosts, btl" black_hole "${tb_run[@]}" -np 2 "${btl[@]}" "${busy[@]}"
 case_run "path MTU 1100 at the sender, btl" mtu_h1 "${tb_run[@]}" -np 2 "${btl[@]}" "${busy[@]}"
 case_run "path MTU 1100 at the receiver, btl" mtu_h2 "${tb_run[@]}" -np 2 "${btl[@]}" "${busy[@]}"
