@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""Writes the seed corpora (corpus/<target>/): for fuzz_engine and
-fuzz_matcher, one small program per op kind, in the encoding each target
-decodes.  Run it again after changing an encoding:
+"""Writes the seed corpora (corpus/<target>/): for fuzz_engine,
+fuzz_matcher and fuzz_exchange, one small program per op kind, in the
+encoding each target decodes.  Run it again after changing an encoding:
     python3 test/fuzz/make_corpus.py"""
 import os
 import struct
@@ -138,7 +138,98 @@ matcher_seeds = {
     "probe_cancel": receive(0, 1, 4) + probe(0, None, None) + cancel(0) + arrival(1, 0, 4) + probe(0, 1, 4),
 }
 
-corpora = {"fuzz_engine": engine_seeds, "fuzz_matcher": matcher_seeds}
+
+
+# fuzz_exchange: two setting bytes, then ops.  s0: nodes 2 + s0 % 3, policy
+# (s0 >> 2) % 5, max_concurrent 1 + bit 5, segment (bits 6-7: max, 700,
+# 1500, 4096); s1: segments_ahead 1 + bits 0-1, grants (bits 2-3: auto, all,
+# 1, 2), eager limit (bits 4-5: 0, 64, 1024, 8000), eager_total 256 (bit 6).
+def xsettings(nodes, policy=0, concurrent=1, segment=2, ahead=1, grants=0, eager=1, small_total=False):
+    return bytes([(nodes - 2) | policy << 2 | (concurrent - 1) << 5 | segment << 6,
+                  (ahead - 1) | grants << 2 | eager << 4 | (0x40 if small_total else 0)])
+
+
+def block(size, room=None):
+    """One pair's block: 0, 1-200 (one byte), or up to 9000 (two); room: the
+    receiver's, shorter or longer by 1-8 than the block (or 0)."""
+    if size == 0:
+        b, rest = 0, b""
+    elif size <= 200:
+        b, rest = 1, bytes([size - 1])
+    else:
+        b, rest = 2, u16(size - 1)
+    if room is not None and room != size:
+        d = abs(room - size) if room else 1
+        b |= 0x80 | (0x40 if room > size else 0) | ((d - 1) & 7) << 2
+    return bytes([b]) + rest
+
+
+def call(*blocks):  # one block per ordered pair (i, j), i != j, i major
+    return bytes([0]) + b"".join(blocks)
+
+
+def begin(node):
+    return bytes([1 | node << 4])
+
+
+def xrounds(k):  # k + 1 rounds of everyone
+    return bytes([3 | k << 4])
+
+
+def xfault(kind, endpoint, data_channel=False, at=0):  # 0 drop 1 dup 2 reorder 3 delay
+    return bytes([4 + kind, endpoint | (0x80 if data_channel else 0), at])
+
+
+def xwait(n):  # (n % 64 + 1) * 10 ms
+    return bytes([10, n])
+
+
+def xalone(node):
+    return bytes([11 | node << 4])
+
+
+def control(frm_to, ctype=1, seq_delta=1, key_delta=0, len_delta=0, fill=7):
+    """An RTR (1), TRUNC (2) or RTR_BLOCK (3) from the pair byte's node (from
+    = b % n, to = from + 1 + (b >> 2) % (n - 1)), its fields near the live
+    call's: seq = the receiver's next call + seq_delta - 1."""
+    return bytes([12, frm_to, ctype - 1, seq_delta, key_delta, len_delta, fill])
+
+
+def xput(frm_to, offset=0, length=100, fill=9):
+    return bytes([14, frm_to, 0, offset]) + u16(length - 1) + bytes([fill])
+
+
+def all_begin(n):
+    return b"".join(begin(i) for i in range(n))
+
+
+exchange_seeds = {
+    "two_eager": xsettings(2) + call(block(40), block(100)) + all_begin(2) + xrounds(7),
+    "two_segments": xsettings(2, segment=1, ahead=2) + call(block(5000), block(3000)) + all_begin(2)
+    + xrounds(7) + xrounds(7),
+    "three_mixed": xsettings(3, policy=1, concurrent=2, eager=2) + call(block(0), block(9000), block(7), block(0),
+                                                                      block(2500), block(180)) + all_begin(3)
+    + xrounds(7),
+    "four_paced": xsettings(4, policy=4, grants=2, eager=0) + call(*[block(1500 + 700 * k) for k in range(12)])
+    + begin(3) + xrounds(3) + begin(0) + begin(2) + begin(1) + xrounds(7),
+    "truncations": xsettings(3) + call(block(100, 90), block(4000, 4003), block(0, 5), block(10),
+                                       block(2000, 0), block(20)) + all_begin(3) + xrounds(7),
+    "faults": xsettings(2, segment=1) + call(block(6000), block(6000)) + all_begin(2) + xrounds(1)
+    + xfault(0, 1, True) + xfault(1, 0, True) + xfault(2, 1) + xfault(3, 0, True) + xrounds(7) + bytes([8])
+    + xwait(5) + xrounds(7),
+    "two_calls": xsettings(2, small_total=True) + call(block(300), block(0)) + call(block(2000), block(50))
+    + begin(0) + xrounds(3) + begin(0) + begin(1) + xrounds(7) + begin(1) + xrounds(7),
+    "peer_timeout": xsettings(2) + call(block(3000), block(3000)) + begin(0) + b"".join(
+        xwait(63) + xalone(0) for _ in range(3)),
+    "forged_rtr": xsettings(2) + call(block(3000), block(20)) + begin(1) + control(1, 1) + control(1, 2)
+    + control(1, 3, fill=3) + begin(0) + xrounds(7),
+    "forged_early": xsettings(3) + control(0, 1, seq_delta=2) + control(1, 3, seq_delta=1) + call(
+        *[block(64)] * 6) + all_begin(3) + xrounds(7),
+    "forged_put": xsettings(2, eager=0) + call(block(3000), block(3000)) + all_begin(2) + xrounds(0)
+    + xput(0, 0, 100) + xput(1, 200, 3000) + xrounds(7),
+}
+
+corpora = {"fuzz_engine": engine_seeds, "fuzz_matcher": matcher_seeds, "fuzz_exchange": exchange_seeds}
 for target, corpus in corpora.items():
     out = os.path.join(here, "corpus", target)
     os.makedirs(out, exist_ok=True)

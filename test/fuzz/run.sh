@@ -38,9 +38,10 @@ for t in $targets; do
     clang++ "${flags[@]}" -fsanitize=fuzzer "$here/$t.cc" "${objs[@]}" -lsodium -o "$out/$t"
     mkdir -p "$out/corpus-$t"
     cp "$here/corpus/$t"/* "$out/corpus-$t/" 2>/dev/null || true
-    # fuzz_engine's programs are slow to run and need length: full length at once
+    # fuzz_engine's and fuzz_exchange's programs are slow to run and need length: full length at once
     case $t in
         fuzz_engine) seconds=${FUZZ_SECONDS:-45} opts=(-max_len=384 -len_control=0) ;;
+        fuzz_exchange) seconds=${FUZZ_SECONDS:-15} opts=(-max_len=384 -len_control=0) ;;
         *) seconds=${FUZZ_SECONDS:-15} opts=(-max_len=512) ;;
     esac
     if "$out/$t" -runs="$runs" -max_total_time="$seconds" "${opts[@]}" -seed=1 -print_final_stats=1 \
