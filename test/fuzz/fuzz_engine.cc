@@ -28,8 +28,10 @@
 
 #include "../unit/engine_harness.h"
 #include "mac.h"
+#include "fuzz_input.h"
 
 using namespace rttcc;
+using namespace rttcc_fuzz;
 using namespace rttcc_test;
 
 namespace {
@@ -39,32 +41,9 @@ constexpr size_t kMaxOps = 64;          // ops per input: bounds the run
 constexpr size_t kRegion = 16384;       // bytes of each exposed region
 constexpr uint32_t kEndpoints = 2;      // node i is MemNetwork endpoint i
 
-struct Reader {
-    const uint8_t *p;
-    size_t n;
-    bool empty() const { return n == 0; }
-    uint8_t u8() {
-        if (!n) return 0;
-        --n;
-        return *p++;
-    }
-    uint16_t u16() {
-        const uint8_t lo = u8();
-        return static_cast<uint16_t>(lo | u8() << 8);
-    }
-    uint32_t u32() {
-        const uint16_t lo = u16();
-        return lo | uint32_t{u16()} << 16;
-    }
-};
-
 // The byte a real put writes at `offset` of a region: the same whichever put
 // writes it, so overlapping puts agree.
 uint8_t put_pattern(size_t offset) { return static_cast<uint8_t>(offset * 13 + (offset >> 7) + 5); }
-
-void check(bool ok) {
-    if (!ok) __builtin_trap();
-}
 
 struct Sent {
     uint8_t tag;

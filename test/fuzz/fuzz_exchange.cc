@@ -54,8 +54,10 @@
 
 #include "../unit/engine_harness.h"
 #include "exchange.h"
+#include "fuzz_input.h"
 
 using namespace rttcc;
+using namespace rttcc_fuzz;
 using namespace rttcc_test;
 
 namespace {
@@ -66,29 +68,6 @@ constexpr size_t kMaxCalls = 4;           // calls per input
 constexpr uint64_t kChannel = 9;
 constexpr uint8_t kUntouched = 0xee;      // landing areas start so
 constexpr nanos kSettleTime = msec(8000); // peer_timeout_ms (1 s) several times over
-
-struct Reader {
-    const uint8_t *p;
-    size_t n;
-    bool empty() const { return n == 0; }
-    uint8_t u8() {
-        if (!n) return 0;
-        --n;
-        return *p++;
-    }
-    uint16_t u16() {
-        const uint8_t lo = u8();
-        return static_cast<uint16_t>(lo | u8() << 8);
-    }
-    uint32_t u32() {
-        const uint16_t lo = u16();
-        return lo | uint32_t{u16()} << 16;
-    }
-};
-
-void check(bool ok) {
-    if (!ok) __builtin_trap();
-}
 
 uint8_t byte_of(uint32_t from, uint32_t to, uint64_t call, size_t i) {
     return static_cast<uint8_t>(from * 37 + to * 11 + call * 5 + i + (i >> 9));

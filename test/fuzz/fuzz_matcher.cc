@@ -15,15 +15,14 @@
 
 #include "rttcc_match.h"
 #include "seq.h"
+#include "fuzz_input.h"
+
+using namespace rttcc_fuzz;
 
 namespace {
 
 constexpr size_t kMaxOps = 128;
 constexpr uint32_t kPeers = 3, kComms = 3;
-
-void check(bool ok) {
-    if (!ok) __builtin_trap();
-}
 
 using Item = rttcc_match_item_t;
 
