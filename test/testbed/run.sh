@@ -218,7 +218,7 @@ pkill -KILL -f "$build/busy_peer" 2>/dev/null
 pkill -KILL -f "orted.*rttcct-h" 2>/dev/null
 pkill -KILL -P $run 2>/dev/null
 wait $run 2>/dev/null
-if report=$(grep -hoE '(no acknowledgement|nothing heard) for.*' "$build"/ranks/*/rank.0/stderr) &&
+if report=$(grep -hoE '(no acknowledgement for|nothing heard from it for) .*' "$build"/ranks/*/rank.0/stderr) &&
    awk -v s="$secs" 'BEGIN { exit !(s < 10) }'; then
     ok "link of a host deleted: rank 0 reported it in ${secs}s (peer timeout 3 s): ${report:0:100}"
 else
