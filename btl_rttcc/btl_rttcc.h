@@ -13,7 +13,7 @@
 #include "opal/mca/btl/btl.h"
 #include "opal/util/proc.h"
 
-#include "rttcc_engine.h"
+#include "rttcc/engine.h"
 
 BEGIN_C_DECLS
 

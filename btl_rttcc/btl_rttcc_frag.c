@@ -1,5 +1,5 @@
 #include "btl_rttcc_frag.h"
-#include "rttcc_handoff.h"
+#include "rttcc/handoff.h"
 
 static void frag_construct(mca_btl_rttcc_frag_t *frag)
 {

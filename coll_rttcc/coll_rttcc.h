@@ -1,7 +1,7 @@
 /*
  * coll_rttcc: MPI_Alltoall and MPI_Alltoallv as one-sided puts through the
  * rttcc engine, in the order the RTT table suggests.  The data path is the
- * engine's exchange (common/rttcc_exchange.h); this layer maps datatypes,
+ * engine's exchange (include/rttcc/exchange.h); this layer maps datatypes,
  * communicators and MCA parameters onto it and keeps the previously
  * selected module for everything it does not serve.
  */
@@ -15,7 +15,7 @@
 #include "ompi/mca/coll/coll.h"
 #include "opal/threads/mutex.h"
 
-#include "rttcc_exchange.h"
+#include "rttcc/exchange.h"
 
 BEGIN_C_DECLS
 

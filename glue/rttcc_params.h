@@ -1,5 +1,5 @@
 /*
- * The engine's tunables (common/config.cc's table) as MCA variables of a
+ * The engine's tunables (common/api/config.cc's table) as MCA variables of a
  * component: btl_rttcc_* or mtl_rttcc_*, whichever creates the engine.
  */
 #ifndef RTTCC_PARAMS_H
@@ -7,7 +7,7 @@
 
 #include "opal/mca/base/base.h"
 
-#include "rttcc_config.h"
+#include "rttcc/config.h"
 
 /* Fills `cfg` with the defaults and registers one variable per field. */
 void rttcc_register_engine_params(const mca_base_component_t *component, rttcc_config_t *cfg);

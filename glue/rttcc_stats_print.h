@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "rttcc_engine.h"
+#include "rttcc/engine.h"
 
 /* Peers are the engine indices below `npeers`; unknown ones are skipped. */
 void rttcc_print_stats(rttcc_engine_t *engine, uint32_t self, size_t npeers);

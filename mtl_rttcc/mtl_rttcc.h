@@ -2,7 +2,7 @@
  * mtl_rttcc: MPI point-to-point over the rttcc engine, behind pml/cm.
  *
  * The engine carries messages reliably but not in order; this layer adds
- * MPI matching (common/rttcc_match.h, which restores each sender's order)
+ * MPI matching (include/rttcc/matcher.h, which restores each sender's order)
  * and two protocols:
  *
  *   eager (<= eager_limit)  EAGER{hdr, data} -------------------------> match, copy out
@@ -32,8 +32,8 @@
 #include "opal/threads/mutex.h"
 
 #include "mtl_rttcc_endpoint.h"
-#include "rttcc_engine.h"
-#include "rttcc_match.h"
+#include "rttcc/engine.h"
+#include "rttcc/matcher.h"
 
 BEGIN_C_DECLS
 

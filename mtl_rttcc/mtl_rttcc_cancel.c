@@ -17,7 +17,7 @@
  *   completes cancelled <---------------- CANCELLED{sid 3}
  */
 #include "mtl_rttcc.h"
-#include "rttcc_handoff.h"
+#include "rttcc/handoff.h"
 
 #include "opal/util/output.h"
 

@@ -1,9 +1,9 @@
-/* Receives: posting and matching (common/rttcc_match.h), probes, matched
+/* Receives: posting and matching (include/rttcc/matcher.h), probes, matched
  * probes, and the landing of eager data and rendezvous puts. */
 #include <string.h>
 
 #include "mtl_rttcc.h"
-#include "rttcc_handoff.h"
+#include "rttcc/handoff.h"
 
 #include "ompi/communicator/communicator.h"
 #include "ompi/mca/mtl/base/mtl_base_datatype.h"

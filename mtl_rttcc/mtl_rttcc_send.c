@@ -3,7 +3,7 @@
 #include <string.h>
 
 #include "mtl_rttcc.h"
-#include "rttcc_handoff.h"
+#include "rttcc/handoff.h"
 
 #include "ompi/communicator/communicator.h"
 #include "ompi/mca/mtl/base/mtl_base_datatype.h"

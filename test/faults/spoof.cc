@@ -27,8 +27,8 @@
 #include <string>
 #include <vector>
 
-#include "regions.h"
-#include "wire_format.h"
+#include "engine/regions.h"
+#include "engine/wire_format.h"
 
 using namespace rttcc;
 

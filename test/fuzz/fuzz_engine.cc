@@ -27,7 +27,7 @@
 #include <deque>
 
 #include "../unit/engine_harness.h"
-#include "mac.h"
+#include "engine/mac.h"
 #include "fuzz_input.h"
 
 using namespace rttcc;

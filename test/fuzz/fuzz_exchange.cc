@@ -1,4 +1,4 @@
-// libFuzzer target: coll_rttcc's exchange (common/exchange.cc).  The input
+// libFuzzer target: coll_rttcc's exchange (common/exchange/exchange.cc).  The input
 // is a small program run against 2-4 engines, each with an ExchangeHub and
 // an Exchange, on a MemNetwork and its virtual clock (deterministic).  Two
 // setting bytes pick the node count and the exchange parameters (policy,
@@ -54,7 +54,7 @@
 #include <mutex>
 
 #include "../unit/engine_harness.h"
-#include "exchange.h"
+#include "exchange/exchange.h"
 #include "fuzz_input.h"
 
 using namespace rttcc;

@@ -13,8 +13,8 @@
 #include <deque>
 #include <vector>
 
-#include "rttcc_match.h"
-#include "seq.h"
+#include "rttcc/matcher.h"
+#include "util/seq.h"
 #include "fuzz_input.h"
 
 using namespace rttcc_fuzz;

@@ -23,11 +23,11 @@ fi
 sources=$(make -s -C "$top" print-engine-sources | tr ' ' '\n' | grep -v ofi_wire) ||
     { echo "FAIL fuzz: run ./configure in $top first"; echo "0 passed, 1 failed"; exit 1; }
 flags=(-std=c++17 -O1 -g -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined
-       -I"$top/common" -I"$top/test/unit")
+       -I"$top/include" -I"$top/common" -I"$top/test/unit")
 # The engine once, shared by the targets (two compilers at a time).
 objs=()
 for s in $sources; do
-    o="$out/$(basename "$s" .cc).o"
+    o="$out/$(echo "${s%.cc}" | tr / _).o"
     clang++ "${flags[@]}" -c "$top/$s" -o "$o" &
     objs+=("$o")
     while [ "$(jobs -rp | wc -l)" -ge 2 ]; do wait -n; done

@@ -14,7 +14,7 @@ failed=0
 
 sources=$(make -s -C "$top" print-engine-sources) && tests=$(make -s -C "$top" print-engine-tests) ||
     { echo "FAIL tsan: run ./configure in $top first"; echo "0 passed, 1 failed"; exit 1; }
-flags=(-std=c++17 -O1 -g -fsanitize=thread -I"$top/common" $(pkg-config --cflags cmocka libsodium))
+flags=(-std=c++17 -O1 -g -fsanitize=thread -I"$top/include" -I"$top/common" -I"$top/test/unit" $(pkg-config --cflags cmocka libsodium))
 libs=($(pkg-config --libs cmocka libsodium) -lpthread)
 if pkg-config --exists libfabric; then
     flags+=(-DRTTCC_HAVE_OFI $(pkg-config --cflags libfabric))
@@ -22,7 +22,7 @@ if pkg-config --exists libfabric; then
 fi
 objs=()
 for src in $sources; do
-    obj="$out/$(basename "$src" .cc).o"
+    obj="$out/$(echo "${src%.cc}" | tr / _).o"
     g++ "${flags[@]}" -c "$top/$src" -o "$obj" || { echo "FAIL tsan: build $src"; echo "0 passed, 1 failed"; exit 1; }
     objs+=("$obj")
 done

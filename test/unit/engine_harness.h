@@ -11,9 +11,9 @@
 #include <vector>
 
 #include "cmocka_cxx.h"
-#include "engine.h"
-#include "faulty_wire.h"
-#include "mem_wire.h"
+#include "engine/engine.h"
+#include "wire/faulty_wire.h"
+#include "wire/mem_wire.h"
 
 namespace rttcc_test {
 

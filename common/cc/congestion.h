@@ -1,0 +1,107 @@
+// Congestion control per peer: a window of data segments in flight, driven
+// by ACKs, loss signals and RTT samples.  Pure: no clock, no transport; the
+// caller passes the time of every event and the RTT estimator's state.
+//
+// Every controller lowers its window at most once per round trip (one
+// congestion event per RTT); DecreaseGate below is that rule.
+#pragma once
+#include <algorithm>
+#include <cstdint>
+#include <memory>
+#include <optional>
+
+#include "clock/clock.h"
+#include "rttcc/config.h"
+
+namespace rttcc {
+
+// What one ACK tells a congestion controller.  The delay it acts on is the
+// engine's choice (cc_delay): each RTT sample, or the forward delay (the
+// sample less the queueing its ACK met on the way back).
+struct AckEvent {
+    nanos now;        // arrival time of the ACK
+    uint32_t acked;   // data segments it newly acknowledged (may be 0)
+    nanos rtt;        // delay sample it gave, 0 = none (ACK delay already subtracted)
+    nanos srtt;       // delay estimator state after that sample (0 before any)
+    nanos rttvar;     // delay estimator state after that sample
+    nanos min_rtt;    // smallest delay sample so far (0 before any)
+    nanos round_trip; // smoothed round trip, how long a window change takes to show (0 = srtt)
+};
+
+enum class CcKind { kNone, kAimd, kTimely, kSwift };
+
+// The congestion-control tunables of rttcc_config_t in engine units
+// (nanoseconds instead of microseconds); defaults equal rttcc_config_defaults.
+// rttcc_config_check guarantees 1 <= initial_cwnd <= max_cwnd,
+// timely_tlow < timely_thigh, the gains in (0, 1) and
+// 0 < swift_fs_min_cwnd < swift_fs_max_cwnd.
+struct CcParams {
+    CcKind kind = CcKind::kNone;      // which controller, none = no window
+    uint32_t initial_cwnd = 4;        // window at start, segments
+    uint32_t max_cwnd = 128;          // window ceiling, segments
+    nanos timely_tlow = usec(50);     // TIMELY: below this RTT, always increase
+    nanos timely_thigh = usec(500);   // TIMELY: above this RTT, always decrease
+    double timely_add_step = 1.0;     // TIMELY: additive increase, segments per RTT
+    double timely_beta = 0.8;         // TIMELY: multiplicative decrease factor
+    double timely_ewma = 0.875;       // TIMELY: EWMA gain of the RTT difference
+    uint32_t timely_hai_count = 5;    // TIMELY: calm samples in a row before HAI, 0 = never
+    nanos swift_target = usec(50);    // Swift: base target delay
+    nanos swift_fs_range = usec(100); // Swift: flow-scaling range added to the target
+    double swift_fs_min_cwnd = 0.1;   // Swift: window where flow scaling adds its whole range
+    double swift_fs_max_cwnd = 128;   // Swift: window where flow scaling adds nothing
+    double swift_ai = 1.0;            // Swift: additive increase, segments per RTT
+    double swift_beta = 0.8;          // Swift: multiplicative decrease gain
+    double swift_max_mdf = 0.5;       // Swift: largest decrease per RTT (fraction)
+};
+
+// Maps the C config to CcParams (microseconds to nanoseconds).
+CcParams cc_params_from(const rttcc_config_t &cfg);
+
+class CongestionControl {
+public:
+    virtual ~CongestionControl() = default;
+    // An ACK arrived.
+    virtual void on_ack(const AckEvent &e) = 0;
+    // A loss signalled by selective ACKs (fast retransmit).
+    virtual void on_fast_retransmit(nanos now) = 0;
+    // A retransmission timeout fired.
+    virtual void on_timeout(nanos now) = 0;
+    // The congestion window, segments; may be fractional.
+    virtual double cwnd() const = 0;
+    // "aimd", "timely" or "swift".
+    virtual const char *name() const = 0;
+    // Data segments that may be in flight: floor(cwnd) clamped to [1, max_cwnd].
+    uint32_t window() const;
+
+protected:
+    explicit CongestionControl(uint32_t max_cwnd) : max_cwnd_(std::max(max_cwnd, 1u)) {}
+    // `c` within [1, max_cwnd]: the engine always sends at least one segment.
+    double clamp_cwnd(double c) const { return std::clamp(c, 1.0, static_cast<double>(max_cwnd_)); }
+
+private:
+    uint32_t max_cwnd_;  // window ceiling, segments; >= 1
+};
+
+// Allows a window decrease at most once per round trip: after a decrease at
+// time t, the next one waits until t + SRTT.
+class DecreaseGate {
+public:
+    // Learns the round trip from an ACK (none before the first sample).
+    void observe(const AckEvent &e) {
+        const nanos rt = e.round_trip ? e.round_trip : e.srtt;
+        if (rt != 0) rtt_ = rt;
+    }
+    // True when no decrease happened during the round trip before `now`.
+    bool open(nanos now) const { return !last_ || now >= *last_ + rtt_; }
+    // Records a decrease at `now`.
+    void close(nanos now) { last_ = now; }
+
+private:
+    nanos rtt_ = 0;              // latest round trip; 0 before any sample (nothing is held back)
+    std::optional<nanos> last_;  // time of the latest decrease; empty before the first
+};
+
+// The controller `p.kind` names; nullptr for CcKind::kNone.
+std::unique_ptr<CongestionControl> make_congestion_control(const CcParams &p);
+
+}  // namespace rttcc

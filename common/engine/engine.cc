@@ -1,0 +1,373 @@
+// Engine lifetime, peers, the public calls and the progress loop.
+#include "engine/engine.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <utility>
+
+namespace rttcc {
+
+// Published address: this header, then the command and the data channel's
+// wire addresses.  Besides where to send, it says what every process of
+// the job must agree on, and the secret that signs our datagrams.
+struct Engine::AddressHeader {
+    uint32_t version;      // kVersion
+    uint16_t cmd_len;      // bytes of the command-channel address
+    uint16_t data_len;     // bytes of the data-channel address
+    uint32_t auth;         // rttcc_auth
+    uint32_t cmd_mtu;      // command-channel datagrams are received into buffers this large
+    uint32_t max_message;  // largest message: reassembly buffers are this large
+    uint8_t key[16];       // our secret (SecretKey)
+};
+
+Engine::Engine(const rttcc_config_t &config, const rttcc_callbacks_t &callbacks,
+               std::unique_ptr<Wire> wire, std::unique_ptr<ClockDomain> domain, const Clock &clock)
+    : cfg_(config),
+      clients_(callbacks),
+      wire_(std::move(wire)),
+      domain_(std::move(domain)),
+      clock_(clock),
+      key_(random_key()),
+      verify_source_(wire_->verifies_source()),
+      cmd_payload_(config.cmd_mtu - kHeaderSize),
+      sack_words_(std::min<uint32_t>(kMaxSackWords, cmd_payload_ / 8)),
+      inline_buffers_(std::max<size_t>(config.inline_max, 1)),
+      reassembly_buffers_(config.max_message, size_t{config.reassembly_max_mb} << 20),
+      state_mu_(config.thread_safe || config.agent),
+      rx_mu_(config.thread_safe || config.agent) {
+    cfg_.if_include = cfg_.if_exclude = nullptr;  // owned by the caller; not needed past create
+    rtt_params_.alpha = cfg_.rtt_alpha;
+    rtt_params_.beta = cfg_.rtt_beta;
+    rtt_params_.initial_rto = usec(cfg_.retrans_timeout_us);
+    rtt_params_.min_rto = usec(cfg_.min_rto_us);
+    rtt_params_.max_rto = usec(cfg_.max_rto_us);
+    cc_params_ = cc_params_from(cfg_);
+    cfg_.ptp_clock_device = cfg_.rtt_dump = nullptr;  // owned by the caller too
+    stamp_source_ = cfg_.timestamp == RTTCC_TS_USER ? TsSource::kNone : wire_->stamp_source();
+    // Every stamp costs an error-queue read: congestion control needs the
+    // samples (every 100 us), the table alone does with fewer (every 1 ms).
+    stamp_interval_ = usec(cfg_.timestamp_interval_us ? cfg_.timestamp_interval_us
+                                                      : cfg_.cc != RTTCC_CC_NONE ? 100 : 1000);
+    tx_stamps_.resize(64);
+    probe_pad_.resize(cfg_.probe_msg_size);
+    probe_rng_ = 0x9e3779b97f4a7c15ull ^ (uint64_t{cfg_.self} << 17) ^ cfg_.job_key;
+    for (auto &b : batch_) {
+        b.dgrams.resize(cfg_.tx_batch);
+        b.headers.resize(cfg_.tx_batch);
+        b.segs.resize(cfg_.tx_batch);
+        b.peers.resize(cfg_.tx_batch);
+        b.kinds.resize(cfg_.tx_batch);
+    }
+    batch_[kCmd].sacks.resize(cfg_.tx_batch);
+    rx_.resize(cfg_.rx_batch);
+    completions_.reserve(256);
+    spare_completions_.reserve(256);
+    const nanos now = clock_.now();
+    start_ = now;
+    hotel_.start(now);
+    next_probe_round_ = now + msec(cfg_.probe_startup_delay);
+    app_progress_.store(now, std::memory_order_relaxed);
+    start_agent();
+}
+
+Engine::~Engine() {
+    stop_agent();
+    // Return every message still held, without callbacks: the caller is gone.
+    for (auto &p : peers_) {
+        if (!p) continue;
+        p->tx.clear([&](TxSegment *seg) {
+            if (seg->link.linked()) seg->link.unlink();
+            segments_.put(seg);
+        });
+        p->reassembly.clear(reassembly_buffers_);
+        p->puts.clear();
+    }
+}
+
+size_t Engine::local_address(void *buf, size_t cap) const {
+    uint8_t cmd[64], data[64];
+    const size_t cl = wire_->local_address(kCmd, cmd, sizeof cmd);
+    const size_t dl = wire_->local_address(kData, data, sizeof data);
+    const size_t need = sizeof(AddressHeader) + cl + dl;
+    if (cap < need) return 0;
+    AddressHeader h{kVersion, static_cast<uint16_t>(cl), static_cast<uint16_t>(dl),
+                    static_cast<uint32_t>(cfg_.auth), cfg_.cmd_mtu, cfg_.max_message, {}};
+    std::memcpy(h.key, key_.data(), key_.size());
+    auto *out = static_cast<uint8_t *>(buf);
+    std::memcpy(out, &h, sizeof h);
+    std::memcpy(out + sizeof h, cmd, cl);
+    std::memcpy(out + sizeof h + cl, data, dl);
+    return need;
+}
+
+// Settings every process of the job must share: a difference would drop
+// datagrams for good (a hang), so it stops the wire-up with its name.
+bool Engine::same_settings(const AddressHeader &h, std::string *err) const {
+    const char *names[] = {"none", "header", "full"};
+    char text[256];
+    if (h.auth != static_cast<uint32_t>(cfg_.auth))
+        std::snprintf(text, sizeof text, "{auth} is %s here but %s there", names[cfg_.auth % 3], names[h.auth % 3]);
+    else if (h.cmd_mtu != cfg_.cmd_mtu)
+        std::snprintf(text, sizeof text, "{cmd_mtu} is %u here but %u there", cfg_.cmd_mtu, h.cmd_mtu);
+    else if (h.max_message != cfg_.max_message)
+        std::snprintf(text, sizeof text,
+                      "the largest message is %u bytes here but %u there (max_send_size or eager_limit differ)",
+                      cfg_.max_message, h.max_message);
+    else
+        return true;
+    *err = std::string(text) + ": every process of a job must use the same";
+    return false;
+}
+
+bool Engine::add_peer(uint32_t index, const void *addr, size_t len, std::string *err) {
+    AddressHeader h;
+    if (index >= kMaxPeers || index == cfg_.self) {
+        *err = "peer index out of range";
+        return false;
+    }
+    if (len < sizeof h) {
+        *err = "peer address too short";
+        return false;
+    }
+    std::memcpy(&h, addr, sizeof h);
+    if (h.version != kVersion || len != sizeof h + h.cmd_len + h.data_len) {
+        *err = "peer address of another rttcc version or corrupt";
+        return false;
+    }
+    if (!same_settings(h, err)) return false;
+    const auto *cmd = static_cast<const uint8_t *>(addr) + sizeof h;
+    const auto *data = cmd + h.cmd_len;
+    SecretKey theirs;
+    std::memcpy(theirs.data(), h.key, theirs.size());
+    auto p = std::make_unique<Peer>(index, cfg_.window, rtt_params_, initial_seq(key_, index),
+                                    initial_seq(theirs, cfg_.self));
+    p->key = theirs;
+    p->probe.next_id = random_u32() | 1;  // never 0, never guessable
+    p->cc = make_congestion_control(cc_params_);
+    if (!wire_->resolve(kCmd, cmd, h.cmd_len, &p->addr[kCmd], err) ||
+        !wire_->resolve(kData, data, h.data_len, &p->addr[kData], err))
+        return false;
+    size_t dgram = wire_->path_datagram(data, h.data_len);
+    if (cfg_.data_mtu) dgram = std::min<size_t>(dgram, cfg_.data_mtu);
+    if (dgram <= kHeaderSize + 64) {
+        *err = "path datagram size too small";
+        return false;
+    }
+    p->seg_payload = static_cast<uint32_t>(dgram - kHeaderSize);
+
+    std::lock_guard<MaybeMutex> g(state_mu_);
+    if (index >= peers_.size()) peers_.resize(index + 1);
+    if (peers_[index]) {
+        *err = "peer added twice";
+        return false;
+    }
+    p->row = table_.row(index);
+    publish(*p, clock_.now());
+    peers_[index] = std::move(p);
+    return true;
+}
+
+namespace {
+void copy_iovecs(void *ctx, void *dst, size_t) {
+    const auto *v = static_cast<const std::pair<const iovec *, int> *>(ctx);
+    auto *out = static_cast<uint8_t *>(dst);
+    for (int i = 0; i < v->second; ++i) {
+        if (v->first[i].iov_len) std::memcpy(out, v->first[i].iov_base, v->first[i].iov_len);
+        out += v->first[i].iov_len;
+    }
+}
+}  // namespace
+
+int Engine::send(uint32_t index, uint8_t tag, const iovec *iov, int iovcnt, void *cookie) {
+    return send_message(index, tag, 0, iov, iovcnt, cookie);
+}
+
+int Engine::put(uint32_t index, uint32_t key, uint64_t offset, uint8_t tag, const iovec *iov, int iovcnt,
+                void *cookie) {
+    if (key == 0 || key > kPutKeyMask || offset > kPutOffsetMask) return RTTCC_ERR_ARG;
+    return send_message(index, tag, put_addr(key, offset), iov, iovcnt, cookie);
+}
+
+uint32_t Engine::grant(uint32_t peer, void *base, size_t len) {
+    std::lock_guard<MaybeMutex> g(state_mu_);
+    return base && len ? grants_.grant(peer, base, len) : 0;
+}
+
+bool Engine::revoke(uint32_t key) {
+    std::lock_guard<MaybeMutex> g(state_mu_);
+    return grants_.revoke(key);
+}
+
+void Engine::fail_peer(uint32_t index, const std::string &why) {
+    std::lock_guard<MaybeMutex> g(state_mu_);
+    Peer *p = index < peers_.size() ? peers_[index].get() : nullptr;
+    if (p && !p->dead) broke_protocol(*p, why);
+}
+
+void Engine::broke_protocol(Peer &p, const std::string &why) {
+    ++stats_.protocol_errors;
+    declare_dead(p, why);
+}
+
+// A message (put_addr 0) or a put: copied up to inline_max, zero-copy above.
+int Engine::send_message(uint32_t index, uint8_t tag, uint64_t put_addr, const iovec *iov, int iovcnt,
+                         void *cookie) {
+    if (iovcnt < 0 || iovcnt > 2) return RTTCC_ERR_ARG;
+    size_t len = 0;
+    for (int i = 0; i < iovcnt; ++i) len += iov[i].iov_len;
+    if (len > cfg_.max_message || (put_addr && len == 0)) return RTTCC_ERR_ARG;
+    TxMessage m;
+    m.tag = tag;
+    m.len = static_cast<uint32_t>(len);
+    m.put_addr = put_addr;
+    if (len <= cfg_.inline_max) {
+        std::pair<const iovec *, int> pieces{iov, iovcnt};
+        return submit(index, m, false, copy_iovecs, &pieces);
+    }
+    m.cookie = cookie;
+    for (int i = 0; i < iovcnt; ++i)
+        if (iov[i].iov_len) m.iov[m.iovcnt++] = iov[i];
+    return submit(index, m, false, nullptr, nullptr);
+}
+
+int Engine::send_now(uint32_t index, uint8_t tag, size_t len, rttcc_fill_fn fill, void *ctx) {
+    if (len > cfg_.inline_max || !fill) return RTTCC_ERR_ARG;
+    TxMessage m;
+    m.tag = tag;
+    m.len = static_cast<uint32_t>(len);
+    return submit(index, m, true, fill, ctx);
+}
+
+int Engine::progress() {
+    if (!rx_mu_.try_lock()) return 0;  // another thread is receiving
+    const int n = pass(/*by_agent=*/false);
+    rx_mu_.unlock();
+    return n;
+}
+
+// One progress pass, rx_mu_ held: the application's, or the liveness
+// agent's (quiet unless the engine is thread-safe: then it may call back).
+int Engine::pass(bool by_agent) {
+    quiet_ = by_agent && !cfg_.thread_safe;
+    if (stamp_source_ != TsSource::kNone) {  // transmit stamps first: ACKs below may need them
+        std::lock_guard<MaybeMutex> g(state_mu_);
+        reap_tx_stamps();
+    }
+    // Read what is queued (bounded) before looking at timers: after this
+    // process was descheduled, the ACKs that cancel them may be deep in the
+    // socket queues.
+    constexpr int kMaxBursts = 8;
+    const unsigned ready = wire_->ready();
+    int delivered = 0;
+    for (int ch = 0; ch < kChannels; ++ch) {
+        if (!(ready & (1u << ch))) continue;
+        for (int b = 0; b < kMaxBursts; ++b) {
+            int got = 0;
+            delivered += receive(static_cast<Channel>(ch), &got);
+            if (got < static_cast<int>(rx_.size())) break;
+        }
+    }
+    {
+        std::lock_guard<MaybeMutex> g(state_mu_);
+        const nanos now = clock_.now();  // after receiving: deliveries may have taken a while
+        if (by_agent) {
+            ++stats_.agent_passes;
+        } else {
+            app_progress_.store(now, std::memory_order_relaxed);
+        }
+        if (!quiet_ && !turned_away_.empty()) send_resumes(now);
+        if (domain_ && now >= next_clock_refresh_) {  // domain - monotonic drifts slowly
+            domain_->refresh();
+            next_clock_refresh_ = now + msec(1);
+        }
+        wire_full_ = false;
+        take_failures(now);
+        expire_timers(now);
+        serve_resends(now);
+        serve_sends(now);
+        if (cfg_.probe_enable) serve_probes(now);
+        serve_keepalives(now);
+        send_due_acks(now);
+        flush_all();
+    }
+    return delivered + (quiet_ ? 0 : run_callbacks());
+}
+
+size_t Engine::drain(unsigned timeout_ms) {
+    const nanos end = clock_.now() + msec(timeout_ms);
+    {
+        std::lock_guard<MaybeMutex> g(state_mu_);
+        draining_ = true;
+        const nanos now = clock_.now();
+        while (Peer *p = acks_.front()) send_ack(*p, now);
+        flush_all();
+    }
+    for (;;) {
+        {
+            std::lock_guard<MaybeMutex> g(state_mu_);
+            if (segments_.in_use() == 0 || clock_.now() > end) return segments_.in_use();
+        }
+        progress();
+    }
+}
+
+int Engine::run_callbacks() {
+    // Swap the pending calls out under the lock and make them without it; the
+    // emptied vectors are recycled so the steady state allocates nothing.
+    std::vector<Completion> done;
+    std::vector<DeadPeer> dead;
+    std::vector<uint32_t> unknown;
+    {
+        std::lock_guard<MaybeMutex> g(state_mu_);
+        if (completions_.empty() && dead_.empty() && unknown_.empty()) return 0;
+        done.swap(completions_);
+        completions_.swap(spare_completions_);
+        dead.swap(dead_);
+        unknown.swap(unknown_);
+    }
+    const rttcc_callbacks_t &creator = clients_.creator();
+    for (uint32_t u : unknown)
+        if (creator.on_unknown_peer) creator.on_unknown_peer(creator.user, u);
+    for (const auto &d : dead)
+        clients_.for_each_live([&](const rttcc_callbacks_t &cb) {
+            if (cb.on_peer_dead) cb.on_peer_dead(cb.user, d.peer, d.why.c_str());
+        });
+    for (const auto &c : done) {
+        const rttcc_callbacks_t &cb = clients_.of(c.tag);
+        if (cb.on_send_done) cb.on_send_done(cb.user, c.cookie, c.status);
+    }
+    const int n = static_cast<int>(done.size());
+    done.clear();
+    std::lock_guard<MaybeMutex> g(state_mu_);
+    if (spare_completions_.capacity() < done.capacity()) spare_completions_.swap(done);
+    return n;
+}
+
+rttcc_stats_t Engine::stats() const {
+    std::lock_guard<MaybeMutex> g(state_mu_);
+    return stats_;
+}
+
+bool Engine::peer_stats(uint32_t index, rttcc_stats_t *out) const {
+    std::lock_guard<MaybeMutex> g(state_mu_);
+    const Peer *p = peer(index);
+    if (!p) return false;
+    *out = p->stats;
+    return true;
+}
+
+size_t Engine::segment_size(uint32_t index) const {
+    std::lock_guard<MaybeMutex> g(state_mu_);
+    const Peer *p = peer(index);
+    return p ? p->seg_payload : 0;
+}
+
+size_t Engine::peer_memory(uint32_t index) const {
+    std::lock_guard<MaybeMutex> g(state_mu_);
+    const Peer *p = peer(index);
+    if (!p) return 0;
+    return sizeof(Peer) + sizeof(RttRow) + p->tx.memory() + p->rx.memory() + p->reassembly.memory();
+}
+
+}  // namespace rttcc

@@ -1,0 +1,302 @@
+// The engine: one per process.  It ties the wire, the peers, the hotel and
+// the batches together.  Its work is split by protocol concern:
+//   engine.cc         lifetime, peers, the public calls, progress loop
+//   engine_tx.cc      cutting messages into segments, transmission, batching
+//   engine_rx.cc      receiving: validation, sequence check, delivery, reassembly
+//   engine_ack.cc     ACKs: sending (piggy-backed or delayed, with SACKs), processing, fast retransmit
+//   engine_loss.cc    retransmission timeouts, backoff, dead peers
+//   engine_rtt.cc     timestamps, RTT samples, congestion control, the RTT table
+//   engine_probe.cc   RTT probes: scheduling, sending, answering, replies
+//   engine_agent.cc   the liveness agent: answers peers while the application is away from MPI
+//   rtt_dump.cc       the RTT table as CSV and JSON
+#pragma once
+#include <array>
+#include <atomic>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "clock/clock.h"
+#include "engine/clients.h"
+#include "clock/clock_domain.h"
+#include "engine/hotel.h"
+#include "engine/peer.h"
+#include "util/pool.h"
+#include "engine/regions.h"
+#include "rttcc/config.h"
+#include "rttcc/engine.h"
+#include "engine/rtt_table.h"
+#include "wire/wire.h"
+#include "engine/wire_format.h"
+
+namespace rttcc {
+
+// Stamp cookies (TxDatagram::stamp_cookie) name a segment's transmission or,
+// with kProbeCookie set, a probe: peer index above, tx_id or probe id below.
+constexpr uint64_t kProbeCookie = 1ull << 63;
+inline uint64_t segment_cookie(uint32_t peer, uint32_t tx_id) { return (uint64_t{peer} << 32) | tx_id; }
+inline uint64_t probe_cookie(uint32_t peer, uint32_t probe_id) { return kProbeCookie | segment_cookie(peer, probe_id); }
+
+// A mutex that is only taken when the engine is shared between threads.
+class MaybeMutex {
+public:
+    explicit MaybeMutex(bool enabled) : enabled_(enabled) {}
+    void lock() {
+        if (enabled_) mu_.lock();
+    }
+    void unlock() {
+        if (enabled_) mu_.unlock();
+    }
+    bool try_lock() { return !enabled_ || mu_.try_lock(); }
+
+private:
+    bool enabled_;
+    std::mutex mu_;
+};
+
+class Engine {
+public:
+    static constexpr uint32_t kMaxPeers = 1u << 24;  // process indices the engine accepts
+
+    // `domain`: the clock domain of one-way delays and offsets; nullptr = none
+    // (then the header's tx_stamp carries the engine's clock and no OWD is derived).
+    // `clock`: the engine's own time (it must outlive the engine).
+    Engine(const rttcc_config_t &config, const rttcc_callbacks_t &callbacks,
+           std::unique_ptr<Wire> wire, std::unique_ptr<ClockDomain> domain = nullptr,
+           const Clock &clock = monotonic_clock());
+    ~Engine();
+    Engine(const Engine &) = delete;
+    Engine &operator=(const Engine &) = delete;
+
+    const char *wire_name() const { return wire_->name(); }
+    size_t local_address(void *buf, size_t cap) const;
+    bool add_peer(uint32_t index, const void *addr, size_t len, std::string *err);
+
+    // rttcc_engine_send / rttcc_engine_send_now.
+    int send(uint32_t peer, uint8_t tag, const iovec *iov, int iovcnt, void *cookie);
+    int put(uint32_t peer, uint32_t key, uint64_t offset, uint8_t tag, const iovec *iov, int iovcnt, void *cookie);
+    // rttcc_engine_grant / rttcc_engine_revoke.
+    uint32_t grant(uint32_t peer, void *base, size_t len);
+    bool revoke(uint32_t key);
+    // The peer broke the protocol (a client saw it): declared dead with `why`.
+    void fail_peer(uint32_t peer, const std::string &why);
+    // rttcc_engine_attach / rttcc_engine_detach.
+    int attach(uint8_t tag, const rttcc_callbacks_t &cb) { return clients_.attach(tag, cb); }
+    int detach(uint8_t tag) { return clients_.detach(tag); }
+    int send_now(uint32_t peer, uint8_t tag, size_t len, rttcc_fill_fn fill, void *ctx);
+    // The application's progress call (the agent makes its own passes).
+    int progress();
+    // rttcc_engine_drain: the segments still unacknowledged at the end.
+    size_t drain(unsigned timeout_ms);
+
+    rttcc_stats_t stats() const;
+    bool peer_stats(uint32_t index, rttcc_stats_t *out) const;
+    bool rtt_row(uint32_t index, rttcc_rtt_row_t *out) const { return table_.read(index, out); }
+    // Writes every peer's row to prefix.<rank>.csv and .json; false with *err on failure.
+    bool dump_rtt(const char *prefix, uint32_t rank, const char *host, std::string *err);
+    // Where this engine's RTT samples get their stamps (the best the wire gives).
+    TsSource timestamp_source() const { return stamp_source_ == TsSource::kNone ? TsSource::kUser : stamp_source_; }
+    // The clock domain of one-way delays and offsets (ClockDomain::name()).
+    const char *clock_domain_name() const {
+        return domain_ ? ClockDomain::kind_name(domain_->kind()) : "none";
+    }
+    // The engine's time (an exchange on it reads it too).
+    nanos now() const { return clock_.now(); }
+    // A peer's state, for the engine itself (under state_mu_) and for tests
+    // that drive it from one thread: add_peer may move the table meanwhile.
+    const Peer *peer(uint32_t index) const {
+        return index < peers_.size() ? peers_[index].get() : nullptr;
+    }
+    // rttcc_engine_peer_segment_size: from any thread (0 for a peer not added).
+    size_t segment_size(uint32_t index) const;
+    size_t peer_memory(uint32_t index) const;
+    const rttcc_config_t &config() const { return cfg_; }
+
+private:
+    struct AddressHeader;
+    bool same_settings(const AddressHeader &h, std::string *err) const;
+    enum class Staged : uint8_t { kSegment, kAck, kProbe };  // what a staged datagram is
+    struct TxBatch {
+        std::vector<TxDatagram> dgrams;     // datagrams ready to send
+        std::vector<PacketHeader> headers;  // their headers (dgrams[i].iov[0])
+        std::vector<TxSegment *> segs;      // their segment, nullptr unless kSegment
+        std::vector<Peer *> peers;          // their destination
+        std::vector<Staged> kinds;          // what each one is
+        std::vector<std::array<uint64_t, kMaxSackWords>> sacks;  // ACKs' SACK payloads (command channel)
+        size_t count = 0;
+    };
+    // When a datagram arrived: the progress call's time and, if the wire
+    // took one, its kernel/NIC stamp.
+    struct Arrival {
+        nanos now;
+        nanos stamp;
+        TsSource source;
+        nanos best() const { return stamp ? stamp : now; }
+    };
+    struct Completion {
+        void *cookie;
+        int status;
+        uint8_t tag;  // the message's: picks the client told
+    };
+    struct DeadPeer {
+        uint32_t peer;
+        std::string why;
+    };
+
+    // engine_tx.cc
+    int send_message(uint32_t peer, uint8_t tag, uint64_t put_addr, const iovec *iov, int iovcnt, void *cookie);
+    int submit(uint32_t peer, TxMessage &m, bool only_if_open, rttcc_fill_fn fill, void *ctx);
+    bool has_room(const Peer &p, const TxMessage &m) const;
+    uint32_t data_cap(const Peer &p) const;
+    bool sender_waits(const Peer &p, const TxSegment &seg) const;
+    void pump(Peer &p, nanos now, uint32_t budget);
+    void serve_sends(nanos now);
+    void cut_segment(Peer &p, TxMessage &m, nanos now);
+    void transmit(TxSegment &seg, nanos now);
+    PacketHeader &stage(Channel ch, Peer &p, Staged kind, TxSegment *seg);
+    void flush(Channel ch);
+    void flush_all();
+    void fill_payload(TxDatagram &d, const TxMessage &m, uint32_t offset, uint32_t len) const;
+    void finish_message(TxMessage &m, int status);
+    void unschedule(TxSegment &seg);
+    void release_segment(TxSegment &seg, int status);
+    Channel channel_for(const TxMessage &m) const;
+
+    // engine_rx.cc
+    int receive(Channel ch, int *got);
+    bool handle_datagram(Channel ch, const RxDatagram &d, nanos now);
+    Peer *sender_of(Channel ch, const RxDatagram &d, const PacketHeader **h);
+    bool deliverable(const Peer &p, const PacketHeader &h) const;
+    bool accept_segment(Peer &p, const PacketHeader &h, const Arrival &a);
+    bool land_put(Peer &p, const PacketHeader &h, const uint8_t *payload, std::unique_lock<MaybeMutex> &lock);
+    void take_busy(Peer &p, const PacketHeader &h, const uint8_t *payload, const Arrival &a);
+
+    // engine_ack.cc
+    // When an owed ACK goes: after ack_delay unless data carries it first;
+    // by the end of this progress pass (data staged in it may carry it); now.
+    enum class AckWhen { kDelayed, kThisPass, kNow };
+    void owe_ack(Peer &p, const PacketHeader &h, const Arrival &a, AckWhen when);
+    void owe_ack_again(Peer &p);
+    void put_ack(Peer &p, PacketHeader &h, nanos now);
+    PacketHeader &send_ack(Peer &p, nanos now);
+    void send_due_acks(nanos now);
+    void attach_sack(Peer &p, PacketHeader &h);
+    void process_ack(Peer &p, const PacketHeader &h, const uint8_t *payload, const Arrival &a);
+    uint32_t take_sack(Peer &p, seq_t ack, const uint8_t *payload, uint32_t words, nanos now);
+    void detect_losses(Peer &p, nanos now);
+
+    // engine_rtt.cc
+    void reap_tx_stamps();
+    void stamp_transmission(Peer &p, TxDatagram &d, PacketHeader &h, uint64_t cookie, nanos now);
+    nanos sample_rtt(Peer &p, const PacketHeader &h, const Arrival &a);
+    nanos take_exchange(Peer &p, nanos posted, nanos stamp, TsSource source, const PacketHeader &h,
+                        const Arrival &a, bool probe);
+    bool take_sample(Peer &p, nanos rtt, TsSource source, bool probe, nanos now);
+    void on_acked(Peer &p, uint32_t acked_data, nanos rtt, nanos now);
+    void on_loss(Peer &p, bool timeout, nanos now);
+    void publish(Peer &p, nanos now);
+    uint64_t domain_time(nanos t) const {
+        return domain_ ? static_cast<uint64_t>(domain_->to_domain(t)) : t;
+    }
+    void take_offset(Peer &p, nanos sent, nanos arrived, const PacketHeader &h);
+    void note_one_way(Peer &p, const PacketHeader &h, const Arrival &a);
+    nanos cc_sample(const Peer &p, nanos rtt) const;
+
+    // engine_probe.cc
+    void serve_probes(nanos now);
+    void serve_keepalives(nanos now);
+    void probe_round(nanos now);
+    Peer *next_probe_target(nanos now);
+    bool probe_allowed(const Peer &p, nanos now) const;
+    void send_probe(Peer &p, nanos now);
+    void answer_probe(Peer &p, const PacketHeader &h, const Arrival &a);
+    void take_probe_reply(Peer &p, const PacketHeader &h, const Arrival &a);
+
+    // engine_agent.cc
+    int pass(bool by_agent);
+    void start_agent();
+    void stop_agent();
+    void agent_main();
+    void wait_for_datagrams(int timeout_ms);
+    void turn_away(Peer &p, nanos now);
+    void send_busy(Peer &p, nanos now);
+    void send_resumes(nanos now);
+    void resend_turned_away(Peer &p);
+    // The peer said BUSY since its window last moved (a BUSY may move it itself).
+    bool peer_away(const Peer &p) const { return p.busy_heard && p.busy_heard >= p.last_advance; }
+
+    // engine_loss.cc
+    nanos rto(const TxSegment &seg) const;
+    void expire_timers(nanos now);
+    void resend_partial(Peer &p);
+    void serve_resends(nanos now);
+    std::string why_unanswered(const Peer &p, nanos now, const TxSegment &oldest) const;
+    void take_failures(nanos now);
+    void take_failure(Peer &p, int error, nanos now);
+    void declare_dead(Peer &p, std::string why);
+    void broke_protocol(Peer &p, const std::string &why);  // counted, then declare_dead
+
+    // Runs callbacks collected under the lock, with the lock released;
+    // returns how many send completions it reported.
+    int run_callbacks();
+
+    rttcc_config_t cfg_;                 // tunables (strings not kept)
+    ClientTable clients_;                // whose callbacks hear each tag
+    std::unique_ptr<Wire> wire_;         // where datagrams go
+    std::unique_ptr<ClockDomain> domain_;  // clock domain of one-way delays (may be null)
+    const Clock &clock_;                 // the engine's time: every timer and sample reads it
+    SecretKey key_;                      // our secret: the MAC of what we receive (mac.h)
+    nanos next_clock_refresh_ = 0;       // when domain_'s offset to our clock is sampled again
+    bool verify_source_;                 // the wire names senders: check them
+    uint32_t cmd_payload_;               // payload bytes per command-channel datagram
+    uint32_t sack_words_;                // most SACK words an ACK carries (fits cmd_payload_)
+    std::vector<std::unique_ptr<Peer>> peers_;  // by caller's index; null where unknown
+
+    Pool<TxMessage> messages_;           // message descriptors
+    Pool<TxSegment> segments_;           // segment descriptors
+    InlinePool inline_buffers_;          // copies of small messages
+    BufferPool reassembly_buffers_;      // whole-message buffers for chunked receives
+    Hotel hotel_;                        // retransmission timers
+    GrantTable grants_{random_u32()};    // memory granted to peers' puts
+    List<TxSegment, &TxSegment::link> resends_;  // due for retransmission, served first
+    List<Peer, &Peer::sends_link> sends_;        // peers with messages to cut and room to send
+    List<Peer, &Peer::ack_link> acks_;           // peers owing a delayed ACK, oldest first
+    List<Peer, &Peer::ack_soon_link> acks_soon_; // peers owing one by the end of this pass
+    TxBatch batch_[kChannels];           // datagrams staged per channel
+    std::vector<RxDatagram> rx_;         // datagrams of the current receive burst
+    bool wire_full_ = false;             // the wire refused a datagram since the last progress
+    RttEstimator::Params rtt_params_;    // for every peer's estimator
+    CcParams cc_params_;                 // for every peer's congestion control
+    RttTable table_;                     // every peer's RTT row, readable without locks
+    TsSource stamp_source_;              // stamps the wire takes for us (kNone: user clock only)
+    nanos stamp_interval_;               // least spacing of stamped transmissions to a peer
+    std::vector<TxStamp> tx_stamps_;     // scratch for reap_tx_stamps
+    std::vector<uint8_t> probe_pad_;     // a probe's payload (zeros)
+    nanos start_ = 0;                    // when the engine started (engine clock)
+    nanos next_probe_round_ = 0;
+    nanos next_keepalive_scan_ = 0;      // when serve_keepalives looks at the peers again         // when the next probe round is due
+    uint32_t probe_cursor_ = 0;          // round robin: the peer index probed last
+    uint64_t probe_rng_;                 // random strategy: xorshift state
+    std::atomic<nanos> app_progress_{0};  // when the application last progressed (the agent reads it)
+    bool quiet_ = false;                 // this pass is the agent's: deliver nothing, call nobody (rx_mu_)
+    List<Peer, &Peer::away_link> turned_away_;  // peers whose data the agent turned away: owed a resume
+    std::thread agent_;                  // the liveness agent (engine_agent.cc), if started
+    std::mutex agent_mu_;                // guards stopping_ for the agent's waits
+    std::condition_variable agent_cv_;   // wakes the agent to stop
+    std::atomic<bool> stopping_{false};  // the agent must end
+
+    bool draining_ = false;                // in drain(): a closed port is a peer that finished
+    std::vector<Completion> completions_;  // on_send_done calls to make
+    std::vector<Completion> spare_completions_;  // recycled storage for completions_
+    std::vector<DeadPeer> dead_;           // on_peer_dead calls to make
+    std::vector<uint32_t> unknown_;        // on_unknown_peer calls to make
+    std::vector<bool> asked_;              // unknown senders already reported
+    rttcc_stats_t stats_ = {};             // engine-wide counters
+    mutable MaybeMutex state_mu_;          // guards everything above
+    MaybeMutex rx_mu_;                     // one thread receives at a time (owns rx buffers)
+};
+
+}  // namespace rttcc

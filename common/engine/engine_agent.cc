@@ -1,0 +1,137 @@
+// The liveness agent: a thread of the engine's own that answers peers while
+// the application computes outside MPI.  Without it nobody would: the engine
+// runs only inside MPI calls, and a peer whose data goes unacknowledged for
+// peer_timeout declares us dead.
+//
+//   app:    MPI ..... | compute, no MPI call ...................... | MPI
+//   agent:  asleep    | quiet passes: ACK what was delivered, resend | asleep
+//           (checks   |   our own data, probe, turn new data away    |
+//            each     |   with BUSY                                  |
+//            idle_ms) ^ agent_idle_ms without progress               ^ resume ACKs
+//
+// Quiet passes deliver nothing and call nobody back: under
+// MPI_THREAD_SINGLE the host (ob1, cm) may not be entered from a second
+// thread.  A data segment arriving then is not accepted, so nothing is ever
+// acknowledged that was not delivered; its sender hears BUSY, which keeps it
+// from declaring us dead and from taking its timeouts for congestion.  The
+// application's next pass sends each such peer an ACK with kFlagResume, and
+// the peer resends everything unacknowledged at once instead of waiting for
+// its (backed-off) timer.  Under MPI_THREAD_MULTIPLE the engine is
+// thread-safe and the agent's passes are full ones: it delivers too.
+#include <poll.h>
+
+#include <algorithm>
+#include <chrono>
+
+#include "engine/engine.h"
+
+namespace rttcc {
+
+namespace {
+constexpr int kAgentPollMs = 2;          // longest sleep between passes while the application is away
+constexpr nanos kBusyInterval = 1000000;  // at most one BUSY per peer per this (1 ms)
+}  // namespace
+
+void Engine::start_agent() {
+    if (cfg_.agent) agent_ = std::thread([this] { agent_main(); });
+}
+
+void Engine::stop_agent() {
+    if (!agent_.joinable()) return;
+    {
+        std::lock_guard<std::mutex> g(agent_mu_);
+        stopping_.store(true);
+    }
+    agent_cv_.notify_all();
+    agent_.join();
+}
+
+// Sleeps in real time; measures the application's absence on the engine's clock.
+void Engine::agent_main() {
+    const nanos idle = msec(cfg_.agent_idle_ms);
+    while (!stopping_.load()) {
+        const nanos away = clock_.now() - app_progress_.load(std::memory_order_relaxed);
+        if (away < idle) {  // the application progresses: sleep until it may have stopped
+            std::unique_lock<std::mutex> lock(agent_mu_);
+            agent_cv_.wait_for(lock, std::chrono::nanoseconds(idle - away), [this] { return stopping_.load(); });
+            continue;
+        }
+        if (rx_mu_.try_lock()) {  // else the application is back, in a pass of its own
+            pass(/*by_agent=*/true);
+            rx_mu_.unlock();
+        }
+        wait_for_datagrams(kAgentPollMs);
+    }
+}
+
+// Sleeps until a datagram arrives or timeout_ms pass.  A socket whose only
+// news is its error queue (transmit stamps) does not cut the sleep short.
+void Engine::wait_for_datagrams(int timeout_ms) {
+    int fds[kChannels];
+    const int n = wire_->poll_fds(fds, kChannels);
+    if (n > 0) {
+        pollfd pfd[kChannels];
+        for (int i = 0; i < n; ++i) pfd[i] = {fds[i], POLLIN, 0};
+        if (poll(pfd, static_cast<nfds_t>(n), timeout_ms) > 0 &&
+            std::any_of(pfd, pfd + n, [](const pollfd &p) { return p.revents & POLLIN; }))
+            return;
+    }
+    std::unique_lock<std::mutex> lock(agent_mu_);
+    agent_cv_.wait_for(lock, std::chrono::milliseconds(timeout_ms), [this] { return stopping_.load(); });
+}
+
+// A quiet pass met a data segment from p: not accepted, p hears BUSY and,
+// once the application is back, a resume ACK.
+void Engine::turn_away(Peer &p, nanos now) {
+    ++p.stats.turned_away;
+    ++stats_.turned_away;
+    if (!p.away_link.linked()) turned_away_.push_back(p);
+    if (!p.busy_sent || now - p.busy_sent >= kBusyInterval) send_busy(p, now);
+}
+
+void Engine::send_busy(Peer &p, nanos now) {
+    p.busy_sent = now;
+    PacketHeader &h = stage(kCmd, p, Staged::kAck, nullptr);
+    h.type = static_cast<uint8_t>(PacketType::BUSY);
+    h.tx_stamp_ns = domain_time(now);
+    put_ack(p, h, now);  // what was delivered before we went away
+    h.echo_tx_id = 0;    // and no RTT sample: the hold is not the path's
+    ++p.stats.busy_tx;
+    ++stats_.busy_tx;
+}
+
+// p's application is away: what it had delivered is in the ACK fields.
+void Engine::take_busy(Peer &p, const PacketHeader &h, const uint8_t *payload, const Arrival &a) {
+    process_ack(p, h, payload, a);
+    p.busy_heard = a.now;
+    ++p.stats.busy_rx;
+    ++stats_.busy_rx;
+}
+
+// The application's first pass after the agent turned data away: each such
+// peer is asked to resend at once.
+void Engine::send_resumes(nanos now) {
+    while (Peer *p = turned_away_.pop_front()) {
+        send_ack(*p, now).flags |= kFlagResume;
+        ++p->stats.resumes_tx;
+        ++stats_.resumes_tx;
+    }
+}
+
+// The peer is back and dropped whatever reached it while it was away:
+// every segment waiting on its timer goes again now, as a retransmission
+// but not as a loss, with its backoff reset.
+void Engine::resend_turned_away(Peer &p) {
+    ++p.stats.resumes_rx;
+    ++stats_.resumes_rx;
+    for (seq_t s = p.tx.una(); s != p.tx.next(); ++s) {
+        TxSegment *seg = p.tx.at(s);
+        if (!seg || seg->sacked || !seg->in_hotel) continue;
+        hotel_.check_out(*seg);
+        seg->resumed = true;
+        seg->backoff = 0;
+        resends_.push_back(*seg);
+    }
+}
+
+}  // namespace rttcc

@@ -1,0 +1,188 @@
+// Loss: retransmission timeouts with backoff, resends, dead peers.
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+#include "engine/engine.h"
+#include "api/param_names.h"
+
+namespace rttcc {
+
+// The peer's RTO (RTT-derived, or the fixed one) doubled per retry (shift
+// clamped so it cannot overflow), capped at max_rto.
+nanos Engine::rto(const TxSegment &seg) const {
+    const nanos base = cfg_.rto_mode == RTTCC_RTO_RTT ? seg.peer->response.rto() : usec(cfg_.retrans_timeout_us);
+    return backed_off_rto(base, seg.backoff, usec(cfg_.max_rto_us));
+}
+
+// Timeouts as TCP (RFC 6298 5.3, RFC 6582): the timer restarts whenever an
+// ACK moves the window, so a burst deeper than RTO x bottleneck rate drains
+// in order instead of timing out behind its own queue; and a timeout resends
+// only the oldest segment: the holes after it follow one per partial ACK
+// (process_ack), the segments that did arrive are never sent twice.  (Every
+// segment of a 128-segment burst into a 100 Mbit/s link timed out before.)
+void Engine::expire_timers(nanos now) {
+    hotel_.expire(now, [&](TxSegment &seg) {
+        Peer &p = *seg.peer;
+        const nanos restart = p.last_advance + rto(seg);
+        if (restart > now)
+            hotel_.check_in(seg, restart);  // ACKs still move the window
+        else if (seg.seq != p.tx.una())
+            hotel_.check_in(seg, now + rto(seg));  // waits for its turn as the oldest
+        else
+            resends_.push_back(seg);
+    });
+}
+
+// A partial ACK while recovering from a timeout: the new oldest segment was
+// sent before the timeout and is presumed lost too (unless SACKs had it
+// resent since).
+void Engine::resend_partial(Peer &p) {
+    if (!seq_lt(p.tx.una(), p.recover)) {
+        p.recovering = false;
+        return;
+    }
+    TxSegment *seg = p.tx.at(p.tx.una());
+    if (!seg || !seg->in_hotel || seg->last_tx >= p.recovery_start) return;
+    hotel_.check_out(*seg);
+    resends_.push_back(*seg);
+}
+
+// Resends come before new data: they hold back the cumulative ACK.
+void Engine::serve_resends(nanos now) {
+    const nanos give_up = msec(cfg_.peer_timeout_ms);
+    while (!wire_full_) {
+        TxSegment *seg = resends_.front();
+        if (!seg) break;
+        Peer &p = *seg->peer;
+        // Dead: the oldest segment unACKed for peer_timeout despite resends,
+        // and nothing in that time that shows the peer gets our datagrams of
+        // its channel: no ACK moved the window, no SACK marked a later one
+        // (a flood into a short queue can lose one segment many times
+        // running), no BUSY said its application is away.  Other traffic
+        // from it does not count: a path that carries only the command
+        // channel, or only small datagrams, is as good as dead.
+        const bool lost = !seg->refused && !seg->resumed;
+        const nanos proof = std::max({seg->first_tx, p.last_advance, p.busy_heard,
+                                      p.last_sacked[seg->cmd_channel ? kCmd : kData]});
+        if (lost && seg->retries >= 2 && now - proof >= give_up) {
+            declare_dead(p, why_unanswered(p, now, *seg));
+            continue;
+        }
+        resends_.remove(*seg);
+        if (seg->refused) {
+            seg->refused = false;  // never left: not a retransmission
+        } else {
+            ++seg->retries;
+            ++p.stats.retx;
+            ++stats_.retx;
+        }
+        if (seg->resumed) {
+            seg->resumed = false;
+        } else if (lost) {
+            ++seg->backoff;
+            ++p.stats.retx_timeout;
+            ++stats_.retx_timeout;
+            if (seg->seq == p.tx.una()) {
+                // Once per RTO, not per segment; and not at all while the
+                // peer says it is away: that timeout is not congestion.
+                if (!p.recovering && !peer_away(p)) on_loss(p, /*timeout=*/true, now);
+                p.recovering = true;
+                p.recover = p.tx.next();
+                p.recovery_start = now;
+            }
+        }
+        transmit(*seg, now);
+    }
+}
+
+// Why the peer is taken for dead when `oldest` went unACKed for
+// peer_timeout: how long, and what was heard from it meanwhile.
+std::string Engine::why_unanswered(const Peer &p, nanos now, const TxSegment &oldest) const {
+    char why[320];
+    int n = std::snprintf(why, sizeof why, "no acknowledgement for %.1f s despite %u retransmissions of the oldest segment, ",
+                          seconds(now - oldest.first_tx), unsigned{oldest.retries});
+    const nanos give_up = msec(cfg_.peer_timeout_ms);
+    if (!p.last_heard)
+        std::snprintf(why + n, sizeof why - n, "and nothing ever heard from it");
+    else if (now - p.last_heard >= give_up / 2)
+        std::snprintf(why + n, sizeof why - n, "and nothing heard from it for %.1f s", seconds(now - p.last_heard));
+    else
+        std::snprintf(why + n, sizeof why - n,
+                      "though it still sends (last heard %.1f s ago): our %s datagrams of up to %u bytes do "
+                      "not reach it (a firewall, or a path MTU below that size?)",
+                      seconds(now - p.last_heard), oldest.cmd_channel ? "command-channel" : "data-channel",
+                      unsigned(kHeaderSize + (oldest.cmd_channel ? cmd_payload_ : p.seg_payload)));
+    return why;
+}
+
+// Datagrams that could not reach a peer (Wire::failures).  A closed port
+// (ICMP port unreachable) means the process that owned it is gone; a send
+// the wire refuses for good (EMSGSIZE, ENETUNREACH, EPERM, a libfabric
+// provider's error, ...) will be refused again.  Three of them with nothing in between that shows the
+// peer gets our datagrams (heard from it for a closed port, an ACK that
+// moved the window for a refused send), while we owe it data, make it dead
+// at once instead of after peer_timeout, with the reason.  Closed ports
+// are no error while draining at finalize: a peer that finished first has
+// closed its sockets.
+void Engine::take_failures(nanos now) {
+    WireFailure failed[16];
+    const int n = wire_->failures(failed, 16);
+    for (int i = 0; i < n; ++i)
+        for (auto &slot : peers_) {
+            Peer *p = slot.get();
+            if (p && !p->dead && (p->addr[kCmd] == failed[i].dest || p->addr[kData] == failed[i].dest))
+                take_failure(*p, failed[i].error, now);
+        }
+}
+
+void Engine::take_failure(Peer &p, int error, nanos now) {
+    const bool closed = error == ECONNREFUSED;
+    if (closed) {
+        ++p.stats.port_unreachable;
+        ++stats_.port_unreachable;
+    } else {
+        ++p.stats.send_errors;
+        ++stats_.send_errors;
+    }
+    const nanos proof = closed ? p.last_heard : p.last_advance;
+    if (!p.failures || proof > p.first_failure || error != p.failure_errno) {
+        p.failures = 0;
+        p.first_failure = now;
+        p.failure_errno = error;
+    }
+    ++p.failures;
+    if (p.failures < 3 || (closed && draining_) || !(p.tx.in_flight() || p.has_pending())) return;
+    char why[300];
+    if (closed)
+        std::snprintf(why, sizeof why,
+                      "its port is closed: the kernel answered %u of our datagrams with ICMP port unreachable "
+                      "within %.3f s, the process is gone",
+                      p.failures, seconds(now - p.first_failure));
+    else
+        std::snprintf(why, sizeof why, "%s refused %u of our datagrams to it within %.3f s: %s%s", wire_->refuser(),
+                      p.failures, seconds(now - p.first_failure), wire_->error_text(error).c_str(),
+                      error == EMSGSIZE ? " (larger than the route's MTU allows: lower {data_mtu})"
+                      : error == EPERM  ? " (a firewall rule on this host?)"
+                                        : "");
+    declare_dead(p, why);
+}
+
+// Fails everything sent to the peer and reports it lost.
+void Engine::declare_dead(Peer &p, std::string why) {
+    p.dead = true;
+    dead_.push_back({p.id, name_params(why, param_prefix(cfg_))});  // {name}: the host component's parameter
+    p.tx.clear([&](TxSegment *seg) { release_segment(*seg, RTTCC_ERR_UNREACH); });
+    for (auto &queue : p.pending)
+        while (TxMessage *m = queue.pop_front()) finish_message(*m, RTTCC_ERR_UNREACH);
+    if (p.sends_link.linked()) sends_.remove(p);
+    if (p.ack_link.linked()) acks_.remove(p);
+    if (p.ack_soon_link.linked()) acks_soon_.remove(p);
+    p.ack_owed = false;
+    p.reassembly.clear(reassembly_buffers_);
+    p.puts.clear();
+}
+
+}  // namespace rttcc

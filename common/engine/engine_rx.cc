@@ -1,0 +1,233 @@
+// Receiving: validation, the sequence check, delivery and reassembly.
+#include <cstring>
+#include <mutex>
+
+#include "engine/engine.h"
+
+namespace rttcc {
+
+namespace {
+Reassembly::Chunk chunk_of(const PacketHeader &h, const uint8_t *payload) {
+    return {h.seq, h.msg_id, h.msg_len, h.tag, h.chunk_offset, h.payload_len, payload};
+}
+}  // namespace
+
+// One burst from a channel; returns how many messages it delivered and sets
+// *got to the datagrams it read.  The clock is read once the burst is in:
+// that is the arrival time of its datagrams on the engine's own clock.
+int Engine::receive(Channel ch, int *got) {
+    const int n = wire_->rx_burst(ch, rx_.data(), static_cast<int>(rx_.size()));
+    *got = n;
+    if (n <= 0) return 0;
+    const nanos now = clock_.now();
+    int delivered = 0;
+    for (int i = 0; i < n; ++i) delivered += handle_datagram(ch, rx_[i], now);
+    return delivered;
+}
+
+// The validated header and known sender of a datagram, or nullptr (counted
+// as a drop).  Its MAC is checked first, with our own key: a datagram no
+// process of the job signed touches nothing, and cannot make us look up a
+// sender we do not know (a runtime lookup on the progress path).  One
+// that is signed asks once per sender, found or not.
+Peer *Engine::sender_of(Channel ch, const RxDatagram &d, const PacketHeader **h) {
+    switch (check_header(d.buf, d.len, cfg_.job_key, h)) {
+        case Verdict::kOk:
+            break;
+        case Verdict::kMalformed:
+            ++stats_.drops;
+            ++stats_.drop_malformed;
+            return nullptr;
+        case Verdict::kForeign:
+            ++stats_.drops;
+            ++stats_.drop_foreign;
+            return nullptr;
+    }
+    if (!mac_ok(cfg_.auth, key_, d.buf, d.len)) {
+        ++stats_.drops;
+        ++stats_.drop_auth;
+        return nullptr;
+    }
+    const uint32_t src = (*h)->src;
+    Peer *p = src < peers_.size() ? peers_[src].get() : nullptr;
+    if (!p && src != cfg_.self && src < kMaxPeers) {  // of this job, not added yet: ask once
+        if (src >= asked_.size()) asked_.resize(src + 1);
+        if (!asked_[src]) {
+            asked_[src] = true;
+            unknown_.push_back(src);
+        }
+    }
+    if (!p || p->dead || (verify_source_ && p->addr[ch] != d.src)) {
+        ++stats_.drops;
+        ++stats_.drop_unknown_peer;
+        return nullptr;
+    }
+    return p;
+}
+
+// Returns 1 if it delivered a message.
+bool Engine::handle_datagram(Channel ch, const RxDatagram &d, nanos now) {
+    std::unique_lock<MaybeMutex> lock(state_mu_);
+    const PacketHeader *h;
+    Peer *p = sender_of(ch, d, &h);
+    if (!p) return false;
+    p->last_heard = now;
+    p->keepalives = 0;
+    const Arrival a{now, d.rx_stamp, d.rx_source};
+    note_one_way(*p, *h, a);
+    switch (static_cast<PacketType>(h->type)) {
+        case PacketType::PROBE:
+            answer_probe(*p, *h, a);
+            flush_all();
+            return false;
+        case PacketType::PROBE_REPLY:
+            take_probe_reply(*p, *h, a);
+            return false;
+        case PacketType::BUSY:
+            take_busy(*p, *h, d.buf + kHeaderSize, a);
+            flush_all();
+            return false;
+        default:
+            break;
+    }
+    if (h->flags & kFlagAckValid) process_ack(*p, *h, d.buf + kHeaderSize, a);
+    bool fresh = false;
+    if (h->type != static_cast<uint8_t>(PacketType::ACK)) {
+        if (quiet_)
+            turn_away(*p, now);  // the liveness agent delivers nothing: the sender resends later
+        else
+            fresh = accept_segment(*p, *h, a);
+    }
+    flush_all();  // nothing staged may outlive the lock (an ACK could free its segment)
+    if (!fresh) return false;
+
+    const uint8_t *payload = d.buf + kHeaderSize;
+    const uint32_t peer = p->id;
+    if (h->type == static_cast<uint8_t>(PacketType::PUT)) return land_put(*p, *h, payload, lock);
+    if (h->type == static_cast<uint8_t>(PacketType::DATA)) {
+        ++p->stats.msgs_rx;
+        ++stats_.msgs_rx;
+        lock.unlock();
+        const rttcc_callbacks_t &cb = clients_.of(h->tag);
+        if (cb.on_recv) cb.on_recv(cb.user, peer, h->tag, payload, h->payload_len);
+        return true;
+    }
+    uint32_t abandoned;
+    Reassembly::Message *m = p->reassembly.add(reassembly_buffers_, chunk_of(*h, payload), p->rx.next(), &abandoned);
+    p->stats.reassembly_abandoned += abandoned;
+    stats_.reassembly_abandoned += abandoned;
+    if (!m) return false;
+    ++p->stats.msgs_rx;
+    ++stats_.msgs_rx;
+    const uint32_t msg_id = m->msg_id;
+    lock.unlock();
+    const rttcc_callbacks_t &cb = clients_.of(m->tag);
+    if (cb.on_recv) cb.on_recv(cb.user, peer, m->tag, m->buf, m->len);  // m stays put: only this thread adds chunks
+    lock.lock();
+    p->reassembly.release(reassembly_buffers_, p->reassembly.find(msg_id));
+    return true;
+}
+
+// Writes a new put chunk in place; when its put is whole, tells the caller
+// (with the lock released).  Returns 1 if it completed a put.
+bool Engine::land_put(Peer &p, const PacketHeader &h, const uint8_t *payload, std::unique_lock<MaybeMutex> &lock) {
+    const uint64_t first = put_offset(h.put_addr);
+    uint8_t *to = grants_.target(p.id, put_key(h.put_addr), first + h.chunk_offset, h.payload_len);
+    PutArrivals::Put done;
+    const auto step = to ? p.puts.add(h.msg_id, h.msg_len, h.put_addr, h.tag, h.payload_len, &done)
+                         : PutArrivals::Step::kBad;
+    if (step == PutArrivals::Step::kBad) {
+        ++stats_.drops;
+        ++stats_.drop_bad_put;
+        return false;
+    }
+    std::memcpy(to, payload, h.payload_len);
+    if (step != PutArrivals::Step::kComplete) return false;
+    ++p.stats.msgs_rx;
+    ++stats_.msgs_rx;
+    const uint32_t peer = p.id;
+    lock.unlock();
+    const rttcc_callbacks_t &cb = clients_.of(done.tag);
+    if (cb.on_put) cb.on_put(cb.user, peer, put_key(done.addr), first, done.len, done.tag);
+    return true;
+}
+
+// A new segment is accepted, and so acknowledged, only if it can be
+// delivered: a client listens to its tag, a chunk fits its message
+// (reassembly.h: agrees with its other chunks, overlaps none, and opening
+// one, a buffer is free under reassembly_max_mb), a put lands inside a
+// grant its sender holds.  Otherwise the
+// sender never hears it arrived: it resends, and in the end reports the
+// peer lost instead of a send that succeeded while its bytes were dropped.
+bool Engine::deliverable(const Peer &p, const PacketHeader &h) const {
+    const rttcc_callbacks_t &cb = clients_.of(h.tag);
+    switch (static_cast<PacketType>(h.type)) {
+        case PacketType::DATA:
+            return cb.on_recv != nullptr;
+        case PacketType::CHUNK:
+            return cb.on_recv != nullptr &&
+                   p.reassembly.fit(reassembly_buffers_, chunk_of(h, nullptr), p.rx.next()) == Reassembly::Fit::kYes;
+        case PacketType::PUT:
+            return cb.on_put != nullptr && p.puts.fits(h.msg_id, h.msg_len, h.put_addr, h.tag) &&
+                   grants_.target(p.id, put_key(h.put_addr), put_offset(h.put_addr) + h.chunk_offset, h.payload_len);
+        default:
+            return false;
+    }
+}
+
+// Records a data segment's arrival; true if it is new and must be delivered.
+bool Engine::accept_segment(Peer &p, const PacketHeader &h, const Arrival &a) {
+    if (p.rx.classify(h.seq) == RecvWindow::Arrival::kNew && !deliverable(p, h)) {
+        ++stats_.drops;
+        ++stats_.drop_undeliverable;
+        if (h.type == static_cast<uint8_t>(PacketType::PUT)) {
+            ++stats_.drop_bad_put;
+            if (p.puts.beyond_cap(h.msg_id))
+                broke_protocol(p, "it began a put while " + std::to_string(cfg_.window) +
+                                      " of its puts were partly landed here, more than its window lets it "
+                                      "send: it does not follow the rttcc protocol");
+        }
+        if (h.type == static_cast<uint8_t>(PacketType::CHUNK) &&
+            p.reassembly.fit(reassembly_buffers_, chunk_of(h, nullptr), p.rx.next()) == Reassembly::Fit::kOverlap) {
+            ++p.stats.dup_chunks;
+            ++stats_.dup_chunks;
+        }
+        return false;
+    }
+    const bool gap_before = p.rx.has_gap();
+    const bool in_order = h.seq == p.rx.next();
+    switch (p.rx.arrive(h.seq)) {
+        case RecvWindow::Arrival::kBeyond:
+            ++stats_.drops;
+            ++stats_.drop_beyond_window;
+            return false;
+        case RecvWindow::Arrival::kDuplicate:
+            ++p.stats.dup_segs;
+            ++stats_.dup_segs;
+            owe_ack(p, h, a, AckWhen::kNow);  // our earlier ACK was probably lost
+            return false;
+        case RecvWindow::Arrival::kNew:
+            break;
+    }
+    ++p.stats.segs_rx;
+    ++stats_.segs_rx;
+    if (!in_order) {
+        ++p.stats.segs_ooo;
+        ++stats_.segs_ooo;
+    }
+    p.stats.bytes_rx += h.payload_len;
+    stats_.bytes_rx += h.payload_len;
+    // A gap opening or closing is news for the sender's fast retransmit: ACK
+    // at once (with the SACK while the gap lasts).  So is a segment the
+    // sender is waiting on (kFlagAckNow), unless we have data queued for it:
+    // then data sent in this progress pass carries the ACK (two peers sending
+    // to each other), or it goes alone at the pass's end.
+    const bool waits = h.flags & kFlagAckNow;
+    const AckWhen when = gap_before || p.rx.has_gap() || (waits && !p.has_pending()) ? AckWhen::kNow
+                         : waits                                                    ? AckWhen::kThisPass
+                                                                                    : AckWhen::kDelayed;
+    owe_ack(p, h, a, when);
+    return true;
+}
+
+}  // namespace rttcc

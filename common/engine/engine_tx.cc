@@ -1,0 +1,259 @@
+// Sending: cutting messages into segments, transmission, batching.
+#include <algorithm>
+#include <cstring>
+
+#include "engine/engine.h"
+
+namespace rttcc {
+
+// Queues a message (a stack template: `proto`) to a peer and sends what
+// may go now.  With `fill` the bytes are copied into engine memory and the
+// send completes at once (RTTCC_DONE); without, they are sent zero-copy.
+int Engine::submit(uint32_t index, TxMessage &proto, bool only_if_open, rttcc_fill_fn fill,
+                   void *ctx) {
+    const nanos now = clock_.now();
+    {
+        std::lock_guard<MaybeMutex> g(state_mu_);
+        Peer *p = index < peers_.size() ? peers_[index].get() : nullptr;
+        if (!p || p->dead) return RTTCC_ERR_UNREACH;
+        if (only_if_open && (!p->pending[channel_for(proto)].empty() || !has_room(*p, proto))) {
+            ++p->stats.window_stalls;
+            ++stats_.window_stalls;
+            return RTTCC_ERR_BUSY;
+        }
+        TxMessage &m = *messages_.get();
+        m = proto;
+        if (fill) {
+            m.inline_buf = inline_buffers_.get(m.len);
+            fill(ctx, m.inline_buf, m.len);
+            m.iov[0] = {m.inline_buf, m.len};
+            m.iovcnt = 1;
+        }
+        ++stats_.msgs_tx;
+        ++p->stats.msgs_tx;
+        p->pending[channel_for(m)].push_back(m);
+        pump(*p, now, UINT32_MAX);
+        flush_all();
+    }
+    run_callbacks();
+    return fill ? RTTCC_DONE : RTTCC_OK;
+}
+
+Channel Engine::channel_for(const TxMessage &m) const {
+    return m.len <= cmd_payload_ ? kCmd : kData;
+}
+
+// Data-channel segments a peer may have in flight: the send credits and,
+// with congestion control, the congestion window.
+uint32_t Engine::data_cap(const Peer &p) const {
+    return p.cc ? std::min(cfg_.send_credits, p.cc->window()) : cfg_.send_credits;
+}
+
+// The window bounds every segment; data-channel segments are further held
+// to data_cap.
+bool Engine::has_room(const Peer &p, const TxMessage &m) const {
+    if (p.tx.full()) return false;
+    return channel_for(m) == kCmd || p.data_in_flight < data_cap(p);
+}
+
+// True when the sender waits for this data segment's ACK: it fills the
+// window or the credits, it is a resend, or it ends the last queued message
+// and that message completes on its ACK (zero-copy; a copied one completed
+// when it was queued, and its reply may still carry the ACK).  Its receiver
+// then ACKs within the same progress pass (on data going back, if any): with
+// a window of a few segments (congestion control on a slow or short path), a
+// delayed ACK would idle the link for ack_delay_us every round trip.
+bool Engine::sender_waits(const Peer &p, const TxSegment &seg) const {
+    if (seg.cmd_channel) return false;
+    if (p.data_in_flight >= data_cap(p) || p.tx.full() || seg.retries) return true;
+    const TxMessage &m = *seg.msg;
+    return m.all_cut && !m.inline_buf && p.pending[kData].is_back(m);
+}
+
+// Cuts and sends the peer's queued messages, command channel first, while
+// its window, its credits and the wire allow; keeps the peer in the sends
+// queue while it could go on.
+void Engine::pump(Peer &p, nanos now, uint32_t budget) {
+    for (auto &queue : p.pending) {
+        while (TxMessage *m = queue.front()) {
+            if (!budget || wire_full_) {  // more to send: serve_sends comes back to it
+                if (!p.sends_link.linked()) sends_.push_back(p);
+                return;
+            }
+            if (!has_room(p, *m)) {
+                ++p.stats.window_stalls;
+                ++stats_.window_stalls;
+                return;  // an ACK re-queues the peer
+            }
+            cut_segment(p, *m, now);
+            if (m->all_cut) queue.remove(*m);
+            --budget;
+        }
+    }
+}
+
+// Round robin over peers with sends, a burst each, so no peer starves the others.
+void Engine::serve_sends(nanos now) {
+    constexpr uint32_t kBurst = 16;
+    const size_t rounds = sends_.empty() ? 0 : peers_.size() * 4;  // bounded work per progress
+    for (size_t i = 0; i < rounds && !wire_full_; ++i) {
+        Peer *p = sends_.pop_front();
+        if (!p) break;
+        pump(*p, now, kBurst);
+    }
+}
+
+void Engine::cut_segment(Peer &p, TxMessage &m, nanos now) {
+    const Channel ch = channel_for(m);
+    TxSegment &seg = *segments_.get();
+    seg.peer = &p;
+    seg.msg = &m;
+    seg.cmd_channel = ch == kCmd;
+    seg.offset = m.cut;
+    seg.len = std::min(m.len - m.cut, ch == kCmd ? cmd_payload_ : p.seg_payload);
+    m.cut += seg.len;
+    m.all_cut = m.cut == m.len;
+    if (seg.offset == 0 && (!m.all_cut || m.put_addr)) m.msg_id = p.next_msg_id++;
+    if (!seg.cmd_channel) ++p.data_in_flight;
+    ++m.in_flight;
+    p.tx.push(&seg);
+    seg.first_tx = now;
+    ++p.stats.segs_tx;
+    ++stats_.segs_tx;
+    p.stats.bytes_tx += seg.len;
+    stats_.bytes_tx += seg.len;
+    transmit(seg, now);
+}
+
+void Engine::transmit(TxSegment &seg, nanos now) {
+    const Channel ch = seg.cmd_channel ? kCmd : kData;
+    const TxMessage &m = *seg.msg;
+    PacketHeader &h = stage(ch, *seg.peer, Staged::kSegment, &seg);
+    const bool whole = seg.offset == 0 && seg.len == m.len && !m.put_addr;
+    h.type = static_cast<uint8_t>(m.put_addr ? PacketType::PUT : whole ? PacketType::DATA : PacketType::CHUNK);
+    h.tag = m.tag;
+    h.seq = seg.seq;
+    seg.tx_id = transmission_id(seg.seq, seg.retries);
+    h.tx_id = seg.tx_id;
+    h.payload_len = static_cast<uint16_t>(seg.len);
+    if (!whole) {
+        h.msg_id = m.msg_id;
+        h.msg_len = m.len;
+        h.chunk_offset = seg.offset;
+        h.put_addr = m.put_addr;
+    }
+    if (sender_waits(*seg.peer, seg)) h.flags |= kFlagAckNow;
+    h.tx_stamp_ns = domain_time(now);
+    put_ack(*seg.peer, h, now);
+    TxDatagram &d = batch_[ch].dgrams[batch_[ch].count - 1];
+    fill_payload(d, m, seg.offset, seg.len);
+    seg.last_tx = now;
+    seg.stamp = 0;
+    seg.stamp_source = TsSource::kNone;
+    if (stamp_source_ != TsSource::kNone)
+        stamp_transmission(*seg.peer, d, h, segment_cookie(seg.peer->id, seg.tx_id), now);
+    hotel_.check_in(seg, now + rto(seg));
+}
+
+// Adds a datagram to a channel's batch (flushing a full batch first) and
+// returns its zeroed header.
+PacketHeader &Engine::stage(Channel ch, Peer &p, Staged kind, TxSegment *seg) {
+    TxBatch &b = batch_[ch];
+    if (b.count == b.dgrams.size()) flush(ch);
+    const size_t i = b.count++;
+    PacketHeader &h = b.headers[i];
+    h = PacketHeader{};
+    h.magic = kMagic;
+    h.job_key = cfg_.job_key;
+    h.version = kVersion;
+    h.src = cfg_.self;
+    TxDatagram &d = b.dgrams[i];
+    d.dest = p.addr[ch];
+    d.iov[0] = {&h, kHeaderSize};
+    d.iovcnt = 1;
+    d.stamp_cookie = 0;
+    b.segs[i] = seg;
+    b.peers[i] = &p;
+    b.kinds[i] = kind;
+    return h;
+}
+
+// Points the datagram's payload iovecs at [offset, offset + len) of the message.
+void Engine::fill_payload(TxDatagram &d, const TxMessage &m, uint32_t offset, uint32_t len) const {
+    for (int i = 0; i < m.iovcnt && len; ++i) {
+        const size_t piece = m.iov[i].iov_len;
+        if (offset >= piece) {
+            offset -= static_cast<uint32_t>(piece);
+            continue;
+        }
+        const size_t n = std::min<size_t>(piece - offset, len);
+        d.iov[d.iovcnt++] = {static_cast<char *>(m.iov[i].iov_base) + offset, n};
+        len -= static_cast<uint32_t>(n);
+        offset = 0;
+    }
+}
+
+// Signs the batch, each datagram with its receiver's key (mac.h), and hands it to the wire.  What the wire refuses (socket buffer full)
+// is not lost: segments go to the front of the resend list, ACKs are owed
+// again; a refused probe counts as lost when its reply never comes.
+void Engine::flush(Channel ch) {
+    TxBatch &b = batch_[ch];
+    if (!b.count) return;
+    if (cfg_.auth != RTTCC_AUTH_NONE)
+        for (size_t i = 0; i < b.count; ++i)
+            b.headers[i].mac = datagram_mac(cfg_.auth, b.peers[i]->key, b.headers[i], &b.dgrams[i].iov[1],
+                                            b.dgrams[i].iovcnt - 1);
+    const int sent = wire_->tx_burst(ch, b.dgrams.data(), static_cast<int>(b.count));
+    for (size_t i = std::max(sent, 0); i < b.count; ++i) {
+        wire_full_ = true;
+        ++stats_.wire_stalls;
+        Peer &p = *b.peers[i];
+        switch (b.kinds[i]) {
+            case Staged::kSegment: {
+                TxSegment *seg = b.segs[i];
+                if (seg->in_hotel) hotel_.check_out(*seg);
+                seg->refused = true;
+                resends_.push_back(*seg);
+                owe_ack_again(p);  // it carried our ACK
+                break;
+            }
+            case Staged::kAck:
+                owe_ack_again(p);
+                break;
+            case Staged::kProbe:
+                break;
+        }
+    }
+    b.count = 0;
+}
+
+void Engine::flush_all() {
+    flush(kCmd);
+    flush(kData);
+}
+
+void Engine::finish_message(TxMessage &m, int status) {
+    if (m.cookie) completions_.push_back({m.cookie, status, m.tag});
+    if (m.inline_buf) inline_buffers_.put(m.inline_buf, m.len);
+    messages_.put(&m);
+}
+
+// Stops whatever would send the segment again: its timer, or its place on
+// the resend list.
+void Engine::unschedule(TxSegment &seg) {
+    if (seg.in_hotel)
+        hotel_.check_out(seg);
+    else if (seg.link.linked())
+        resends_.remove(seg);
+}
+
+void Engine::release_segment(TxSegment &seg, int status) {
+    unschedule(seg);
+    if (!seg.cmd_channel && !seg.sacked) --seg.peer->data_in_flight;  // a SACK gave it back already
+    TxMessage &m = *seg.msg;
+    --m.in_flight;
+    if (m.complete()) finish_message(m, status);
+    segments_.put(&seg);
+}
+
+}  // namespace rttcc

@@ -1,0 +1,129 @@
+// Everything the engine keeps about one peer: its address, both halves of
+// the sequence space, the ACK it owes, queued messages and reassembly.
+#pragma once
+#include <cstdint>
+#include <memory>
+
+#include "clock/clock.h"
+#include "cc/congestion.h"
+#include "clock/offset_estimator.h"
+#include "cc/windowed_min.h"
+#include "util/intrusive_list.h"
+#include "engine/mac.h"
+#include "engine/reassembly.h"
+#include "engine/regions.h"
+#include "engine/recv_window.h"
+#include "cc/rtt_estimator.h"
+#include "engine/rtt_table.h"
+#include "rttcc/engine.h"
+#include "engine/segment.h"
+#include "engine/send_window.h"
+#include "wire/wire.h"
+
+namespace rttcc {
+
+// One peer's RTT probes (engine_probe.cc).
+struct ProbeState {
+    uint32_t next_id = 1;                // id of the next probe (never 0)
+    uint32_t outstanding = 0;            // id of the probe awaiting its reply, 0 = none
+    nanos sent = 0;                      // when it was posted (engine clock)
+    nanos stamp = 0;                     // its kernel/NIC transmit stamp, 0 until reported
+    TsSource stamp_source = TsSource::kNone;  // what took `stamp`
+    nanos next_allowed = 0;              // probe_max_rate: no probe to this peer before this
+    uint64_t samples = 0;                // RTT samples taken from replies
+};
+
+// What the peer's row of the RTT table shows beyond the estimator (engine_rtt.cc).
+struct PathState {
+    nanos last_sample = 0;               // when the latest sample was taken
+    TsSource last_source = TsSource::kNone;  // stamps of the latest sample
+    bool last_was_probe = false;         // the latest sample came from a probe
+    uint64_t best_samples = 0;           // samples taken with the wire's own stamps
+    bool clocked = false;                // an exchange gave the fields below
+    int64_t owd_fwd = 0, owd_rev = 0;    // latest one-way delays to and from the peer
+    static constexpr int64_t kOneWaySpan = 1000000000;  // the floor below: the least of 1-2 s
+    WindowedMin rev_floor{kOneWaySpan};  // one-way time from the peer with no queue
+    nanos rev_queue = 0;                 // the latest datagram's one-way time above that floor
+    int64_t offset = 0;                  // peer's clock minus ours
+    uint64_t offset_bound = 0;           // +- error of `offset`
+    OffsetEstimator offsets{16, 2000000000};  // NTP-style filter: best of 16 exchanges within 2 s
+    nanos next_stamp = 0;                // earliest post of the next stamped transmission
+};
+
+struct Peer {
+    // Each direction starts at its sender's initial_seq (mac.h): random to
+    // anyone without the sender's key.
+    Peer(uint32_t index, uint32_t window, const RttEstimator::Params &rtt_params, seq_t tx_first, seq_t rx_first)
+        : id(index),
+          tx(window, tx_first),
+          sacked_high{tx_first - 1, tx_first - 1},
+          loss_scan{tx_first, tx_first},
+          rtt(rtt_params),
+          response(rtt_params),
+          cc_rtt(rtt_params),
+          rx(window, rx_first),
+          reassembly(window),
+          puts(window) {}
+
+    uint32_t id;                       // caller's index of this peer
+    WireHandle addr[kChannels] = {};   // resolved address per channel
+    SecretKey key{};                   // its secret: what we send it carries a MAC by it (mac.h)
+    uint32_t seg_payload = 0;          // payload bytes per data-channel segment
+    bool dead = false;                 // declared dead: every send fails
+    nanos last_heard = 0;              // when its latest valid datagram arrived (0: never)
+    uint32_t keepalives = 0;           // liveness probes sent to it since then (engine_probe.cc)
+    nanos busy_heard = 0;              // when it last said BUSY: its application was away, not dead
+    nanos last_sacked[kChannels] = {}; // when a SACK last showed a segment of that channel arrived
+    nanos busy_sent = 0;               // when we last told it BUSY (at most one per ms)
+    Link away_link;                    // in the engine's list of peers owed a resume ACK
+    uint32_t failures = 0;             // our datagrams to it that failed the same way in a row (Wire::failures)
+    nanos first_failure = 0;           // when the first of them did
+    int failure_errno = 0;             // how: ECONNREFUSED (port closed) or a send's errno
+    nanos last_advance = 0;            // when an ACK last moved its send window (RTO restarts from it)
+    bool recovering = false;           // a timeout resent `una`; until una passes `recover`,
+    seq_t recover = 0;                 //   each ACK that moves the window resends the new una
+                                       //   at once (NewReno's partial ACKs: one hole per RTT)
+    nanos recovery_start = 0;          //   unless it was sent again since that timeout
+
+    // Sending.
+    SendWindow tx;                                // segments in flight
+    uint32_t data_in_flight = 0;                  // data-channel segments in flight (credits used)
+    // Messages not yet fully cut, per channel: a command-channel message
+    // (a protocol's handshake, an RTR) never waits behind a data message
+    // that is held by the credits; the receiver does not assume order.
+    List<TxMessage, &TxMessage::link> pending[kChannels];
+    bool has_pending() const { return !pending[kCmd].empty() || !pending[kData].empty(); }
+    Link sends_link;                              // in the engine's peers-with-sends queue
+    uint32_t next_msg_id = 1;                     // id for the next cut message
+    // Selective ACKs, per channel (engine_ack.cc): the newest segment SACKed,
+    // and where the loss scan resumes.  Both are kept at or after una - 1
+    // (so that modular comparisons with una stay valid).
+    seq_t sacked_high[kChannels];
+    seq_t loss_scan[kChannels];
+    RttEstimator rtt;                             // round trips to this peer (the table)
+    RttEstimator response;                        // time until its ACKs arrive, holds included: the RTO
+    RttEstimator cc_rtt;                          // the delay congestion control acts on (cc_delay)
+    uint32_t last_echo = 0;                       // transmission id of the latest RTT sample
+    std::unique_ptr<CongestionControl> cc;        // congestion window; nullptr with cc = none
+    RttRow *row = nullptr;                        // this peer's row of the engine's RTT table
+    PathState path;                               // the rest of what the row shows
+    ProbeState probe;                             // RTT probes to this peer
+
+    // Receiving.
+    RecvWindow rx;                   // arrivals and the cumulative ACK
+    Reassembly reassembly;           // messages arriving in chunks
+    PutArrivals puts;                // one-sided puts landing in what we granted it
+    Link ack_link;                   // in the engine's delayed-ACK queue
+    Link ack_soon_link;              // in the engine's ACKs owed by the end of this progress pass
+    bool ack_owed = false;           // an ACK must go out
+    nanos ack_owed_since = 0;        // when it became owed
+    uint32_t echo_tx_id = 0;         // tx_id to echo: the latest new segment, or a timed one
+    bool echo_timed = false;         // echo_tx_id is a timed transmission: keep it until ACKed
+    seq_t echo_seq = 0;              // its sequence number
+    nanos echo_arrival = 0;          // when that segment arrived (kernel/NIC stamp if any)
+    uint32_t unacked_arrivals = 0;   // new segments since our last ACK
+
+    rttcc_stats_t stats = {};        // this peer's counters
+};
+
+}  // namespace rttcc

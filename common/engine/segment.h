@@ -1,0 +1,71 @@
+// What the sender keeps for a message (TxMessage) and for each of its
+// segments in flight (TxSegment).  Both come from engine-wide pools.
+#pragma once
+#include <sys/uio.h>
+
+#include <cstdint>
+
+#include "clock/clock.h"
+#include "util/intrusive_list.h"
+#include "util/seq.h"
+#include "wire/wire.h"
+
+namespace rttcc {
+
+struct Peer;
+
+// One message the caller handed to the engine (usnic's "fragment").
+struct TxMessage {
+    Link link;               // in its peer's pending queue, or the free list
+    void *cookie = nullptr;  // caller's completion cookie; nullptr when copied
+    iovec iov[2] = {};       // the message bytes, in at most two pieces
+    int iovcnt = 0;
+    uint32_t len = 0;        // total bytes
+    uint32_t cut = 0;        // bytes already cut into segments
+    uint32_t in_flight = 0;  // segments sent and not yet ACKed
+    uint32_t msg_id = 0;     // CHUNK/PUT header id (unique per peer)
+    uint64_t put_addr = 0;   // a put: where its first byte lands (regions.h); 0 = a message
+    uint8_t tag = 0;         // caller's tag
+    bool all_cut = false;    // the last segment has been made (a 0-byte message has one)
+    uint8_t *inline_buf = nullptr;  // storage for a copied message (pool-owned)
+
+    // Done when every segment was made and every one of them was ACKed.
+    bool complete() const { return all_cut && in_flight == 0; }
+};
+
+// One segment in flight: from its first transmission until it is ACKed.
+//   states: in the hotel (timer running) -> on the resend list -> back in the
+//   hotel after the resend -> freed on ACK.  Exactly one of those at a time,
+//   except that a SACKed segment is in none: it arrived, and only waits for
+//   the cumulative ACK to free it.
+struct TxSegment {
+    Link link;                 // hotel room or engine resend list
+    Peer *peer = nullptr;      // destination
+    TxMessage *msg = nullptr;  // parent message
+    seq_t seq = 0;             // sequence number
+    uint32_t offset = 0;       // first message byte carried
+    uint32_t len = 0;          // payload bytes carried
+    uint32_t tx_id = 0;        // id of the latest transmission (see transmission_id)
+    nanos first_tx = 0;        // first transmission time
+    nanos last_tx = 0;         // latest transmission time (engine clock, at post)
+    nanos stamp = 0;           // its kernel/NIC transmit stamp once the wire reported it, else 0
+    TsSource stamp_source = TsSource::kNone;  // what took `stamp`
+    nanos deadline = 0;        // retransmission deadline while in the hotel
+    uint16_t retries = 0;      // retransmissions so far
+    uint16_t backoff = 0;      // RTO doublings: timeouts since the peer last proved it listens
+    bool cmd_channel = false;  // travels on the command channel
+    bool in_hotel = false;     // checked into the hotel (else on the resend list, or nowhere)
+    bool refused = false;      // on the resend list because the wire was full, not lost
+    bool resumed = false;      // on the resend list because the peer came back (engine_agent.cc), not lost
+    bool sacked = false;       // a selective ACK says it arrived: no timer, no credit
+};
+
+// Names one transmission of one segment: the low 16 bits of its sequence
+// number and its transmission count.  Windows are at most 65536, so the
+// sequence bits find the segment among those in flight, and a retransmission
+// never reuses an id (Karn: an echo is never ambiguous).  Never 0.
+inline uint32_t transmission_id(seq_t seq, uint16_t retries) {
+    return (seq << 16) | ((retries + 1u) & 0xffffu);
+}
+
+}  // namespace rttcc

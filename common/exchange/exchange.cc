@@ -1,0 +1,586 @@
+// One alltoall(v) call over puts, and the hub that routes to it (exchange.h).
+#include "exchange/exchange.h"
+
+#include <algorithm>
+#include <cinttypes>
+#include <cstdio>
+#include <cstring>
+
+#include "engine/engine.h"
+
+namespace rttcc {
+
+namespace {
+
+constexpr uint32_t kRefreshPerFinish = 4;  // not-yet-picked peers re-read from the table per finished peer
+constexpr double kRateGain = 0.25;         // EWMA gain of a peer's measured put rate
+constexpr uint64_t kRateMinBytes = 16384;  // blocks smaller than this say little about the rate
+
+SchedParams sched_params_of(const rttcc_exchange_params_t &p) {
+    SchedParams s;
+    s.threshold_us = p.threshold_us;
+    s.variance_factor = p.variance_factor;
+    s.max_concurrent = p.max_concurrent;
+    s.reorder_window = p.reorder_window;
+    s.backoff_ms = p.backoff_ms;
+    return s;
+}
+
+}  // namespace
+
+SchedPolicy sched_policy_of(int p) {
+    switch (p) {
+        case RTTCC_SCHED_GREEDY: return SchedPolicy::kGreedy;
+        case RTTCC_SCHED_THRESHOLD: return SchedPolicy::kThreshold;
+        case RTTCC_SCHED_BALANCED: return SchedPolicy::kBalanced;
+        case RTTCC_SCHED_ADAPTIVE: return SchedPolicy::kAdaptive;
+        default: return SchedPolicy::kLinear;
+    }
+}
+
+// ---------------------------------------------------------------- the hub
+
+ExchangeHub::ExchangeHub(Engine &engine, uint8_t tag, int *rc) : engine_(engine), tag_(tag) {
+    rttcc_callbacks_t cb{};
+    cb.user = this;
+    cb.on_recv = on_recv;
+    cb.on_send_done = on_send_done;
+    cb.on_peer_dead = on_peer_dead;
+    cb.on_put = on_put;
+    *rc = engine_.attach(tag, cb);
+    attached_ = *rc == RTTCC_OK;
+}
+
+ExchangeHub::~ExchangeHub() {
+    if (attached_) engine_.detach(tag_);
+}
+
+bool ExchangeHub::add(Exchange *x) {
+    if (find(x->channel(), x->seq())) return false;
+    live_.push_back(x);
+    return true;
+}
+
+void ExchangeHub::remove(Exchange *x) { live_.erase(std::remove(live_.begin(), live_.end(), x), live_.end()); }
+
+Exchange *ExchangeHub::find(uint64_t channel, uint64_t seq) const {
+    for (Exchange *x : live_)
+        if (x->channel() == channel && x->seq() == seq) return x;
+    return nullptr;
+}
+
+void ExchangeHub::measured(uint32_t engine_peer, double bytes_per_s) {
+    if (engine_peer >= rates_.size()) rates_.resize(engine_peer + 1, 0.0);
+    double &r = rates_[engine_peer];
+    r = r == 0 ? bytes_per_s : r + kRateGain * (bytes_per_s - r);
+}
+
+void ExchangeHub::on_recv(void *user, uint32_t peer, uint8_t, const void *data, size_t len) {
+    auto *hub = static_cast<ExchangeHub *>(user);
+    XControl c;
+    if (len < sizeof c) return;  // not ours to guess at: the same job speaks one version
+    std::memcpy(&c, data, sizeof c);
+    const bool whole = len - sizeof c == (c.type == XControl::kRtrBlock ? c.block : 0);
+    const uint8_t *block = static_cast<const uint8_t *>(data) + sizeof c;
+    std::lock_guard<std::mutex> g(hub->mu_);
+    if (Exchange *x = hub->find(c.channel, c.seq))
+        x->take_control(peer, whole ? c : XControl{}, block);  // a malformed one ends the call with an error
+    else if (whole)
+        hub->hold_early(peer, c, block, len - sizeof c);
+}
+
+// A message of a call not begun here waits for it, up to kEarlyPerPeer of the peer.
+void ExchangeHub::hold_early(uint32_t peer, const XControl &c, const uint8_t *block, size_t len) {
+    if (peer >= early_held_.size()) early_held_.resize(peer + 1, 0);
+    if (early_held_[peer] == kEarlyPerPeer) {
+        drop_early(peer);
+        engine_.fail_peer(peer, "it sent control messages for more than " + std::to_string(kEarlyPerPeer) +
+                                    " alltoall calls this process had not begun (one per communicator it "
+                                    "can be in a call on at once): it does not follow the rttcc protocol");
+        return;
+    }
+    ++early_held_[peer];
+    early_.push_back(Early{peer, c, std::vector<uint8_t>(block, block + len)});
+}
+
+// The peer's early messages go: it is dead, no call will take them.
+void ExchangeHub::drop_early(uint32_t peer) {
+    early_.erase(std::remove_if(early_.begin(), early_.end(), [peer](const Early &e) { return e.peer == peer; }),
+                 early_.end());
+    if (peer < early_held_.size()) early_held_[peer] = 0;
+}
+
+void ExchangeHub::on_put(void *user, uint32_t peer, uint32_t key, uint64_t, size_t len, uint8_t) {
+    auto *hub = static_cast<ExchangeHub *>(user);
+    std::lock_guard<std::mutex> g(hub->mu_);
+    for (Exchange *x : hub->live_)
+        if (x->granted(peer, key)) return x->take_put(peer, len);
+    // A put into a grant no call holds cannot land: the engine checked it.
+}
+
+void ExchangeHub::on_send_done(void *user, void *cookie, int status) {
+    auto *hub = static_cast<ExchangeHub *>(user);
+    std::lock_guard<std::mutex> g(hub->mu_);
+    Exchange::take_send_done(cookie, status);
+}
+
+void ExchangeHub::on_peer_dead(void *user, uint32_t peer, const char *) {
+    auto *hub = static_cast<ExchangeHub *>(user);
+    std::lock_guard<std::mutex> g(hub->mu_);
+    hub->drop_early(peer);
+    for (Exchange *x : hub->live_) x->take_peer_dead(peer);
+}
+
+uint32_t grant_limit(int32_t max_grants, int cc) {
+    if (max_grants >= 0) return static_cast<uint32_t>(max_grants);
+    return cc == RTTCC_CC_NONE ? RTTCC_PACED_GRANTS : 0;
+}
+
+// ---------------------------------------------------------------- a call
+
+Exchange::Exchange(ExchangeHub &hub, const rttcc_exchange_params_t &params)
+    : hub_(hub), params_(params), sched_(sched_policy_of(params.policy), sched_params_of(params)) {
+    const uint64_t most = hub_.engine().config().max_message;
+    segment_ = std::max<uint64_t>(1, std::min<uint64_t>(params.segment_size ? params.segment_size : most, most));
+    params_.segments_ahead = std::max<uint32_t>(1, params.segments_ahead);
+    max_grants_ = grant_limit(params.max_grants, hub_.engine().config().cc);
+    // An eager block and its header go in one message; XControl::block holds its size.
+    params_.eager_limit = std::min<uint64_t>({params.eager_limit, most > sizeof(XControl) ? most - sizeof(XControl) : 0,
+                                              UINT32_MAX});
+}
+
+Exchange::~Exchange() {
+    // An abandoned call: its peers array may be gone already; the puts still
+    // in flight name Tx entries, so the destroyer must have drained them.
+    std::lock_guard<std::mutex> g(hub_.mutex());
+    if (!running()) return;
+    revoke_rooms();
+    hub_.remove(this);
+}
+
+int Exchange::begin(uint64_t channel, uint64_t seq, uint32_t self, uint32_t npeers, const rttcc_xpeer_t *peers,
+                    void *land, size_t land_len) {
+    if (npeers == 0 || self >= npeers || !peers || (land_len && !land)) return RTTCC_ERR_ARG;
+    uint32_t top = 0;
+    for (uint32_t r = 0; r < npeers; ++r) {
+        if (r == self) continue;
+        const rttcc_xpeer_t &p = peers[r];
+        if ((p.send_len && !p.send) || p.recv_offset > land_len || p.recv_len > land_len - p.recv_offset ||
+            p.engine_peer >= Engine::kMaxPeers)
+            return RTTCC_ERR_ARG;
+        top = std::max(top, p.engine_peer);
+    }
+    std::lock_guard<std::mutex> g(hub_.mutex());
+    if (running()) return RTTCC_ERR_BUSY;
+    channel_ = channel;
+    seq_ = seq;
+    if (!hub_.add(this)) return RTTCC_ERR_BUSY;
+    self_ = self;
+    npeers_ = npeers;
+    peers_ = peers;
+    eager_cut_ = std::min(params_.eager_limit, npeers > 1 ? params_.eager_total / (npeers - 1) : 0);
+    land_ = static_cast<uint8_t *>(land);
+    tx_.assign(npeers, Tx{});
+    rx_.assign(npeers, Rx{});
+    if (rank_of_.size() <= top) rank_of_.resize(top + 1, 0);
+    rx_left_ = tx_left_ = npeers - 1;
+    for (uint32_t r = 0; r < npeers; ++r) {
+        tx_[r].x = this;
+        tx_[r].eager = peers[r].send_len <= eager_cut_;
+        if (r == self) continue;
+        rank_of_[peers[r].engine_peer] = r + 1;
+        if (peers[r].recv_len == 0) {
+            rx_[r].done = true;
+            --rx_left_;
+        }
+    }
+    rx_[self].done = tx_[self].finished = true;
+    order_grants();
+    refresh_next_ = 1;
+    error_ = RTTCC_OK;
+    truncated_ = false;
+    active_.clear();
+    rtr_in_.clear();
+    sum_ = rttcc_exchange_summary_t{};
+    began_ = hub_.engine().now();
+
+    sched_.reset(self, npeers);
+    for (uint32_t r = 0; r < npeers; ++r) {
+        if (r == self) continue;
+        sched_.set_peer(r, cost_of(r, peers_[r].send_len));
+        if (tx_[r].eager) sched_.exclude(r);  // its block goes with the RTR
+    }
+    if (!grant_rooms()) {
+        close_call();
+        return RTTCC_ERR_ARG;
+    }
+    hub_.take_early(channel, seq, [this](uint32_t engine_peer, const XControl &c, const void *block) {
+        take_control(engine_peer, c, block);
+    });
+    return RTTCC_OK;
+}
+
+// A peer's cost for `bytes` from the live table and its measured put rate.
+PeerCost Exchange::cost_of(uint32_t rank, uint64_t bytes) const {
+    const uint32_t peer = peers_[rank].engine_peer;
+    rttcc_rtt_row_t row;
+    if (!hub_.engine().rtt_row(peer, &row)) row = rttcc_rtt_row_t{};
+    return peer_cost_from_row(row, bytes, hub_.rate(peer));
+}
+
+int Exchange::progress() {
+    std::unique_lock<std::mutex> lock(hub_.mutex());
+    if (!running()) return RTTCC_ERR_ARG;
+    lock_ = &lock;
+    const nanos now = hub_.engine().now();
+    if (error_ == RTTCC_OK && send_controls() == RTTCC_OK) {
+        pick(now);
+        // Backwards: feed() may finish a peer, which leaves active_.
+        for (size_t i = active_.size(); i-- > 0 && error_ == RTTCC_OK;)
+            if (i < active_.size() && feed(active_[i]) == RTTCC_ERR_BUSY) break;
+        pick(now);  // slots freed by finished peers
+    }
+    lock_ = nullptr;
+    if (inflight_) return RTTCC_OK;  // their cookies point here: wait for them
+    if (error_ != RTTCC_OK) {
+        const int rc = error_;
+        close_call();
+        return rc;
+    }
+    if (tx_left_ || rx_left_ || grant_next_ < grant_order_.size()) return RTTCC_OK;
+    close_call();
+    return truncated_ ? RTTCC_ERR_TRUNCATE : RTTCC_DONE;
+}
+
+// Sends a control message (and a block after it) with the hub unlocked:
+// the engine may make completion callbacks from inside a send, and they
+// take the lock.  The header lives in the peer's Tx and its completion
+// counts there, as a put's: the engine may send both zero-copy.
+int Exchange::send_control(uint32_t rank, const XControl &head, const void *block, uint64_t len) {
+    Tx &t = tx_[rank];
+    const iovec iov[2] = {{const_cast<XControl *>(&head), sizeof head}, {const_cast<void *>(block), len}};
+    begin_send(t);  // before: the completion may come at once
+    lock_->unlock();
+    const int rc = hub_.engine().send(peers_[rank].engine_peer, hub_.tag(), iov, len ? 2 : 1, &t);
+    lock_->lock();
+    if (rc != RTTCC_OK) end_send(t);  // copied (RTTCC_DONE) or refused: no completion follows
+    return rc;
+}
+
+// The order in which this process hands its landing room over: blocks of
+// at most the eager cut first (they come with the peer's RTR, unpaced), then
+// the longest expected transfer first, so slow senders overlap the fast
+// ones (LPT).
+void Exchange::order_grants() {
+    grant_order_.clear();
+    for (uint32_t d = 1; d < npeers_; ++d) grant_order_.push_back((self_ + d) % npeers_);
+    grant_cost_.resize(npeers_);
+    for (uint32_t r : grant_order_) {
+        const PeerCost c = cost_of(r, peers_[r].recv_len);
+        grant_cost_[r] =
+            c.bytes <= eager_cut_ ? 0 : c.srtt + transfer_time(c, SchedParams{}.rate_bytes_per_s) + 1;
+    }
+    std::stable_sort(grant_order_.begin(), grant_order_.end(), [this](uint32_t a, uint32_t b) {
+        const bool ea = grant_cost_[a] == 0, eb = grant_cost_[b] == 0;
+        return ea != eb ? ea : grant_cost_[a] > grant_cost_[b];
+    });
+    grant_next_ = 0;
+    grants_open_ = 0;
+}
+
+// RTRs in grant order, at most max_grants blocks above the eager cut open at
+// once; RTTCC_ERR_BUSY while the engine is full.
+int Exchange::send_controls() {
+    while (grant_next_ < grant_order_.size()) {
+        const uint32_t r = grant_order_[grant_next_];
+        Rx &x = rx_[r];
+        // Counted open before it goes: with the lock released, the block may
+        // land (another thread progressing) before the send returns.
+        const bool paced = !x.done && peers_[r].recv_len > eager_cut_;
+        if (paced && max_grants_ && grants_open_ >= max_grants_) break;
+        if (paced) {
+            x.open = true;
+            ++grants_open_;
+        }
+        const int rc = send_rtr(r);
+        if (rc == RTTCC_ERR_BUSY) {
+            if (x.open) {
+                x.open = false;
+                --grants_open_;
+            }
+            return rc;
+        }
+        if (rc < 0) set_error(rc);
+        ++grant_next_;
+    }
+    return RTTCC_OK;
+}
+
+// The RTR to a peer, with this process's block for it if that is small
+// (RTR_BLOCK): the peer is then finished once the block was ACKed and the
+// peer's own RTR confirmed the size.
+int Exchange::send_rtr(uint32_t rank) {
+    const rttcc_xpeer_t &p = peers_[rank];
+    Tx &t = tx_[rank];
+    t.rtr_head = {t.eager ? XControl::kRtrBlock : XControl::kRtr, self_, channel_, seq_, rx_[rank].key,
+                  t.eager ? static_cast<uint32_t>(p.send_len) : 0, p.recv_len};
+    const int rc = send_control(rank, t.rtr_head, p.send, t.eager ? p.send_len : 0);
+    if (rc != RTTCC_OK && rc != RTTCC_DONE) return rc;
+    t.rtr_out = true;
+    if (t.eager) {
+        ++sum_.eager;
+        sum_.bytes += p.send_len;
+        settle_eager(rank);
+    }
+    return rc;
+}
+
+// An eager peer is finished once its block (with this process's RTR) was
+// ACKed and its own RTR confirmed the size.  Outside the schedule, so
+// callbacks may call this too.
+void Exchange::settle_eager(uint32_t rank) {
+    Tx &t = tx_[rank];
+    if (!t.eager || t.finished || !t.rtr_in || !t.rtr_out || t.outstanding) return;
+    if (t.room != peers_[rank].send_len) truncated_ = true;  // the peer refused it whole
+    t.finished = true;
+    --tx_left_;
+}
+
+// Starts the peers the scheduler picks; one whose RTR is not in yet is
+// parked (its slot goes to the next pick) until the RTR comes.
+void Exchange::pick(nanos now) {
+    // Taken out first: feed() releases the lock, and callbacks on other
+    // threads may add to rtr_in_ meanwhile.
+    rtr_taken_.swap(rtr_in_);
+    for (uint32_t r : rtr_taken_) {
+        if (tx_[r].parked && sched_.unpark(r)) {
+            tx_[r].parked = false;
+            active_.push_back(r);
+            feed(r);
+        }
+    }
+    rtr_taken_.clear();
+    uint32_t r;
+    while (error_ == RTTCC_OK && sched_.next(now, &r)) {
+        Tx &t = tx_[r];
+        t.picked = true;
+        t.started = now;
+        if (!t.rtr_in) {
+            ++sum_.rtr_waits;
+            t.parked = sched_.park(r);
+            continue;
+        }
+        active_.push_back(r);
+        feed(r);
+    }
+}
+
+// Moves a picked peer whose RTR is in: puts the next segments of its block
+// (or the TRUNC that says why not), and finishes it when all were ACKed.
+// RTTCC_ERR_BUSY when the engine is full.
+int Exchange::feed(uint32_t rank) {
+    Tx &t = tx_[rank];
+    if (!t.rtr_in || t.finished) return RTTCC_OK;
+    const uint64_t len = peers_[rank].send_len;
+    if (!t.refused && t.room != len) {
+        const int rc = refuse(rank);
+        if (rc == RTTCC_ERR_BUSY) return rc;
+    }
+    if (!t.refused) {
+        const int rc = put_segments(rank);
+        if (rc != RTTCC_OK) return rc;
+    }
+    if ((t.refused || t.issued == len) && t.outstanding == 0) finish_tx(rank, hub_.engine().now());
+    return RTTCC_OK;
+}
+
+// The block does not fit the peer's room: it is not sent, TRUNC says why.
+int Exchange::refuse(uint32_t rank) {
+    Tx &t = tx_[rank];
+    t.trunc_head = {XControl::kTrunc, self_, channel_, seq_, 0, 0, peers_[rank].send_len};
+    const int rc = send_control(rank, t.trunc_head, nullptr, 0);
+    if (rc == RTTCC_ERR_BUSY) return rc;
+    if (rc < 0) set_error(rc);
+    t.refused = true;
+    truncated_ = true;
+    return RTTCC_OK;
+}
+
+// Up to segments_ahead puts in flight.  The engine is called with the hub
+// unlocked, so a put is counted before (its completion may come at once).
+int Exchange::put_segments(uint32_t rank) {
+    Tx &t = tx_[rank];
+    const rttcc_xpeer_t &p = peers_[rank];
+    while (t.issued < p.send_len && t.outstanding < params_.segments_ahead && error_ == RTTCC_OK) {
+        const uint64_t n = std::min(segment_, p.send_len - t.issued);
+        iovec iov{const_cast<uint8_t *>(static_cast<const uint8_t *>(p.send) + t.issued), n};
+        begin_send(t);
+        lock_->unlock();
+        const int rc = hub_.engine().put(p.engine_peer, t.key, t.issued, hub_.tag(), &iov, 1, &t);
+        lock_->lock();
+        if (rc != RTTCC_OK) end_send(t);  // copied (RTTCC_DONE) or refused: no completion follows
+        if (rc == RTTCC_ERR_BUSY) return rc;
+        if (rc < 0) {
+            set_error(rc);
+            return rc;
+        }
+        t.issued += n;
+        ++sum_.puts;
+        sum_.bytes += n;
+    }
+    return RTTCC_OK;
+}
+
+void Exchange::finish_tx(uint32_t rank, nanos now) {
+    Tx &t = tx_[rank];
+    t.finished = true;
+    --tx_left_;
+    sched_.finished(rank);
+    active_.erase(std::find(active_.begin(), active_.end(), rank));
+    const uint64_t len = peers_[rank].send_len;
+    if (len >= kRateMinBytes && now > t.started)
+        hub_.measured(peers_[rank].engine_peer, static_cast<double>(len) * 1e9 / static_cast<double>(now - t.started));
+    refresh_costs();
+}
+
+// The live table: a few peers not yet picked get their costs re-read, so a
+// long call follows the samples its own segments (and probes) bring.
+void Exchange::refresh_costs() {
+    if (sched_.remaining() == 0) return;
+    for (uint32_t k = 0; k < kRefreshPerFinish; ++k) {
+        const uint32_t r = (self_ + refresh_next_) % npeers_;
+        refresh_next_ = refresh_next_ + 1 < npeers_ ? refresh_next_ + 1 : 1;
+        if (!tx_[r].picked && !tx_[r].eager) sched_.update(r, cost_of(r, peers_[r].send_len));
+    }
+}
+
+void Exchange::take_control(uint32_t engine_peer, const XControl &c, const void *block) {
+    const uint32_t r = c.rank;
+    if (r >= npeers_ || r == self_ || peers_[r].engine_peer != engine_peer) return set_error(RTTCC_ERR);
+    if (c.type == XControl::kRtr || c.type == XControl::kRtrBlock) {
+        Tx &t = tx_[r];
+        if (t.rtr_in) return set_error(RTTCC_ERR);
+        t.rtr_in = true;
+        t.key = c.key;
+        t.room = c.len;  // fed from progress(): the engine is not called from a callback
+        if (t.eager)
+            settle_eager(r);
+        else
+            rtr_in_.push_back(r);
+        if (c.type == XControl::kRtrBlock) take_block(r, block, c.block);
+    } else if (c.type == XControl::kTrunc) {
+        truncated_ = true;  // the peer's block does not fit its room: nothing of it comes
+        end_rx(r);
+    } else {
+        set_error(RTTCC_ERR);
+    }
+}
+
+// A peer's block that came with its RTR.
+void Exchange::take_block(uint32_t rank, const void *data, uint64_t len) {
+    const rttcc_xpeer_t &p = peers_[rank];
+    Rx &x = rx_[rank];
+    if (len != p.recv_len) {
+        truncated_ = true;
+    } else if (x.landed || (x.done && len)) {
+        return set_error(RTTCC_ERR);  // a second copy of the block: a protocol error
+    } else {
+        if (len) std::memcpy(land_ + p.recv_offset, data, len);
+        x.landed = len;
+    }
+    end_rx(rank);
+}
+
+// A put of the peer landed inside its grant (the engine saw to that).
+void Exchange::take_put(uint32_t engine_peer, size_t len) {
+    const uint32_t r1 = rank_of_[engine_peer];  // granted(): in the call
+    const rttcc_xpeer_t &p = peers_[r1 - 1];
+    Rx &x = rx_[r1 - 1];
+    if (x.done || x.landed + len > p.recv_len)
+        return set_error(RTTCC_ERR);  // more than its block (puts that overlap): a protocol error
+    x.landed += len;
+    if (x.landed == p.recv_len) end_rx(r1 - 1);
+}
+
+// The peer's block is all in (or never coming); its grant slot is free for
+// the next RTR, which goes from progress().
+void Exchange::end_rx(uint32_t rank) {
+    Rx &x = rx_[rank];
+    if (!x.done) {
+        x.done = true;
+        --rx_left_;
+    }
+    if (x.open) {
+        x.open = false;
+        --grants_open_;
+    }
+}
+
+void Exchange::take_send_done(void *cookie, int status) {
+    Tx &t = *static_cast<Tx *>(cookie);
+    Exchange &x = *t.x;
+    x.end_send(t);
+    if (status != RTTCC_OK) x.set_error(status);
+    x.settle_eager(static_cast<uint32_t>(&t - x.tx_.data()));
+    // The next segments go from progress(); a finished block frees its slot there too.
+}
+
+void Exchange::take_peer_dead(uint32_t engine_peer) {
+    if (engine_peer < rank_of_.size() && rank_of_[engine_peer]) set_error(RTTCC_ERR_UNREACH);
+}
+
+// Each peer with room for its block gets a grant of that room alone.
+bool Exchange::grant_rooms() {
+    for (uint32_t r = 0; r < npeers_; ++r) {
+        const rttcc_xpeer_t &p = peers_[r];
+        if (r == self_ || p.recv_len == 0) continue;
+        rx_[r].key = hub_.engine().grant(p.engine_peer, land_ + p.recv_offset, p.recv_len);
+        if (rx_[r].key == 0) return false;
+    }
+    return true;
+}
+
+void Exchange::revoke_rooms() {
+    for (Rx &x : rx_) {
+        if (x.key) hub_.engine().revoke(x.key);
+        x.key = 0;
+    }
+}
+
+void Exchange::close_call() {
+    revoke_rooms();
+    for (uint32_t r = 0; r < npeers_; ++r)
+        if (r != self_) rank_of_[peers_[r].engine_peer] = 0;
+    hub_.remove(this);
+    sum_.deferrals = sched_.deferrals();
+    sum_.forced = sched_.forced();
+    sum_.elapsed_ns = hub_.engine().now() - began_;
+    npeers_ = 0;
+    peers_ = nullptr;
+}
+
+void Exchange::summary(rttcc_exchange_summary_t *out) const {
+    std::lock_guard<std::mutex> g(hub_.mutex());
+    *out = sum_;
+}
+
+std::string Exchange::schedule_text() const {
+    std::lock_guard<std::mutex> g(hub_.mutex());
+    std::string s;
+    char line[160];
+    const SchedEvent *ev = sched_.events();
+    const nanos t0 = sched_.nevents() ? ev[0].now : 0;
+    for (uint32_t i = 0; i < sched_.nevents(); ++i) {
+        std::snprintf(line, sizeof line, "+%.1fus %s peer %" PRIu32 " rtt %.1fus expected %.1fus\n",
+                      static_cast<double>(ev[i].now - t0) / 1e3, sched_event_name(ev[i].kind), ev[i].peer,
+                      static_cast<double>(ev[i].rtt) / 1e3, static_cast<double>(ev[i].expected) / 1e3);
+        s += line;
+    }
+    if (sched_.events_dropped()) {
+        std::snprintf(line, sizeof line, "(%" PRIu64 " more events not kept)\n", sched_.events_dropped());
+        s += line;
+    }
+    return s;
+}
+
+}  // namespace rttcc

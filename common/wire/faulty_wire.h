@@ -1,0 +1,60 @@
+// A wire decorator that injects faults on transmit (testing only): drop,
+// duplicate, reorder (hold one datagram back behind the next) and truncate,
+// at random rates, and drops chosen datagrams (drop_if).
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "wire/wire.h"
+
+namespace rttcc {
+
+struct FaultRates {
+    uint32_t drop = 0, dup = 0, reorder = 0, truncate = 0;  // per million datagrams
+    bool any() const { return drop || dup || reorder || truncate; }
+};
+
+class FaultyWire final : public Wire {
+public:
+    FaultyWire(std::unique_ptr<Wire> inner, FaultRates rates, uint64_t seed)
+        : inner_(std::move(inner)), rates_(rates), rng_(seed ? seed : 0x9e3779b97f4a7c15ull) {}
+
+    const char *name() const override { return inner_->name(); }
+    size_t local_address(Channel ch, void *buf, size_t cap) const override {
+        return inner_->local_address(ch, buf, cap);
+    }
+    bool resolve(Channel ch, const void *a, size_t l, WireHandle *o, std::string *e) override {
+        return inner_->resolve(ch, a, l, o, e);
+    }
+    size_t path_datagram(const void *a, size_t l) const override { return inner_->path_datagram(a, l); }
+    int rx_burst(Channel ch, RxDatagram *d, int n) override { return inner_->rx_burst(ch, d, n); }
+    unsigned ready() override { return inner_->ready(); }
+    int poll_fds(int *fds, int cap) const override { return inner_->poll_fds(fds, cap); }
+    int failures(WireFailure *out, int n) override;
+    const char *refuser() const override { return inner_->refuser(); }
+    std::string error_text(int error) const override { return inner_->error_text(error); }
+    bool verifies_source() const override { return inner_->verifies_source(); }
+    TsSource stamp_source() const override { return inner_->stamp_source(); }
+    int tx_stamps(TxStamp *out, int n) override { return inner_->tx_stamps(out, n); }
+    int tx_burst(Channel ch, TxDatagram *d, int n) override;
+
+    uint64_t injected = 0;  // faults injected so far
+    std::function<bool(Channel, const TxDatagram &)> drop_if;  // drops what it accepts (unit tests)
+    int fail_errno = 0;  // nonzero: what drop_if drops is reported as a send failure with this errno
+
+private:
+    bool roll(uint32_t per_million);
+    bool send_one(Channel ch, TxDatagram &d);
+    bool release_held(Channel ch);
+
+    std::unique_ptr<Wire> inner_;  // the real wire
+    FaultRates rates_;             // how often each fault happens
+    uint64_t rng_;                 // xorshift state
+    std::vector<uint8_t> held_[kChannels];  // a datagram held back for reordering
+    WireHandle held_dest_[kChannels] = {};  // its destination
+    std::vector<WireFailure> failed_;       // fail_errno drops not yet reported
+};
+
+}  // namespace rttcc

@@ -1,0 +1,72 @@
+// hotel.h: timers expire at their deadline, in deadline order within a
+// sweep, check_out stops a timer, deadlines beyond one wheel turn wait.
+#include <vector>
+
+#include "cmocka_cxx.h"
+#include "engine/hotel.h"
+
+using namespace rttcc;
+
+static void test_expires_only_when_due(void **) {
+    Hotel h(64, 10);  // 1.024 us rooms, 65.5 us per turn
+    h.start(0);
+    TxSegment a, b;
+    h.check_in(a, 5000);
+    h.check_in(b, 20000);
+    std::vector<TxSegment *> out;
+    h.expire(4999, [&](TxSegment &s) { out.push_back(&s); });
+    assert_int_equal(out.size(), 0);
+    h.expire(5000, [&](TxSegment &s) { out.push_back(&s); });
+    assert_int_equal(out.size(), 1);
+    assert_ptr_equal(out[0], &a);
+    assert_false(a.in_hotel);
+    h.expire(30000, [&](TxSegment &s) { out.push_back(&s); });
+    assert_int_equal(out.size(), 2);
+    assert_int_equal(h.guests(), 0);
+}
+
+static void test_check_out_cancels(void **) {
+    Hotel h(64, 10);
+    h.start(0);
+    TxSegment a;
+    h.check_in(a, 1000);
+    h.check_out(a);
+    h.expire(1000000, [](TxSegment &) { fail(); });
+}
+
+static void test_beyond_one_turn_waits(void **) {
+    Hotel h(64, 10);
+    h.start(0);
+    TxSegment far;
+    h.check_in(far, 1000000);  // ~15 turns ahead
+    int fired = 0;
+    for (nanos t = 0; t < 1000000; t += 3000) h.expire(t, [&](TxSegment &) { ++fired; });
+    assert_int_equal(fired, 0);
+    h.expire(1000000, [&](TxSegment &) { ++fired; });
+    assert_int_equal(fired, 1);
+}
+
+static void test_sweep_returns_deadline_order(void **) {
+    Hotel h(1024, 10);
+    h.start(0);
+    std::vector<TxSegment> segs(50);
+    for (size_t i = 0; i < segs.size(); ++i) h.check_in(segs[i], 100000 - i * 1500);
+    nanos last = 0;
+    size_t n = 0;
+    h.expire(200000, [&](TxSegment &s) {
+        assert_true(s.deadline >= last || (last - s.deadline) < 1024);  // same room may be unordered
+        last = s.deadline;
+        ++n;
+    });
+    assert_int_equal(n, segs.size());
+}
+
+int main() {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_expires_only_when_due),
+        cmocka_unit_test(test_check_out_cancels),
+        cmocka_unit_test(test_beyond_one_turn_waits),
+        cmocka_unit_test(test_sweep_returns_deadline_order),
+    };
+    return cmocka_run_group_tests(tests, nullptr, nullptr);
+}

@@ -1,0 +1,154 @@
+// regions.h: a key names memory granted to one peer, its puts land only
+// inside it, a key of a finished call stays dead, and a put is whole
+// exactly when all of its bytes arrived (a peer has at most its window of
+// puts partly landed).
+#include <vector>
+
+#include "cmocka_cxx.h"
+#include "engine/mac.h"
+#include "engine/regions.h"
+
+using namespace rttcc;
+
+static void test_put_addr_packs_key_and_offset(void **) {
+    const uint64_t a = put_addr(0xabcdef, 0xfedcba9876ull);
+    assert_int_equal(put_key(a), 0xabcdef);
+    assert_int_equal(put_offset(a), 0xfedcba9876ull);
+}
+
+static void test_targets_stay_inside_their_grant(void **) {
+    std::vector<uint8_t> buf(1000);
+    GrantTable t(rttcc::random_u32());
+    const uint32_t k = t.grant(3, buf.data(), buf.size());
+    assert_int_not_equal(k, 0);
+    assert_ptr_equal(t.target(3, k, 0, 1000), buf.data());
+    assert_ptr_equal(t.target(3, k, 999, 1), buf.data() + 999);
+    assert_ptr_equal(t.target(3, k, 1000, 0), buf.data() + 1000);
+    assert_null(t.target(3, k, 999, 2));                 // one byte past the end
+    assert_null(t.target(3, k, 1001, 0));
+    assert_null(t.target(3, k, ~uint64_t{0}, 2));       // offset + len wraps
+    assert_null(t.target(3, k ^ 1, 0, 1));               // unknown key
+    assert_true(t.revoke(k));
+    assert_null(t.target(3, k, 0, 1));                   // gone
+    assert_false(t.revoke(k));
+}
+
+// A grant names its peer: another peer that knows the key (any peer of
+// the job could have seen it) puts nothing into it.
+static void test_only_its_peer_may_use_a_grant(void **) {
+    std::vector<uint8_t> a(100), b(100);
+    GrantTable t(rttcc::random_u32());
+    const uint32_t ka = t.grant(1, a.data(), a.size()), kb = t.grant(2, b.data(), b.size());
+    assert_ptr_equal(t.target(1, ka, 0, 100), a.data());
+    assert_ptr_equal(t.target(2, kb, 0, 100), b.data());
+    assert_null(t.target(2, ka, 0, 1));  // the right key, the wrong peer
+    assert_null(t.target(1, kb, 0, 1));
+    assert_null(t.target(0, ka, 0, 1));
+}
+
+static void test_keys_are_unique_and_never_zero(void **) {
+    uint8_t b;
+    GrantTable t(rttcc::random_u32());
+    std::vector<uint32_t> keys;
+    for (int i = 0; i < 100; ++i) keys.push_back(t.grant(0, &b, 1));
+    for (size_t i = 0; i < keys.size(); ++i) {
+        assert_int_not_equal(keys[i], 0);
+        assert_true(keys[i] <= kPutKeyMask);
+        for (size_t j = i + 1; j < keys.size(); ++j) assert_int_not_equal(keys[i], keys[j]);
+    }
+    for (uint32_t k : keys) assert_ptr_equal(t.target(0, k, 0, 1), &b);  // every one still found
+    assert_int_equal(t.live(), 100);
+    assert_int_equal(t.grant(0, &b, kPutOffsetMask + 1), 0);  // too large to address
+    GrantTable u(kPutKeyMask);  // the counter wraps past 0
+    assert_int_equal(u.grant(0, &b, 1), kPutKeyMask);
+    assert_int_equal(u.grant(0, &b, 1), 1);
+}
+
+// The key of a finished call stays dead: one peer's calls, one after the
+// other, each granted and revoked, never get a key back before the counter
+// went round, even though each grant reuses the slot of the one before.
+static void test_a_finished_calls_key_stays_dead(void **) {
+    uint8_t b;
+    GrantTable t(rttcc::random_u32());
+    const uint32_t first = t.grant(7, &b, 1);
+    assert_true(t.revoke(first));
+    std::vector<bool> seen(kPutKeyMask + 1, false);
+    seen[first] = true;
+    for (int call = 0; call < 1 << 20; ++call) {
+        const uint32_t k = t.grant(7, &b, 1);
+        assert_false(seen[k]);
+        seen[k] = true;
+        assert_null(t.target(7, first, 0, 1));
+        assert_true(t.revoke(k));
+    }
+}
+
+// A key whose slot is taken by a live grant is skipped, and a live grant
+// outlives any number of others coming and going.
+static void test_live_grants_are_skipped(void **) {
+    uint8_t b, c;
+    GrantTable t(1);
+    assert_int_equal(t.grant(0, &b, 1), 1);  // held for the whole test
+    for (uint32_t k = 2; k <= 16; ++k) {
+        assert_int_equal(t.grant(0, &c, 1), k);
+        assert_true(t.revoke(k));
+    }
+    assert_int_equal(t.grant(0, &c, 1), 18);  // 17 shares 1's slot (16 slots)
+    for (int i = 0; i < 1000; ++i) t.grant(0, &c, 1);  // the table grows
+    assert_ptr_equal(t.target(0, 1, 0, 1), &b);
+    assert_int_equal(t.live(), 1002);
+}
+
+static void test_put_is_whole_when_every_byte_landed(void **) {
+    PutArrivals a(64);
+    PutArrivals::Put done{};
+    const uint64_t addr = put_addr(5, 64);
+    assert_int_equal(static_cast<int>(a.add(1, 300, addr, 7, 100, &done)), static_cast<int>(PutArrivals::Step::kPartial));
+    assert_int_equal(static_cast<int>(a.add(2, 50, addr, 7, 50, &done)), static_cast<int>(PutArrivals::Step::kComplete));
+    assert_int_equal(done.msg_id, 2);
+    assert_int_equal(static_cast<int>(a.add(1, 300, addr, 8, 100, &done)), static_cast<int>(PutArrivals::Step::kBad));  // other tag
+    assert_int_equal(static_cast<int>(a.add(1, 999, addr, 7, 100, &done)), static_cast<int>(PutArrivals::Step::kBad));  // other length
+    assert_int_equal(static_cast<int>(a.add(1, 300, addr, 7, 100, &done)), static_cast<int>(PutArrivals::Step::kPartial));
+    assert_int_equal(static_cast<int>(a.add(1, 300, addr, 7, 100, &done)), static_cast<int>(PutArrivals::Step::kComplete));
+    assert_int_equal(done.len, 300);
+    assert_int_equal(done.addr, addr);
+    assert_int_equal(done.tag, 7);
+    assert_int_equal(a.active(), 0);
+}
+
+// A peer cannot have more than its window of puts partly landed (regions.h
+// says why): the put beyond is refused, and a completed put makes room.
+static void test_puts_partly_landed_are_capped_at_the_window(void **) {
+    PutArrivals a(64);
+    PutArrivals::Put done{};
+    for (uint32_t id = 1; id <= 64; ++id) {
+        assert_true(a.fits(id, 300, put_addr(5, id * 300), 0));
+        assert_int_equal(static_cast<int>(a.add(id, 300, put_addr(5, id * 300), 0, 100, &done)),
+                         static_cast<int>(PutArrivals::Step::kPartial));
+    }
+    assert_false(a.beyond_cap(64));  // one of them: its chunks still fit
+    assert_true(a.fits(64, 300, put_addr(5, 64 * 300), 0));
+    assert_true(a.beyond_cap(65));
+    assert_false(a.fits(65, 300, put_addr(5, 65 * 300), 0));
+    assert_int_equal(static_cast<int>(a.add(65, 300, put_addr(5, 65 * 300), 0, 100, &done)),
+                     static_cast<int>(PutArrivals::Step::kBad));
+    assert_int_equal(a.active(), 64);
+    assert_int_equal(static_cast<int>(a.add(3, 300, put_addr(5, 900), 0, 200, &done)),
+                     static_cast<int>(PutArrivals::Step::kComplete));
+    assert_false(a.beyond_cap(65));
+    assert_true(a.fits(65, 300, put_addr(5, 65 * 300), 0));
+}
+
+int main() {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_put_addr_packs_key_and_offset),
+        cmocka_unit_test(test_targets_stay_inside_their_grant),
+        cmocka_unit_test(test_only_its_peer_may_use_a_grant),
+        cmocka_unit_test(test_keys_are_unique_and_never_zero),
+        cmocka_unit_test(test_a_finished_calls_key_stays_dead),
+        cmocka_unit_test(test_live_grants_are_skipped),
+        cmocka_unit_test(test_put_is_whole_when_every_byte_landed),
+        cmocka_unit_test(test_puts_partly_landed_are_capped_at_the_window),
+    };
+    return cmocka_run_group_tests(tests, nullptr, nullptr);
+}
