@@ -38,7 +38,7 @@ lat8() {  # lat8 BTL [args]: 8-byte one-way latency, us
 idle_min() {  # idle_min SOURCE: the median over ranks/peers of the table's min RTT, us
     rm -f "$work"/idle.*
     "${launch[@]}" -np 2 --mca btl rttcc,self --mca btl_rttcc_timestamp "$1" --mca btl_rttcc_probe_enable 1 \
-        --mca btl_rttcc_probe_interval 1000 --mca btl_rttcc_probe_startup_delay 0 --mca btl_rttcc_probe_max_rate 1000 \
+        --mca btl_rttcc_probe_interval_us 1000 --mca btl_rttcc_probe_startup_delay_ms 0 --mca btl_rttcc_probe_max_rate 1000 \
         --mca btl_rttcc_rtt_dump "$work/idle" "$work/rtt_table" -idle 2 -spin >/dev/null 2>&1
     awk -F, 'FNR > 2 { print $5 }' "$work"/idle.*.csv | median
 }
@@ -63,7 +63,7 @@ printf '   table min RTT, timestamp=kernel                   %8.2f us   table/ra
 echo "3. RTT heatmap of an 8-rank run (probes all_pairs every 5 ms, data between all pairs)"
 rm -f "$out"/rtt8.*
 "${launch[@]}" -np 8 --mca btl rttcc,self --mca btl_rttcc_probe_enable 1 --mca btl_rttcc_probe_strategy all_pairs \
-    --mca btl_rttcc_probe_interval 5000 --mca btl_rttcc_probe_startup_delay 0 \
+    --mca btl_rttcc_probe_interval_us 5000 --mca btl_rttcc_probe_startup_delay_ms 0 \
     --mca btl_rttcc_rtt_dump "$out/rtt8" "$work/rtt_table" >/dev/null 2>&1
 "$top/tools/rtt_heatmap" --metric min_rtt_us --png "$out/rtt8-heatmap.png" --matrix "$out/rtt8-matrix.csv" \
     --title "8 ranks, one host" "$out/rtt8" | sed 's/^/   /'

@@ -1,7 +1,8 @@
 /*
  * btl_rttcc: the thin Open MPI glue over the rttcc engine (common/).
- * The engine does the protocol; this layer maps BTL descriptors, tags,
- * procs and MCA parameters onto it.
+ * The engine does the protocol; this layer maps BTL descriptors, tags and
+ * procs onto it.  What it shares with mtl_rttcc (parameters, engine
+ * creation, wire-up, MPI_T, help texts) is in glue/ (rttcc/mca.h).
  */
 #ifndef MCA_BTL_RTTCC_H
 #define MCA_BTL_RTTCC_H
@@ -13,7 +14,7 @@
 #include "opal/mca/btl/btl.h"
 #include "opal/util/proc.h"
 
-#include "rttcc/engine.h"
+#include "rttcc/mca.h"
 
 BEGIN_C_DECLS
 
@@ -39,13 +40,10 @@ typedef struct mca_btl_rttcc_module_t {
     size_t num_endpoints;                        /* size of endpoints */
     opal_mutex_t endpoints_lock;                 /* guards endpoints when MPI threads are on */
     mca_btl_base_module_error_cb_fn_t error_cb;  /* registered by the PML */
-    char *rtt_dump;                              /* btl_rttcc_rtt_dump, copied at init (MCA
-                                                    strings are gone by finalize) */
 } mca_btl_rttcc_module_t;
 
 typedef struct mca_btl_rttcc_component_t {
     mca_btl_base_component_3_0_0_t super;
-    rttcc_config_t config;          /* engine tunables, the MCA variables' storage */
     int verbose;                    /* btl_rttcc_verbose */
     int output;                     /* opal_output stream */
     mca_btl_rttcc_module_t *module; /* the single module, once initialized */
@@ -63,25 +61,6 @@ void mca_btl_rttcc_on_recv(void *user, uint32_t peer, uint8_t tag, const void *d
 void mca_btl_rttcc_on_send_done(void *user, void *cookie, int status);
 void mca_btl_rttcc_on_peer_dead(void *user, uint32_t peer, const char *why);
 void mca_btl_rttcc_on_unknown_peer(void *user, uint32_t peer);
-
-/* btl_rttcc_help.c: a help-file message on stderr (once per node if asked). */
-void mca_btl_rttcc_show_help(bool once_per_node, const char *topic, ...);
-
-/* The engine MPI_T reads: the BTL's, or under pml/cm mtl_rttcc's (the
- * process's engine); NULL if neither runs. */
-static inline rttcc_engine_t *mca_btl_rttcc_pvar_engine(void)
-{
-    mca_btl_rttcc_module_t *m = mca_btl_rttcc_component.module;
-    return NULL != m ? m->engine : rttcc_engine_instance();
-}
-
-/* btl_rttcc_stats.c */
-int mca_btl_rttcc_register_pvars(void);
-void mca_btl_rttcc_print_stats(mca_btl_rttcc_module_t *module);
-
-/* btl_rttcc_rtt.c */
-int mca_btl_rttcc_register_rtt_pvars(void);
-void mca_btl_rttcc_dump_rtt(mca_btl_rttcc_module_t *module);
 
 END_C_DECLS
 #endif

@@ -1,10 +1,9 @@
-/* Component: open/close/register, init (creates the engine and publishes
- * its address), progress. */
+/* Component: open/close/register, init (the engine, through the glue),
+ * progress. */
 #include <string.h>
 
 #include "btl_rttcc.h"
 #include "btl_rttcc_frag.h"
-#include "rttcc_params.h"
 
 #include "opal/mca/btl/base/base.h"
 #include "opal/mca/pmix/pmix.h"
@@ -38,19 +37,13 @@ mca_btl_rttcc_component_t mca_btl_rttcc_component = {
 
 static int rttcc_component_register(void)
 {
-    int rc = mca_btl_rttcc_register_params();
-    if (OPAL_SUCCESS != rc) {
-        return rc;
-    }
-    rc = mca_btl_rttcc_register_pvars();
-    return OPAL_SUCCESS == rc ? mca_btl_rttcc_register_rtt_pvars() : rc;
+    return mca_btl_rttcc_register_params();
 }
 
 static int rttcc_component_open(void)
 {
     mca_btl_rttcc_component.output = opal_output_open(NULL);
     opal_output_set_verbosity(mca_btl_rttcc_component.output, mca_btl_rttcc_component.verbose);
-    opal_show_help_add_dir(RTTCC_HELPDIR);
     return OPAL_SUCCESS;
 }
 
@@ -66,10 +59,8 @@ static mca_btl_base_module_t **rttcc_component_init(int *num_btls, bool progress
 {
     mca_btl_rttcc_module_t *module;
     mca_btl_base_module_t **modules;
-    rttcc_config_t *cfg = &mca_btl_rttcc_component.config;
     rttcc_callbacks_t cbs;
-    char err[256], addr[256];
-    int rc, len;
+    size_t max_message;
 
     *num_btls = 0;
     module = malloc(sizeof *module);
@@ -80,56 +71,34 @@ static mca_btl_base_module_t **rttcc_component_init(int *num_btls, bool progress
         return NULL;
     }
     *module = mca_btl_rttcc_module_template;
-
-    /* Open MPI's own progress thread never calls BTL progress (we do not set
-     * MCA_BTL_FLAGS_BTL_PROGRESS_THREAD_ENABLED): only MPI threads need locks. */
-    cfg->thread_safe = mpi_threads;
-    cfg->job_key = rttcc_job_key();
-    cfg->self = OPAL_PROC_MY_NAME.vpid;
-    cfg->max_message = (uint32_t) module->super.btl_max_send_size;
-    if (module->super.btl_eager_limit > cfg->max_message) {
-        cfg->max_message = (uint32_t) module->super.btl_eager_limit;
-    }
+    max_message = module->super.btl_max_send_size > module->super.btl_eager_limit ? module->super.btl_max_send_size
+                                                                                  : module->super.btl_eager_limit;
     cbs.user = module;
     cbs.on_recv = mca_btl_rttcc_on_recv;
     cbs.on_send_done = mca_btl_rttcc_on_send_done;
     cbs.on_peer_dead = mca_btl_rttcc_on_peer_dead;
     cbs.on_unknown_peer = mca_btl_rttcc_on_unknown_peer;
-    cbs.on_put = NULL; /* the BTL exposes no memory; coll_rttcc will */
+    cbs.on_put = NULL; /* the BTL exposes no memory; coll_rttcc does, as a client of its own */
 
-    rc = rttcc_engine_create(cfg, &cbs, &module->engine, err, sizeof err);
-    if (RTTCC_OK != rc) {
-        const char *topic = RTTCC_ERR_CLOCK == rc ? "clock domain unavailable"
-                            : RTTCC_ERR_TIMESTAMP == rc ? "timestamps unavailable" : "engine failed";
-        mca_btl_rttcc_show_help(true, topic, opal_process_info.nodename, err);
-        goto fail;
+    /* Open MPI's own progress thread never calls BTL progress (we do not set
+     * MCA_BTL_FLAGS_BTL_PROGRESS_THREAD_ENABLED): only MPI threads need locks. */
+    if (OPAL_SUCCESS != rttcc_mca_engine_open(&mca_btl_rttcc_component.super.btl_version, &cbs, mpi_threads,
+                                              (uint32_t) max_message, mca_btl_rttcc_component.output,
+                                              &module->engine)) {
+        free(module);
+        free(modules);
+        return NULL;
     }
-    opal_output_verbose(10, mca_btl_rttcc_component.output, "btl:rttcc: %s",
-                        rttcc_engine_notes(module->engine));
-    len = rttcc_engine_local_address(module->engine, addr, sizeof addr);
-    OPAL_MODEX_SEND(rc, OPAL_PMIX_GLOBAL, &mca_btl_rttcc_component.super.btl_version, addr, len);
-    if (OPAL_SUCCESS != rc || OPAL_SUCCESS != mca_btl_rttcc_module_init(module)) {
-        goto fail;
-    }
-    opal_output_verbose(10, mca_btl_rttcc_component.output,
-                        "btl:rttcc: %s wire up, window %u, credits %u, threads %s",
-                        rttcc_engine_wire_name(module->engine), cfg->window, cfg->send_credits,
-                        cfg->thread_safe ? "locked" : "single");
-    if (NULL != cfg->rtt_dump && '\0' != cfg->rtt_dump[0]) {
-        module->rtt_dump = strdup(cfg->rtt_dump);
+    if (OPAL_SUCCESS != mca_btl_rttcc_module_init(module)) {
+        rttcc_mca_engine_close(module->engine);
+        free(module);
+        free(modules);
+        return NULL;
     }
     mca_btl_rttcc_component.module = module;
     modules[0] = &module->super;
     *num_btls = 1;
     return modules;
-
-fail:
-    if (NULL != module->engine) {
-        rttcc_engine_destroy(module->engine);
-    }
-    free(module);
-    free(modules);
-    return NULL;
 }
 
 static int rttcc_component_progress(void)

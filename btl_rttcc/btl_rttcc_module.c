@@ -37,35 +37,22 @@ static mca_btl_rttcc_endpoint_t *endpoint_for_locked(mca_btl_rttcc_module_t *m, 
 {
     uint32_t vpid = proc->proc_name.vpid;
     mca_btl_rttcc_endpoint_t *ep;
-    uint8_t *addr = NULL;
-    size_t size = 0;
-    char err[256];
-    int rc;
 
     if (vpid < m->num_endpoints && NULL != m->endpoints[vpid]) {
         return m->endpoints[vpid];
-    }
-    OPAL_MODEX_RECV(rc, &mca_btl_rttcc_component.super.btl_version, &proc->proc_name,
-                    (void **) &addr, &size);
-    if (OPAL_SUCCESS != rc) {
-        return NULL; /* the peer has no rttcc: not reachable through us */
     }
     if (vpid >= m->num_endpoints) {
         size_t n = vpid + 1 > 2 * m->num_endpoints ? vpid + 1 : 2 * m->num_endpoints;
         void *grown = realloc(m->endpoints, n * sizeof *m->endpoints);
         if (NULL == grown) {
-            free(addr);
             return NULL;
         }
         m->endpoints = grown;
         memset(m->endpoints + m->num_endpoints, 0, (n - m->num_endpoints) * sizeof *m->endpoints);
         m->num_endpoints = n;
     }
-    rc = rttcc_engine_add_peer(m->engine, vpid, addr, size, err, sizeof err);
-    free(addr);
-    if (RTTCC_OK != rc) {
-        mca_btl_rttcc_show_help(false, "bad peer address", opal_process_info.nodename,
-                                OPAL_NAME_PRINT(proc->proc_name), err);
+    /* Not found: the peer runs no rttcc, it is not reachable through us. */
+    if (OPAL_SUCCESS != rttcc_mca_engine_add_peer(m->engine, &proc->proc_name)) {
         return NULL;
     }
     ep = calloc(1, sizeof *ep);
@@ -152,7 +139,7 @@ static mca_btl_base_descriptor_t *rttcc_prepare_src(struct mca_btl_base_module_t
     uint32_t iov_count = 1;
     size_t max_data = *size;
     bool in_place = !opal_convertor_need_buffers(conv) &&
-                    reserve + max_data > mca_btl_rttcc_component.config.inline_max;
+                    reserve + max_data > rttcc_mca_config()->inline_max;
 
     if (!in_place && reserve + max_data > btl->btl_max_send_size) {
         max_data = btl->btl_max_send_size - reserve;
@@ -253,7 +240,7 @@ static int rttcc_sendi(struct mca_btl_base_module_t *btl, struct mca_btl_base_en
     size_t len = header_size + payload_size;
     int rc = RTTCC_ERR_BUSY;
 
-    if (len <= mca_btl_rttcc_component.config.inline_max) {
+    if (len <= rttcc_mca_config()->inline_max) {
         rc = rttcc_engine_send_now(m->engine, ep->index, tag, len, sendi_fill, &fill);
         if (RTTCC_DONE == rc) {
             return OPAL_SUCCESS;
@@ -315,12 +302,8 @@ void mca_btl_rttcc_on_peer_dead(void *user, uint32_t peer, const char *why)
     ep = peer < m->num_endpoints ? m->endpoints[peer] : NULL;
     OPAL_THREAD_UNLOCK(&m->endpoints_lock);
     opal_proc_t *proc = ep ? ep->proc : NULL;
-    char *host = proc ? opal_get_proc_hostname(proc) : NULL;
 
-    mca_btl_rttcc_show_help(false, "peer dead", opal_process_info.nodename,
-                            OPAL_NAME_PRINT(OPAL_PROC_MY_NAME),
-                            proc ? OPAL_NAME_PRINT(proc->proc_name) : "?",
-                            host ? host : "unknown host", why);
+    rttcc_mca_report_dead_peer(m->engine, peer, why);
     if (NULL != m->error_cb) {
         m->error_cb(&m->super, MCA_BTL_ERROR_FLAGS_FATAL, proc, (char *) "btl_rttcc: peer dead");
     }
@@ -339,23 +322,12 @@ static int rttcc_finalize(struct mca_btl_base_module_t *btl)
 {
     mca_btl_rttcc_module_t *m = to_module(btl);
 
-    /* Let the last ACKs out and wait (bounded) for ours: peers may be
-     * finalizing too. */
-    int left = rttcc_engine_drain(m->engine, 500);
-    if (0 != left) {
-        opal_output_verbose(1, mca_btl_rttcc_component.output,
-                            "btl:rttcc: %d segments still unacknowledged after 500 ms at finalize "
-                            "(a peer finished first and its last ACK was lost, or it is gone)", left);
-    }
-    mca_btl_rttcc_print_stats(m);
-    mca_btl_rttcc_dump_rtt(m);
     mca_btl_rttcc_component.module = NULL;
-    rttcc_engine_destroy(m->engine);
+    rttcc_mca_engine_close(m->engine); /* drains, reports, destroys */
     for (size_t i = 0; i < m->num_endpoints; ++i) {
         free(m->endpoints[i]);
     }
     free(m->endpoints);
-    free(m->rtt_dump);
     OBJ_DESTRUCT(&m->endpoints_lock);
     mca_btl_rttcc_frag_lists_fini(m);
     free(m);

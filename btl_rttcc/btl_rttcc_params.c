@@ -1,10 +1,9 @@
-/* MCA variables: the engine's (glue/rttcc_params.c), the base BTL
- * parameters and verbosity. */
+/* MCA variables: the engine's (registered once by the glue, with
+ * btl_rttcc_* synonyms), the base BTL parameters and verbosity. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "btl_rttcc.h"
-#include "rttcc_params.h"
 
 #include "opal/mca/base/mca_base_var.h"
 #include "opal/mca/base/mca_base_var_enum.h"
@@ -15,7 +14,10 @@ int mca_btl_rttcc_register_params(void)
     mca_btl_rttcc_module_t *m = &mca_btl_rttcc_module_template;
     mca_base_component_t *c = &mca_btl_rttcc_component.super.btl_version;
 
-    rttcc_register_engine_params(c, &mca_btl_rttcc_component.config);
+    int rc = rttcc_mca_register(c);
+    if (OPAL_SUCCESS != rc) {
+        return rc;
+    }
 
     mca_btl_rttcc_component.verbose = 0;
     (void) mca_base_component_var_register(c, "verbose",

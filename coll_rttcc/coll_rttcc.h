@@ -16,12 +16,9 @@
 #include "opal/threads/mutex.h"
 
 #include "rttcc/exchange.h"
+#include "rttcc/tags.h"
 
 BEGIN_C_DECLS
-
-/* The engine tag of the exchanges: in the range btl.h leaves to BTLs
- * (MCA_BTL_TAG_BTL .. +0x1f), which btl_rttcc never hands to the PML. */
-#define MCA_COLL_RTTCC_ENGINE_TAG 0x3c
 
 /* Counters exported as MPI_T performance variables. */
 #define MCA_COLL_RTTCC_COUNTERS(X)                                                    \
@@ -47,7 +44,7 @@ typedef struct mca_coll_rttcc_component_t {
     int output;                    /* opal_output stream */
     rttcc_exchange_params_t xp;    /* scheduler and segment parameters */
     size_t min_bytes;              /* calls moving less per peer go to the previous module */
-    rttcc_exchange_hub_t *hub;     /* the exchanges' hub on btl_rttcc's engine, if there is one */
+    rttcc_exchange_hub_t *hub;     /* the exchanges' hub on the process engine, if there is one */
     mca_coll_rttcc_counters_t counters;
 } mca_coll_rttcc_component_t;
 

@@ -1,6 +1,6 @@
 /* Component: MCA parameters, MPI_T counters, open/close. */
 #include "coll_rttcc.h"
-#include "rttcc_show_help.h"
+#include "rttcc/mca.h"
 
 #include "opal/mca/base/mca_base_pvar.h"
 #include "opal/mca/base/mca_base_var.h"
@@ -66,7 +66,7 @@ static int rttcc_register(void)
     };
     mca_base_var_enum_t *policy_enum = NULL;
 
-    var("priority", "Priority of coll_rttcc on communicators whose every peer is reached through btl_rttcc",
+    var("priority", "Priority of coll_rttcc on communicators whose every peer the process engine (btl_rttcc's or mtl_rttcc's) reaches",
         MCA_BASE_VAR_TYPE_INT, NULL, OPAL_INFO_LVL_6, &c->priority);
     var("verbose", "Verbosity: 10 = one line per call, 30 = each call's schedule, peer by peer",
         MCA_BASE_VAR_TYPE_INT, NULL, OPAL_INFO_LVL_9, &c->verbose);
@@ -94,7 +94,7 @@ static int rttcc_register(void)
     var("max_grants",
         "Peers whose blocks may come into this process at once: a receiver hands its buffer to this many senders "
         "at a time, the longest expected transfer first, and to the next as a block lands (0 = all at once; "
-        "-1 = auto: all at once when btl_rttcc_cc runs congestion control, which paces the senders, else 2)",
+        "-1 = auto: all at once when rttcc_cc runs congestion control, which paces the senders, else 2)",
         MCA_BASE_VAR_TYPE_INT, NULL, OPAL_INFO_LVL_5, &c->xp.max_grants);
     var("eager_limit",
         "Blocks of at most this many bytes travel with the ready-to-receive message to their peer, which copies "
@@ -136,24 +136,14 @@ static int register_pvars(void)
     return OPAL_SUCCESS;
 }
 
-/* Configuration errors: once per node, on stderr. */
-static void show_help(const char *topic, ...)
-{
-    va_list ap;
-    va_start(ap, topic);
-    rttcc_show_help_v("help-mpi-coll-rttcc.txt", true, topic, ap);
-    va_end(ap);
-}
-
 static int rttcc_open(void)
 {
     mca_coll_rttcc_component_t *c = &mca_coll_rttcc_component;
     c->output = opal_output_open(NULL);
     opal_output_set_verbosity(c->output, c->verbose);
-    opal_show_help_add_dir(RTTCC_HELPDIR);
     if (0 == c->xp.segment_size || 0 == c->xp.segments_ahead || c->xp.threshold_us < 0 ||
         c->xp.variance_factor < 0 || c->xp.backoff_ms < 0) {
-        show_help("bad parameter", c->xp.segment_size, c->xp.segments_ahead, c->xp.threshold_us,
+        rttcc_mca_show_help(true, "coll bad parameter", c->xp.segment_size, c->xp.segments_ahead, c->xp.threshold_us,
                   c->xp.variance_factor, c->xp.backoff_ms);
         c->priority = -1; /* never selected */
     }
@@ -172,22 +162,23 @@ static int rttcc_close(void)
     return OMPI_SUCCESS;
 }
 
-/* Attaches the exchanges' hub to btl_rttcc's engine.  MPI_Init calls this
- * after the BTLs started and before the modex that lets peers reach us, so
- * no peer's ready-to-receive message can come before the hub listens. */
+/* Attaches the exchanges' hub to the process engine (btl_rttcc's under
+ * pml/ob1, mtl_rttcc's under pml/cm).  MPI_Init calls this after the PML
+ * and BTLs started and before the modex that lets peers reach us, so no
+ * peer's ready-to-receive message can come before the hub listens. */
 static int rttcc_init_query(bool enable_progress_threads, bool enable_mpi_threads)
 {
     mca_coll_rttcc_component_t *c = &mca_coll_rttcc_component;
-    rttcc_engine_t *engine = rttcc_engine_instance();
+    rttcc_engine_t *engine = rttcc_mca_process_engine();
     int rc;
     (void) enable_progress_threads;
     (void) enable_mpi_threads;
     if (NULL == engine || NULL != c->hub) {
-        return OMPI_SUCCESS; /* no btl_rttcc here: comm_query declines */
+        return OMPI_SUCCESS; /* no rttcc engine here: comm_query declines */
     }
-    rc = rttcc_exchange_hub_create(engine, MCA_COLL_RTTCC_ENGINE_TAG, &c->hub);
+    rc = rttcc_exchange_hub_create(engine, RTTCC_TAG_COLL, &c->hub);
     if (RTTCC_OK != rc) {
-        opal_output_verbose(1, c->output, "coll:rttcc: cannot attach to btl_rttcc's engine (code %d)", rc);
+        opal_output_verbose(1, c->output, "coll:rttcc: cannot attach to the process engine (code %d)", rc);
         c->hub = NULL;
     }
     return OMPI_SUCCESS;

@@ -17,9 +17,8 @@
  * receiver, which answers CANCELLED{sid} if the message was not matched.
  *
  * Locking: one mutex guards the matcher and the tables below.  It is never
- * held while sending through the engine or completing a request: the
- * engine may run callbacks from inside a send, and completions call into
- * the PML.
+ * held while completing a request (completions call into the PML), nor,
+ * to keep it short, while sending through the engine.
  */
 #ifndef MCA_MTL_RTTCC_H
 #define MCA_MTL_RTTCC_H
@@ -31,14 +30,11 @@
 #include "opal/class/opal_pointer_array.h"
 #include "opal/threads/mutex.h"
 
-#include "mtl_rttcc_endpoint.h"
-#include "rttcc/engine.h"
 #include "rttcc/matcher.h"
+#include "rttcc/mca.h"
+#include "rttcc/tags.h"
 
 BEGIN_C_DECLS
-
-/* The engine tag of the MTL's messages (coll_rttcc's is 0x3c). */
-#define MCA_MTL_RTTCC_ENGINE_TAG 0x3d
 
 /* Context ids we accept (as pml/ob1's 16 bits): the matcher's queues are
  * indexed by them. */
@@ -121,7 +117,6 @@ typedef struct mca_mtl_rttcc_module_t {
 
 typedef struct mca_mtl_rttcc_component_t {
     mca_mtl_base_component_2_0_0_t super;
-    rttcc_config_t config;       /* the engine's tunables (mtl_rttcc_*) */
     int priority;
     int verbose;
     int output;
@@ -168,8 +163,13 @@ typedef struct mtl_rttcc_arrival_t {
 
 #define MTL_RTTCC_COUNT(name) OPAL_THREAD_ADD_FETCH64(&mca_mtl_rttcc_component.counters.name, 1)
 
+/* What the MTL keeps for each process it reaches, in
+ * proc->proc_endpoints[OMPI_PROC_ENDPOINT_TAG_MTL]. */
+typedef struct mca_mtl_rttcc_endpoint_t {
+    uint32_t index; /* the engine's name for the process (its vpid) */
+} mca_mtl_rttcc_endpoint_t;
+
 /* mtl_rttcc_component.c */
-void mca_mtl_rttcc_show_help(bool once_per_node, const char *topic, ...);
 int mca_mtl_rttcc_register_pvars(void);
 
 /* mtl_rttcc_module.c: add/del procs, finalize, engine callbacks */

@@ -77,7 +77,7 @@ static void cancel_send(mca_mtl_rttcc_module_t *m, mca_mtl_rttcc_request_t *req)
         c.sid = (uint32_t) req->sid;
     }
     OPAL_THREAD_UNLOCK(&m->lock);
-    if (ask && rttcc_engine_send(m->engine, req->peer, MCA_MTL_RTTCC_ENGINE_TAG, &iov, 1, NULL) < 0) {
+    if (ask && rttcc_engine_send(m->engine, req->peer, RTTCC_TAG_MTL, &iov, 1, NULL) < 0) {
         opal_output_verbose(1, mca_mtl_rttcc_component.output, "mtl:rttcc: cannot ask process %u to cancel",
                             req->peer);
     }

@@ -1,11 +1,8 @@
 /* Component: MCA variables and MPI_T counters, selection, init (the
- * engine and its address in the modex).  The MTL runs an engine of its own,
- * tuned by the mtl_rttcc_* copies of the engine's parameters: under pml/cm
- * Open MPI may start btl_rttcc too (for one-sided), with its own. */
+ * engine, through the glue).  The MTL runs an engine of its own: under
+ * pml/cm Open MPI may start btl_rttcc too (for one-sided), with its own. */
 
 #include "mtl_rttcc.h"
-#include "rttcc_params.h"
-#include "rttcc_show_help.h"
 
 #include "opal/mca/base/mca_base_pvar.h"
 #include "opal/mca/pmix/pmix.h"
@@ -41,14 +38,6 @@ mca_mtl_rttcc_component_t mca_mtl_rttcc_component = {
     .eager_limit = 65536,
 };
 
-void mca_mtl_rttcc_show_help(bool once_per_node, const char *topic, ...)
-{
-    va_list ap;
-    va_start(ap, topic);
-    rttcc_show_help_v("help-mtl-rttcc.txt", once_per_node, topic, ap);
-    va_end(ap);
-}
-
 static void var(const char *name, const char *help, int level, int *storage)
 {
     (void) mca_base_component_var_register(&mca_mtl_rttcc_component.super.mtl_version, name, help,
@@ -60,8 +49,10 @@ static int rttcc_register(void)
 {
     mca_mtl_rttcc_component_t *c = &mca_mtl_rttcc_component;
 
-    rttcc_register_engine_params(&c->super.mtl_version, &c->config);
-    c->config.param_prefix = "mtl_rttcc_"; /* how the engine's errors name them */
+    int rc = rttcc_mca_register(&c->super.mtl_version);
+    if (OMPI_SUCCESS != rc) {
+        return rc;
+    }
     var("priority", "Selection priority of mtl_rttcc among the MTLs (pml/cm); select it with --mca pml cm "
         "--mca mtl rttcc", OPAL_INFO_LVL_6, &c->priority);
     var("verbose", "Verbosity of mtl_rttcc's output stream (10 = setup, 50 = every message's protocol)",
@@ -71,7 +62,7 @@ static int rttcc_register(void)
         OPAL_INFO_LVL_5, &c->eager_limit);
     var("held_max", "Most messages of one sender kept while an earlier one of its messages has not arrived "
         "(MPI order); all senders together four times as many; more ends the job with an error "
-        "(0: 16 x mtl_rttcc_window)", OPAL_INFO_LVL_6, &c->held_max);
+        "(0: 16 x rttcc_window)", OPAL_INFO_LVL_6, &c->held_max);
     return mca_mtl_rttcc_register_pvars();
 }
 
@@ -106,7 +97,6 @@ static int rttcc_open(void)
 {
     mca_mtl_rttcc_component.output = opal_output_open(NULL);
     opal_output_set_verbosity(mca_mtl_rttcc_component.output, mca_mtl_rttcc_component.verbose);
-    opal_show_help_add_dir(RTTCC_HELPDIR);
     return OMPI_SUCCESS;
 }
 
@@ -124,70 +114,35 @@ static int rttcc_query(mca_base_module_t **module, int *priority)
     return OMPI_SUCCESS;
 }
 
-static int create_engine(mca_mtl_rttcc_module_t *m, bool mpi_threads)
-{
-    rttcc_config_t *cfg = &mca_mtl_rttcc_component.config;
-    char err[256];
-    rttcc_callbacks_t cbs = {0};
-    int rc;
-
-    cfg->thread_safe = mpi_threads;
-    cfg->job_key = rttcc_job_key();
-    cfg->self = OPAL_PROC_MY_NAME.vpid;
-    mca_mtl_rttcc_callbacks(&cbs, m);
-
-    rc = rttcc_engine_create(cfg, &cbs, &m->engine, err, sizeof err);
-    if (RTTCC_OK != rc) {
-        const char *topic = RTTCC_ERR_CLOCK == rc ? "clock domain unavailable"
-                            : RTTCC_ERR_TIMESTAMP == rc ? "timestamps unavailable" : "engine failed";
-        mca_mtl_rttcc_show_help(true, topic, opal_process_info.nodename, err);
-        m->engine = NULL;
-        return OMPI_ERROR;
-    }
-    /* The process's engine from now on: coll_rttcc under pml/cm puts through it. */
-    rttcc_engine_promote(m->engine);
-    opal_output_verbose(10, mca_mtl_rttcc_component.output, "mtl:rttcc: %s wire up, window %u, credits %u: %s",
-                        rttcc_engine_wire_name(m->engine), cfg->window, cfg->send_credits,
-                        rttcc_engine_notes(m->engine));
-    return OMPI_SUCCESS;
-}
-
 static mca_mtl_base_module_t *rttcc_init(bool enable_progress_threads, bool enable_mpi_threads)
 {
     mca_mtl_rttcc_module_t *m = &ompi_mtl_rttcc;
-    char addr[256];
-    int rc, len;
+    rttcc_callbacks_t cbs = {0};
 
     if (mca_mtl_rttcc_component.eager_limit < 0 ||
-        mca_mtl_rttcc_component.eager_limit + sizeof(mtl_rttcc_match_hdr_t) > mca_mtl_rttcc_component.config.max_message) {
-        mca_mtl_rttcc_show_help(true, "bad eager limit", opal_process_info.nodename,
-                                mca_mtl_rttcc_component.eager_limit);
+        mca_mtl_rttcc_component.eager_limit + sizeof(mtl_rttcc_match_hdr_t) > rttcc_mca_config()->max_message) {
+        rttcc_mca_show_help(true, "mtl bad eager limit", opal_process_info.nodename,
+                            mca_mtl_rttcc_component.eager_limit);
         return NULL;
     }
-    if (mca_mtl_rttcc_component.config.inline_max < sizeof(mtl_rttcc_match_hdr_t)) { /* RTS, CTS: copied */
-        mca_mtl_rttcc_show_help(true, "bad inline max", opal_process_info.nodename,
-                                mca_mtl_rttcc_component.config.inline_max, (int) sizeof(mtl_rttcc_match_hdr_t));
+    if (rttcc_mca_config()->inline_max < sizeof(mtl_rttcc_match_hdr_t)) { /* RTS, CTS: copied */
+        rttcc_mca_show_help(true, "mtl bad inline max", opal_process_info.nodename,
+                            rttcc_mca_config()->inline_max, (int) sizeof(mtl_rttcc_match_hdr_t));
         return NULL;
     }
     m->eager_limit = (size_t) mca_mtl_rttcc_component.eager_limit;
     m->self = OPAL_PROC_MY_NAME.vpid;
-    if (OMPI_SUCCESS != create_engine(m, enable_mpi_threads)) {
+    mca_mtl_rttcc_callbacks(&cbs, m);
+    if (OMPI_SUCCESS != rttcc_mca_engine_open(&mca_mtl_rttcc_component.super.mtl_version, &cbs, enable_mpi_threads,
+                                              0, mca_mtl_rttcc_component.output, &m->engine)) {
         return NULL;
     }
     m->put_size = rttcc_engine_max_message(m->engine);
-    len = rttcc_engine_local_address(m->engine, addr, sizeof addr);
-    if (len <= 0) {
-        goto fail;
-    }
-    OPAL_MODEX_SEND(rc, OPAL_PMIX_GLOBAL, &mca_mtl_rttcc_component.super.mtl_version, addr, len);
-    if (OPAL_SUCCESS != rc || OMPI_SUCCESS != mca_mtl_rttcc_module_init(m)) {
-        goto fail;
+    if (OMPI_SUCCESS != mca_mtl_rttcc_module_init(m)) {
+        rttcc_mca_engine_close(m->engine);
+        m->engine = NULL;
+        return NULL;
     }
     opal_progress_register(mca_mtl_rttcc_progress);
     return &m->super;
-
-fail:
-    rttcc_engine_destroy(m->engine);
-    m->engine = NULL;
-    return NULL;
 }

@@ -5,7 +5,6 @@
 #include <string.h>
 
 #include "mtl_rttcc.h"
-#include "rttcc_stats_print.h"
 
 #include "ompi/proc/proc.h"
 #include "ompi/mca/rte/rte.h"
@@ -53,7 +52,7 @@ int mca_mtl_rttcc_module_init(mca_mtl_rttcc_module_t *m)
      * by more only while its command-channel messages pass a data-channel
      * one that waits for credits (rttcc_match.h). */
     m->held_max = mca_mtl_rttcc_component.held_max > 0 ? (size_t) mca_mtl_rttcc_component.held_max
-                                                        : 16 * (size_t) mca_mtl_rttcc_component.config.window;
+                                                        : 16 * (size_t) rttcc_mca_config()->window;
     m->matcher = rttcc_matcher_create(m->held_max, 4 * m->held_max);
     if (NULL == m->matcher) {
         return OMPI_ERR_OUT_OF_RESOURCE;
@@ -72,36 +71,6 @@ int mca_mtl_rttcc_module_init(mca_mtl_rttcc_module_t *m)
 
 /* ------------------------------------------------------------ processes */
 
-/* Adds the process as an engine peer from its modex address, unless it is
- * one already (another thread may race us here: the engine refuses the
- * second add, and the peer then exists). */
-static int add_engine_peer(mca_mtl_rttcc_module_t *m, ompi_proc_t *proc)
-{
-    uint32_t vpid = proc->super.proc_name.vpid;
-    char err[256];
-    void *addr = NULL;
-    size_t size = 0;
-    int rc;
-
-    if (vpid == m->self || 0 != rttcc_engine_peer_segment_size(m->engine, vpid)) {
-        return OMPI_SUCCESS;
-    }
-    OPAL_MODEX_RECV(rc, &mca_mtl_rttcc_component.super.mtl_version, &proc->super.proc_name, &addr, &size);
-    if (OPAL_SUCCESS != rc) {
-        mca_mtl_rttcc_show_help(false, "unreachable process", opal_process_info.nodename,
-                                OMPI_NAME_PRINT(&proc->super.proc_name), "it published no mtl_rttcc address");
-        return OMPI_ERR_UNREACH;
-    }
-    rc = rttcc_engine_add_peer(m->engine, vpid, addr, size, err, sizeof err);
-    free(addr);
-    if (RTTCC_OK != rc && 0 == rttcc_engine_peer_segment_size(m->engine, vpid)) {
-        mca_mtl_rttcc_show_help(false, "unreachable process", opal_process_info.nodename,
-                                OMPI_NAME_PRINT(&proc->super.proc_name), err);
-        return OMPI_ERR_UNREACH;
-    }
-    return OMPI_SUCCESS;
-}
-
 /* Makes the process reachable: an engine peer, a sequence number towards
  * it, its endpoint.  The lock covers only the tables (the modex may block). */
 static int reach(mca_mtl_rttcc_module_t *m, ompi_proc_t *proc)
@@ -113,14 +82,13 @@ static int reach(mca_mtl_rttcc_module_t *m, ompi_proc_t *proc)
     if (NULL != proc->proc_endpoints[OMPI_PROC_ENDPOINT_TAG_MTL]) {
         return OMPI_SUCCESS;
     }
-    if (proc->super.proc_name.jobid != OPAL_PROC_MY_NAME.jobid) {
-        mca_mtl_rttcc_show_help(false, "unreachable process", opal_process_info.nodename,
-                                OMPI_NAME_PRINT(&proc->super.proc_name), "it belongs to another job");
-        return OMPI_ERR_UNREACH;
+    rc = rttcc_mca_engine_add_peer(m->engine, &proc->super.proc_name); /* (itself: nothing to add) */
+    if (OPAL_ERR_NOT_FOUND == rc) {
+        rttcc_mca_show_help(false, "unreachable process", opal_process_info.nodename,
+                            OMPI_NAME_PRINT(&proc->super.proc_name), "it published no mtl_rttcc address");
     }
-    rc = add_engine_peer(m, proc);
     if (OMPI_SUCCESS != rc) {
-        return rc;
+        return OMPI_ERR_UNREACH;
     }
     rc = OMPI_ERR_OUT_OF_RESOURCE;
     OPAL_THREAD_LOCK(&m->lock);
@@ -141,7 +109,6 @@ static int reach(mca_mtl_rttcc_module_t *m, ompi_proc_t *proc)
             rc = OMPI_ERR_OUT_OF_RESOURCE;
             goto out;
         }
-        ep->magic = MCA_MTL_RTTCC_ENDPOINT_MAGIC;
         ep->index = vpid;
         opal_atomic_wmb(); /* the endpoint is read without the lock */
         proc->proc_endpoints[OMPI_PROC_ENDPOINT_TAG_MTL] = ep;
@@ -190,7 +157,7 @@ static void on_recv(void *user, uint32_t peer, uint8_t tag, const void *data, si
     mca_mtl_rttcc_module_t *m = user;
     uint8_t type = len > 0 ? *(const uint8_t *) data : 0;
 
-    if (MCA_MTL_RTTCC_ENGINE_TAG == tag && (MTL_RTTCC_EAGER == type || MTL_RTTCC_RTS == type) &&
+    if (RTTCC_TAG_MTL == tag && (MTL_RTTCC_EAGER == type || MTL_RTTCC_RTS == type) &&
         len >= sizeof(mtl_rttcc_match_hdr_t)) {
         mtl_rttcc_match_hdr_t hdr;
         memcpy(&hdr, data, sizeof hdr);
@@ -201,14 +168,14 @@ static void on_recv(void *user, uint32_t peer, uint8_t tag, const void *data, si
             mca_mtl_rttcc_on_arrival(m, peer, &hdr, (const char *) data + sizeof hdr, NULL);
             return;
         }
-    } else if (MCA_MTL_RTTCC_ENGINE_TAG == tag &&
+    } else if (RTTCC_TAG_MTL == tag &&
                (MTL_RTTCC_CTS == type || MTL_RTTCC_SYNC_ACK == type || MTL_RTTCC_CANCELLED == type) &&
                len == sizeof(mtl_rttcc_reply_hdr_t)) {
         mtl_rttcc_reply_hdr_t reply;
         memcpy(&reply, data, sizeof reply);
         mca_mtl_rttcc_on_reply(m, peer, &reply);
         return;
-    } else if (MCA_MTL_RTTCC_ENGINE_TAG == tag && MTL_RTTCC_CANCEL == type && len == sizeof(mtl_rttcc_cancel_hdr_t)) {
+    } else if (RTTCC_TAG_MTL == tag && MTL_RTTCC_CANCEL == type && len == sizeof(mtl_rttcc_cancel_hdr_t)) {
         mtl_rttcc_cancel_hdr_t cancel;
         memcpy(&cancel, data, sizeof cancel);
         mca_mtl_rttcc_on_cancel(m, peer, &cancel);
@@ -229,7 +196,7 @@ static void on_send_done(void *user, void *cookie, int status)
 static void on_put(void *user, uint32_t peer, uint32_t key, uint64_t offset, size_t len, uint8_t tag)
 {
     (void) offset;
-    if (MCA_MTL_RTTCC_ENGINE_TAG == tag) {
+    if (RTTCC_TAG_MTL == tag) {
         mca_mtl_rttcc_on_put(user, peer, key, len);
     }
 }
@@ -238,11 +205,8 @@ static void on_put(void *user, uint32_t peer, uint32_t key, uint64_t offset, siz
  * error), so say who and why, and abort the job. */
 static void on_peer_dead(void *user, uint32_t peer, const char *why)
 {
-    opal_process_name_t name = OPAL_PROC_MY_NAME;
-    name.vpid = peer;
-    (void) user;
-    mca_mtl_rttcc_show_help(false, "peer dead", opal_process_info.nodename, OPAL_NAME_PRINT(OPAL_PROC_MY_NAME),
-                            OPAL_NAME_PRINT(name), why);
+    mca_mtl_rttcc_module_t *m = user;
+    rttcc_mca_report_dead_peer(m->engine, peer, why);
     ompi_rte_abort(OMPI_ERR_UNREACH, NULL);
 }
 
@@ -281,7 +245,7 @@ int mca_mtl_rttcc_send_control(mca_mtl_rttcc_module_t *m, uint32_t peer, const m
         mca_mtl_rttcc_on_reply(m, peer, reply);
         return OMPI_SUCCESS;
     }
-    rc = rttcc_engine_send(m->engine, peer, MCA_MTL_RTTCC_ENGINE_TAG, &iov, 1, NULL);
+    rc = rttcc_engine_send(m->engine, peer, RTTCC_TAG_MTL, &iov, 1, NULL);
     return rc >= 0 ? OMPI_SUCCESS : OMPI_ERR_UNREACH; /* copied: no completion follows */
 }
 
@@ -293,7 +257,7 @@ int mca_mtl_rttcc_progress(void)
 
 /* ------------------------------------------------------------ finalize */
 
-/* mtl_rttcc_stats: the MTL's own counters, after the engine's lines. */
+/* rttcc_stats: the MTL's own counters. */
 static void print_counters(mca_mtl_rttcc_module_t *m)
 {
     const mca_mtl_rttcc_counters_t *c = &mca_mtl_rttcc_component.counters;
@@ -308,36 +272,15 @@ static void print_counters(mca_mtl_rttcc_module_t *m)
     );
 }
 
-/* mtl_rttcc_rtt_dump: this process's RTT table as PATH.<rank>.csv / .json. */
-static void dump_rtt(mca_mtl_rttcc_module_t *m)
-{
-    const char *prefix = mca_mtl_rttcc_component.config.rtt_dump;
-    char err[256];
-
-    if (NULL != prefix && '\0' != prefix[0] &&
-        RTTCC_OK != rttcc_engine_dump_rtt(m->engine, prefix, m->self, opal_process_info.nodename, err, sizeof err)) {
-        mca_mtl_rttcc_show_help(false, "rtt dump failed", opal_process_info.nodename,
-                                OPAL_NAME_PRINT(OPAL_PROC_MY_NAME), err);
-    }
-}
-
 static int rttcc_finalize(struct mca_mtl_base_module_t *mtl)
 {
     mca_mtl_rttcc_module_t *m = (mca_mtl_rttcc_module_t *) mtl;
 
     opal_progress_unregister(mca_mtl_rttcc_progress);
-    int left = rttcc_engine_drain(m->engine, 500); /* the last ACKs out, ours back (bounded) */
-    if (0 != left) {
-        opal_output_verbose(1, mca_mtl_rttcc_component.output,
-                            "mtl:rttcc: %d segments still unacknowledged after 500 ms at finalize "
-                            "(a peer finished first and its last ACK was lost, or it is gone)", left);
+    if (rttcc_mca_config()->stats) {
+        print_counters(m); /* (the engine's lines follow: close prints them) */
     }
-    if (mca_mtl_rttcc_component.config.stats) {
-        rttcc_print_stats(m->engine, m->self, m->num_tx_seq);
-        print_counters(m);
-    }
-    dump_rtt(m);
-    rttcc_engine_destroy(m->engine);
+    rttcc_mca_engine_close(m->engine); /* drains, reports, destroys */
     m->engine = NULL;
     mca_mtl_rttcc_free_arrivals(m);
     rttcc_matcher_destroy(m->matcher);

@@ -185,7 +185,7 @@ static mtl_rttcc_arrival_t *keep(uint32_t peer, const mtl_rttcc_match_hdr_t *hdr
 /* A message we cannot keep cannot be dropped either: the job ends. */
 static void out_of_memory(size_t bytes)
 {
-    mca_mtl_rttcc_show_help(false, "out of memory", opal_process_info.nodename, bytes);
+    rttcc_mca_show_help(false, "mtl out of memory", opal_process_info.nodename, bytes);
     ompi_rte_abort(OMPI_ERR_OUT_OF_RESOURCE, NULL);
 }
 
@@ -200,7 +200,7 @@ static void too_far_ahead(mca_mtl_rttcc_module_t *m, uint32_t peer, uint32_t seq
     rttcc_matcher_counts(m->matcher, &posted, &unexpected, &held);
     OPAL_THREAD_UNLOCK(&m->lock);
     name.vpid = peer;
-    mca_mtl_rttcc_show_help(false, "held too many", opal_process_info.nodename, held, OPAL_NAME_PRINT(name), seq,
+    rttcc_mca_show_help(false, "mtl held too many", opal_process_info.nodename, held, OPAL_NAME_PRINT(name), seq,
                             m->held_max, 4 * m->held_max);
     ompi_rte_abort(OMPI_ERR_OUT_OF_RESOURCE, NULL);
 }

@@ -81,7 +81,7 @@ static void put_all(mca_mtl_rttcc_module_t *m, mca_mtl_rttcc_request_t *req, uin
     for (size_t off = 0; off < accepted; off += m->put_size) {
         size_t n = accepted - off < m->put_size ? accepted - off : m->put_size;
         struct iovec iov = {(char *) req->buf + off, n};
-        int rc = rttcc_engine_put(m->engine, req->peer, key, off, MCA_MTL_RTTCC_ENGINE_TAG, &iov, 1, req);
+        int rc = rttcc_engine_put(m->engine, req->peer, key, off, RTTCC_TAG_MTL, &iov, 1, req);
         if (RTTCC_OK != rc) { /* copied (RTTCC_DONE) or refused: no completion follows */
             mca_mtl_rttcc_send_done(req, rc >= 0 ? OMPI_SUCCESS : OMPI_ERR_UNREACH);
         }
@@ -189,7 +189,7 @@ static int start_send(mca_mtl_rttcc_module_t *m, struct ompi_communicator_t *com
         MTL_RTTCC_COUNT(eager_sends);
         req->hdr.type = MTL_RTTCC_EAGER;
         hold(req, 1);
-        rc = rttcc_engine_send(m->engine, req->peer, MCA_MTL_RTTCC_ENGINE_TAG, iov, len ? 2 : 1, req);
+        rc = rttcc_engine_send(m->engine, req->peer, RTTCC_TAG_MTL, iov, len ? 2 : 1, req);
         if (rc < 0) {
             abandon_reply(m, req);
         }
@@ -200,7 +200,7 @@ static int start_send(mca_mtl_rttcc_module_t *m, struct ompi_communicator_t *com
         struct iovec iov = {&req->hdr, sizeof req->hdr};
         MTL_RTTCC_COUNT(rndv_sends);
         req->hdr.type = MTL_RTTCC_RTS;
-        rc = rttcc_engine_send(m->engine, req->peer, MCA_MTL_RTTCC_ENGINE_TAG, &iov, 1, NULL); /* copied */
+        rc = rttcc_engine_send(m->engine, req->peer, RTTCC_TAG_MTL, &iov, 1, NULL); /* copied */
         if (rc < 0) {
             abandon_reply(m, req);
         }

@@ -13,7 +13,6 @@
 #include "engine/engine.h"
 #include "api/engine_handle.h"
 #include "wire/faulty_wire.h"
-#include "api/param_names.h"
 #include "rttcc/engine.h"
 #include "wire/udp_wire.h"
 #ifdef RTTCC_HAVE_OFI
@@ -53,7 +52,7 @@ std::unique_ptr<rttcc::Wire> open_wire(const rttcc_config_t &cfg, std::string *e
         case RTTCC_WIRE_OFI:
 #ifdef RTTCC_HAVE_OFI
             if (cfg.timestamp == RTTCC_TS_KERNEL || cfg.timestamp == RTTCC_TS_NIC) {
-                *err = "the ofi wire takes no kernel or NIC timestamps ({timestamp}=user or auto)";
+                *err = "the ofi wire takes no kernel or NIC timestamps (rttcc_timestamp=user or auto)";
                 return nullptr;
             }
             wire = rttcc::OfiWire::open(cfg, err);
@@ -64,7 +63,7 @@ std::unique_ptr<rttcc::Wire> open_wire(const rttcc_config_t &cfg, std::string *e
             return nullptr;
 #endif
         default:
-            *err = "unknown {wire} value";
+            *err = "unknown rttcc_wire value";
             return nullptr;
     }
     if (!wire) return nullptr;
@@ -96,12 +95,11 @@ int rttcc_engine_create(const rttcc_config_t *config, const rttcc_callbacks_t *c
                         rttcc_engine_t **out, char *err, size_t errlen) {
     *out = nullptr;
     if (!rttcc_config_check(config, err, errlen)) return RTTCC_ERR_ARG;
-    const char *prefix = rttcc::param_prefix(*config);
     return guarded(err, errlen, [&] {
         std::string why, wire_note, clock_note;
         auto domain = rttcc::ClockDomain::open(*config, &why, &clock_note);
         if (!domain) {
-            set_err(err, errlen, rttcc::name_params(why, prefix));
+            set_err(err, errlen, why);
             return RTTCC_ERR_CLOCK;
         }
         auto wire = open_wire(*config, &why, &wire_note);
@@ -112,7 +110,7 @@ int rttcc_engine_create(const rttcc_config_t *config, const rttcc_callbacks_t *c
             std::string ignored;
             const bool stamps = config->timestamp != RTTCC_TS_USER && config->timestamp != RTTCC_TS_AUTO &&
                                 open_wire(plain, &ignored, &ignored) != nullptr;
-            set_err(err, errlen, rttcc::name_params(why, prefix));
+            set_err(err, errlen, why);
             return stamps ? RTTCC_ERR_TIMESTAMP : RTTCC_ERR;
         }
         auto e = std::make_unique<rttcc_engine>();
@@ -166,7 +164,7 @@ int rttcc_engine_add_peer(rttcc_engine_t *engine, uint32_t peer, const void *add
     return guarded(err, errlen, [&] {
         std::string why;
         if (engine->impl->add_peer(peer, addr, len, &why)) return RTTCC_OK;
-        set_err(err, errlen, rttcc::name_params(why, rttcc::param_prefix(engine->impl->config())));
+        set_err(err, errlen, why);
         return RTTCC_ERR_ARG;
     });
 }

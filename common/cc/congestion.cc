@@ -23,7 +23,7 @@ CcKind kind_from(int cc) {
 }  // namespace
 
 CcParams cc_params_from(const rttcc_config_t &cfg) {
-    CcParams p;
+    CcParams p{};
     p.kind = kind_from(cfg.cc);
     p.initial_cwnd = cfg.initial_cwnd;
     p.max_cwnd = cfg.max_cwnd;

@@ -31,27 +31,27 @@ struct AckEvent {
 enum class CcKind { kNone, kAimd, kTimely, kSwift };
 
 // The congestion-control tunables of rttcc_config_t in engine units
-// (nanoseconds instead of microseconds); defaults equal rttcc_config_defaults.
-// rttcc_config_check guarantees 1 <= initial_cwnd <= max_cwnd,
-// timely_tlow < timely_thigh, the gains in (0, 1) and
-// 0 < swift_fs_min_cwnd < swift_fs_max_cwnd.
+// (nanoseconds instead of microseconds), made by cc_params_from: their
+// defaults are the config's (RTTCC_PARAMS).  rttcc_config_check guarantees
+// 1 <= initial_cwnd <= max_cwnd, timely_tlow < timely_thigh, the gains in
+// (0, 1) and 0 < swift_fs_min_cwnd < swift_fs_max_cwnd.
 struct CcParams {
-    CcKind kind = CcKind::kNone;      // which controller, none = no window
-    uint32_t initial_cwnd = 4;        // window at start, segments
-    uint32_t max_cwnd = 128;          // window ceiling, segments
-    nanos timely_tlow = usec(50);     // TIMELY: below this RTT, always increase
-    nanos timely_thigh = usec(500);   // TIMELY: above this RTT, always decrease
-    double timely_add_step = 1.0;     // TIMELY: additive increase, segments per RTT
-    double timely_beta = 0.8;         // TIMELY: multiplicative decrease factor
-    double timely_ewma = 0.875;       // TIMELY: EWMA gain of the RTT difference
-    uint32_t timely_hai_count = 5;    // TIMELY: calm samples in a row before HAI, 0 = never
-    nanos swift_target = usec(50);    // Swift: base target delay
-    nanos swift_fs_range = usec(100); // Swift: flow-scaling range added to the target
-    double swift_fs_min_cwnd = 0.1;   // Swift: window where flow scaling adds its whole range
-    double swift_fs_max_cwnd = 128;   // Swift: window where flow scaling adds nothing
-    double swift_ai = 1.0;            // Swift: additive increase, segments per RTT
-    double swift_beta = 0.8;          // Swift: multiplicative decrease gain
-    double swift_max_mdf = 0.5;       // Swift: largest decrease per RTT (fraction)
+    CcKind kind;              // which controller, none = no window
+    uint32_t initial_cwnd;    // window at start, segments
+    uint32_t max_cwnd;        // window ceiling, segments
+    nanos timely_tlow;        // TIMELY: below this RTT, always increase
+    nanos timely_thigh;       // TIMELY: above this RTT, always decrease
+    double timely_add_step;   // TIMELY: additive increase, segments per RTT
+    double timely_beta;       // TIMELY: multiplicative decrease factor
+    double timely_ewma;       // TIMELY: EWMA gain of the RTT difference
+    uint32_t timely_hai_count;  // TIMELY: calm samples in a row before HAI, 0 = never
+    nanos swift_target;       // Swift: base target delay
+    nanos swift_fs_range;     // Swift: flow-scaling range added to the target
+    double swift_fs_min_cwnd; // Swift: window where flow scaling adds its whole range
+    double swift_fs_max_cwnd; // Swift: window where flow scaling adds nothing
+    double swift_ai;          // Swift: additive increase, segments per RTT
+    double swift_beta;        // Swift: multiplicative decrease gain
+    double swift_max_mdf;     // Swift: largest decrease per RTT (fraction)
 };
 
 // Maps the C config to CcParams (microseconds to nanoseconds).

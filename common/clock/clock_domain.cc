@@ -137,7 +137,7 @@ std::unique_ptr<ClockDomain> ClockDomain::open(const rttcc_config_t &cfg, std::s
         case RTTCC_PTP_YES:
             d = dev.empty() ? nullptr : open_device(dev, s, &why);
             if (!d) {
-                *err = "{ptp_enable}=yes: " + (dev.empty() ? "{ptp_clock_device} is empty" : why);
+                *err = "rttcc_ptp_enable=yes: " + (dev.empty() ? "rttcc_ptp_clock_device is empty" : why);
                 return nullptr;
             }
             break;
@@ -149,11 +149,11 @@ std::unique_ptr<ClockDomain> ClockDomain::open(const rttcc_config_t &cfg, std::s
             why = "ptp_enable=no: using CLOCK_REALTIME";
             break;
         default:
-            *err = "unknown {ptp_enable} value " + std::to_string(cfg.ptp_enable);
+            *err = "unknown rttcc_ptp_enable value " + std::to_string(cfg.ptp_enable);
             return nullptr;
     }
     if (!d) d.reset(new ClockDomain(s, CLOCK_REALTIME, -1, "CLOCK_REALTIME"));
-    d->max_offset_ns_ = cfg.ptp_max_offset;
+    d->max_offset_ns_ = cfg.ptp_max_offset_ns;
     d->update_sync();
     if (!d->refresh()) {
         *err = "cannot read " + d->name_;
@@ -231,18 +231,18 @@ std::string ClockDomain::describe() const {
 }
 
 bool ClockDomain::required_sync_ok(std::string *err) const {
-    const std::string who = "{ptp_require_sync}: ";
+    const std::string who = "rttcc_ptp_require_sync: ";
     if (!sync_.realtime_synced) {
         *err = who + "CLOCK_REALTIME is not synchronised" +
                (fd_ >= 0 ? " (phc2sys keeps it to " + name_ + ")" : "") + " (" + sync_text() +
-               "); start ptp4l/phc2sys or chrony, or set {ptp_require_sync}=0";
+               "); start ptp4l/phc2sys or chrony, or set rttcc_ptp_require_sync=0";
         return false;
     }
     const uint64_t bound = error_bound_ns();
     if (bound > max_offset_ns_) {
         *err = who + name_ + " clock error " +
                (bound == std::numeric_limits<uint64_t>::max() ? std::string("unknown") : std::to_string(bound) + " ns") +
-               " exceeds {ptp_max_offset} " + std::to_string(max_offset_ns_) + " ns (" + sync_text() + ")";
+               " exceeds rttcc_ptp_max_offset_ns " + std::to_string(max_offset_ns_) + " ns (" + sync_text() + ")";
         return false;
     }
     return true;

@@ -114,7 +114,7 @@ private:
     int fd_;                     // the PHC device, -1 for CLOCK_REALTIME
     std::string name_;           // device path or "CLOCK_REALTIME"
     SyncState sync_;             // last update_sync()
-    uint64_t max_offset_ns_ = 1000;  // ptp_max_offset: a PHC further from CLOCK_REALTIME is unsynchronised
+    uint64_t max_offset_ns_ = 1000;  // ptp_max_offset_ns: a PHC further from CLOCK_REALTIME is unsynchronised
     int64_t offset_ = 0;         // domain - CLOCK_MONOTONIC, last refresh()
 };
 

@@ -66,7 +66,7 @@ Engine::Engine(const rttcc_config_t &config, const rttcc_callbacks_t &callbacks,
     const nanos now = clock_.now();
     start_ = now;
     hotel_.start(now);
-    next_probe_round_ = now + msec(cfg_.probe_startup_delay);
+    next_probe_round_ = now + msec(cfg_.probe_startup_delay_ms);
     app_progress_.store(now, std::memory_order_relaxed);
     start_agent();
 }
@@ -107,9 +107,9 @@ bool Engine::same_settings(const AddressHeader &h, std::string *err) const {
     const char *names[] = {"none", "header", "full"};
     char text[256];
     if (h.auth != static_cast<uint32_t>(cfg_.auth))
-        std::snprintf(text, sizeof text, "{auth} is %s here but %s there", names[cfg_.auth % 3], names[h.auth % 3]);
+        std::snprintf(text, sizeof text, "rttcc_auth is %s here but %s there", names[cfg_.auth % 3], names[h.auth % 3]);
     else if (h.cmd_mtu != cfg_.cmd_mtu)
-        std::snprintf(text, sizeof text, "{cmd_mtu} is %u here but %u there", cfg_.cmd_mtu, h.cmd_mtu);
+        std::snprintf(text, sizeof text, "rttcc_cmd_mtu is %u here but %u there", cfg_.cmd_mtu, h.cmd_mtu);
     else if (h.max_message != cfg_.max_message)
         std::snprintf(text, sizeof text,
                       "the largest message is %u bytes here but %u there (max_send_size or eager_limit differ)",

@@ -6,7 +6,6 @@
 #include <string>
 
 #include "engine/engine.h"
-#include "api/param_names.h"
 
 namespace rttcc {
 
@@ -164,7 +163,7 @@ void Engine::take_failure(Peer &p, int error, nanos now) {
     else
         std::snprintf(why, sizeof why, "%s refused %u of our datagrams to it within %.3f s: %s%s", wire_->refuser(),
                       p.failures, seconds(now - p.first_failure), wire_->error_text(error).c_str(),
-                      error == EMSGSIZE ? " (larger than the route's MTU allows: lower {data_mtu})"
+                      error == EMSGSIZE ? " (larger than the route's MTU allows: lower rttcc_data_mtu)"
                       : error == EPERM  ? " (a firewall rule on this host?)"
                                         : "");
     declare_dead(p, why);
@@ -173,7 +172,7 @@ void Engine::take_failure(Peer &p, int error, nanos now) {
 // Fails everything sent to the peer and reports it lost.
 void Engine::declare_dead(Peer &p, std::string why) {
     p.dead = true;
-    dead_.push_back({p.id, name_params(why, param_prefix(cfg_))});  // {name}: the host component's parameter
+    dead_.push_back({p.id, why});
     p.tx.clear([&](TxSegment *seg) { release_segment(*seg, RTTCC_ERR_UNREACH); });
     for (auto &queue : p.pending)
         while (TxMessage *m = queue.pop_front()) finish_message(*m, RTTCC_ERR_UNREACH);

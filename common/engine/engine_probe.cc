@@ -19,7 +19,7 @@ namespace rttcc {
 // Sends the round of probes that is due, if one is.
 void Engine::serve_probes(nanos now) {
     if (now < next_probe_round_) return;
-    next_probe_round_ = now + usec(cfg_.probe_interval);
+    next_probe_round_ = now + usec(cfg_.probe_interval_us);
     probe_round(now);
 }
 
@@ -66,7 +66,7 @@ Peer *Engine::next_probe_target(nanos now) {
             probe_cursor_ = static_cast<uint32_t>(index);
             return p;
         }
-        const double need = probe_need(*p, now, usec(cfg_.probe_interval));
+        const double need = probe_need(*p, now, usec(cfg_.probe_interval_us));
         if (need > best_need) {
             best = p;
             best_need = need;

@@ -97,7 +97,7 @@ bool select_interface(const std::vector<Interface> &all, const char *include, co
     if (!inc.empty()) {
         for (const auto &i : all)
             if (any_match(inc, i)) return *out = i, true;
-        *err = std::string("no up IPv4 interface matches {if_include}=") + include;
+        *err = std::string("no up IPv4 interface matches rttcc_if_include=") + include;
         return false;
     }
     const Interface *loop = nullptr;
@@ -107,7 +107,7 @@ bool select_interface(const std::vector<Interface> &all, const char *include, co
         if (!loop) loop = &i;
     }
     if (loop) return *out = *loop, true;
-    *err = "no usable IPv4 interface (every up interface is excluded by {if_exclude})";
+    *err = "no usable IPv4 interface (every up interface is excluded by rttcc_if_exclude)";
     return false;
 }
 

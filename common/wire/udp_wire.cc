@@ -342,11 +342,11 @@ bool UdpWire::setup_stamping(const rttcc_config_t &cfg, StampKeys keys, std::str
             return true;
         case RTTCC_TS_KERNEL:
             if (start_stamping(StampMode::kSoftware, keys, &why_kernel)) break;
-            *err = "{timestamp}=kernel: " + why_kernel;
+            *err = "rttcc_timestamp=kernel: " + why_kernel;
             return false;
         case RTTCC_TS_NIC:
             if (start_nic_stamping(keys, &why_nic)) break;
-            *err = "{timestamp}=nic: " + why_nic;
+            *err = "rttcc_timestamp=nic: " + why_nic;
             return false;
         case RTTCC_TS_AUTO:
             if (start_nic_stamping(keys, &why_nic)) break;
@@ -357,7 +357,7 @@ bool UdpWire::setup_stamping(const rttcc_config_t &cfg, StampKeys keys, std::str
             stamp_note_ = "timestamp=auto: the engine's clock (nic: " + why_nic + "; kernel: " + why_kernel + ")";
             return true;
         default:
-            *err = "unknown {timestamp} value " + std::to_string(cfg.timestamp);
+            *err = "unknown rttcc_timestamp value " + std::to_string(cfg.timestamp);
             return false;
     }
     stamp_note_ += std::string(ts_source_name(stamp_source_)) + " stamps on " + iface_.name +

@@ -1,7 +1,8 @@
 /*
- * Every engine tunable, in one place: the C struct the engine reads and the
- * table (name, help, type, info level) the MCA glue registers it from, so
- * `ompi_info --param btl rttcc --level 9` lists exactly what the engine uses.
+ * Every engine tunable, described once: RTTCC_PARAMS below.  The struct the
+ * engine reads, its defaults, the range checks, the MCA variables (one
+ * registration, as rttcc_<name>, with btl_rttcc_<name> and mtl_rttcc_<name>
+ * as synonyms) and `ompi_info --param btl rttcc --level 9` all come from it.
  */
 #ifndef RTTCC_CONFIG_H
 #define RTTCC_CONFIG_H
@@ -15,90 +16,184 @@ extern "C" {
 #endif
 #pragma GCC visibility push(default) /* the C API: what the library exports */
 
-enum rttcc_wire_kind { RTTCC_WIRE_AUTO = 0, RTTCC_WIRE_UDP = 1, RTTCC_WIRE_OFI = 2 };
-enum rttcc_rto_mode { RTTCC_RTO_FIXED = 0, RTTCC_RTO_RTT = 1 };
+/* Enumerations: V(constant, value, name as users write it). */
+#define RTTCC_WIRE_VALUES(V) V(RTTCC_WIRE_AUTO, 0, "auto") V(RTTCC_WIRE_UDP, 1, "udp") V(RTTCC_WIRE_OFI, 2, "ofi")
+#define RTTCC_RTO_VALUES(V) V(RTTCC_RTO_FIXED, 0, "fixed") V(RTTCC_RTO_RTT, 1, "rtt")
 /* Where RTT timestamps come from (also the source reported per sample). */
-enum rttcc_timestamp { RTTCC_TS_AUTO = 0, RTTCC_TS_USER = 1, RTTCC_TS_KERNEL = 2, RTTCC_TS_NIC = 3 };
-enum rttcc_ptp_enable { RTTCC_PTP_NO = 0, RTTCC_PTP_YES = 1, RTTCC_PTP_AUTO = 2 };
-enum rttcc_cc { RTTCC_CC_NONE = 0, RTTCC_CC_AIMD = 1, RTTCC_CC_TIMELY = 2, RTTCC_CC_SWIFT = 3 };
-enum rttcc_cc_delay { RTTCC_CC_DELAY_RTT = 0, RTTCC_CC_DELAY_FORWARD = 1 };
-enum rttcc_auth { RTTCC_AUTH_NONE = 0, RTTCC_AUTH_HEADER = 1, RTTCC_AUTH_FULL = 2 };
-enum rttcc_probe_strategy {
-    RTTCC_PROBE_ROUND_ROBIN = 0,
-    RTTCC_PROBE_ALL_PAIRS = 1,
-    RTTCC_PROBE_RANDOM = 2,
-    RTTCC_PROBE_ADAPTIVE = 3
-};
+#define RTTCC_TS_VALUES(V) \
+    V(RTTCC_TS_AUTO, 0, "auto") V(RTTCC_TS_USER, 1, "user") V(RTTCC_TS_KERNEL, 2, "kernel") V(RTTCC_TS_NIC, 3, "nic")
+#define RTTCC_PTP_VALUES(V) V(RTTCC_PTP_NO, 0, "no") V(RTTCC_PTP_YES, 1, "yes") V(RTTCC_PTP_AUTO, 2, "auto")
+#define RTTCC_CC_VALUES(V) \
+    V(RTTCC_CC_NONE, 0, "none") V(RTTCC_CC_AIMD, 1, "aimd") V(RTTCC_CC_TIMELY, 2, "timely") V(RTTCC_CC_SWIFT, 3, "swift")
+#define RTTCC_CC_DELAY_VALUES(V) V(RTTCC_CC_DELAY_RTT, 0, "rtt") V(RTTCC_CC_DELAY_FORWARD, 1, "forward")
+#define RTTCC_AUTH_VALUES(V) V(RTTCC_AUTH_NONE, 0, "none") V(RTTCC_AUTH_HEADER, 1, "header") V(RTTCC_AUTH_FULL, 2, "full")
+#define RTTCC_PROBE_VALUES(V)                                                                      \
+    V(RTTCC_PROBE_ROUND_ROBIN, 0, "round_robin") V(RTTCC_PROBE_ALL_PAIRS, 1, "all_pairs")          \
+    V(RTTCC_PROBE_RANDOM, 2, "random") V(RTTCC_PROBE_ADAPTIVE, 3, "adaptive")
+
+#define RTTCC_ENUM_CONSTANT(constant, value, name) constant = value,
+enum rttcc_wire_kind { RTTCC_WIRE_VALUES(RTTCC_ENUM_CONSTANT) };
+enum rttcc_rto_mode { RTTCC_RTO_VALUES(RTTCC_ENUM_CONSTANT) };
+enum rttcc_timestamp { RTTCC_TS_VALUES(RTTCC_ENUM_CONSTANT) };
+enum rttcc_ptp_enable { RTTCC_PTP_VALUES(RTTCC_ENUM_CONSTANT) };
+enum rttcc_cc { RTTCC_CC_VALUES(RTTCC_ENUM_CONSTANT) };
+enum rttcc_cc_delay { RTTCC_CC_DELAY_VALUES(RTTCC_ENUM_CONSTANT) };
+enum rttcc_auth { RTTCC_AUTH_VALUES(RTTCC_ENUM_CONSTANT) };
+enum rttcc_probe_strategy { RTTCC_PROBE_VALUES(RTTCC_ENUM_CONSTANT) };
+#undef RTTCC_ENUM_CONSTANT
+
+/*
+ * P(name, type, default, min, max, unit, level, values, help)
+ *   type     UINT (unsigned), BOOL, STRING (char *), ENUM (int), DOUBLE
+ *   min/max  the allowed range of a UINT (0 = no bound on that side); rules
+ *            between parameters are in rttcc_config_check
+ *   unit     NONE, US, MS, NS, BYTES, MIB, SEGMENTS, DATAGRAMS, PER_SECOND,
+ *            PER_MILLION: the name ends in _us, _ms, _ns, _mb for the four
+ *            of them that are units of time and memory
+ *   level    Open MPI info level, 1..9
+ *   values   the RTTCC_*_VALUES list of an ENUM, NONE otherwise
+ *   help     what it does; the unit, range and values are added to it
+ */
+#define RTTCC_PARAMS(P)                                                                                        \
+    P(wire, ENUM, RTTCC_WIRE_AUTO, 0, 0, NONE, 1, RTTCC_WIRE_VALUES,                                            \
+      "Datagram wire: auto (udp), udp (Linux UDP sockets), ofi (libfabric FI_EP_DGRAM; the provider is "        \
+      "libfabric's choice unless RTTCC_OFI_PROVIDER names one)")                                                \
+    P(if_include, STRING, NULL, 0, 0, NONE, 1, NONE,                                                            \
+      "Comma-separated interface names or CIDR subnets to use (default: every up interface but loopback, or "  \
+      "loopback when nothing else is up); mutually exclusive with if_exclude")                                  \
+    P(if_exclude, STRING, NULL, 0, 0, NONE, 1, NONE, "Comma-separated interface names or CIDR subnets never to use") \
+    P(window, UINT, 4096, 64, 65536, SEGMENTS, 4, NONE, "Send window per peer (a power of two)")                 \
+    P(send_credits, UINT, 128, 1, 0, SEGMENTS, 4, NONE, "Data segments in flight per peer (at most window)")    \
+    P(ack_delay_us, UINT, 50, 0, 0, US, 5, NONE, "Delay before a standalone ACK when no data carries it")        \
+    P(ack_every, UINT, 32, 0, 0, SEGMENTS, 5, NONE, "Send an ACK at once after this many segments arrived unACKed") \
+    P(retrans_timeout_us, UINT, 10000, 1, 0, US, 5, NONE,                                                       \
+      "Retransmission timeout with rto_mode=fixed, and before the first RTT sample with rto_mode=rtt (doubles "  \
+      "on each retry; at most max_rto_us)")                                                                     \
+    P(rto_mode, ENUM, RTTCC_RTO_RTT, 0, 0, NONE, 5, RTTCC_RTO_VALUES,                                           \
+      "Retransmission timeout: rtt (per peer, SRTT + max(G, 4*RTTVAR) from the RTT samples, RFC 6298) or "      \
+      "fixed (retrans_timeout_us)")                                                                             \
+    P(min_rto_us, UINT, 5000, 1, 0, US, 5, NONE, "Floor of the RTT-derived retransmission timeout (at most max_rto_us)") \
+    P(max_rto_us, UINT, 1000000, 1, 0, US, 5, NONE, "Ceiling of the backed-off retransmission timeout")         \
+    P(rtt_alpha, DOUBLE, 0.125, 0, 0, NONE, 6, NONE, "SRTT gain of the RTT estimator, between 0 and 1 (RFC 6298: 0.125)") \
+    P(rtt_beta, DOUBLE, 0.25, 0, 0, NONE, 6, NONE, "RTTVAR gain of the RTT estimator, between 0 and 1 (RFC 6298: 0.25)") \
+    P(peer_timeout_ms, UINT, 15000, 1, 0, MS, 4, NONE,                                                          \
+      "A peer that acknowledges nothing for this long, despite retransmissions and liveness probes, is "        \
+      "declared dead and the job gets an error")                                                                \
+    P(fast_retrans_dupacks, UINT, 3, 0, 0, NONE, 5, NONE,                                                       \
+      "Fast retransmit: a segment is resent as lost once a segment of its channel sent this many sequence "     \
+      "numbers after it has been selectively ACKed (TCP's duplicate-ACK threshold; 0 = resend on timeout only)") \
+    P(data_mtu, UINT, 0, 0, 65507, BYTES, 4, NONE,                                                              \
+      "Data-channel datagram size including the rttcc header: 0 = from the path (65000 between processes of "   \
+      "one host, the interface MTU otherwise), else at least 512")                                              \
+    P(cmd_mtu, UINT, 1024, 256, 9000, BYTES, 5, NONE, "Command-channel datagram size (ACKs and tiny messages)")  \
+    P(inline_max, UINT, 8192 + 64, 0, 65536, BYTES, 5, NONE,                                                    \
+      "Messages up to this size are copied and complete at once (8 KiB of user data and a PML header)")         \
+    P(rx_batch, UINT, 32, 1, 1024, DATAGRAMS, 6, NONE, "Datagrams received per recvmmsg call")                  \
+    P(tx_batch, UINT, 32, 1, 1024, DATAGRAMS, 6, NONE, "Datagrams sent per sendmmsg call")                      \
+    P(sock_buf, UINT, 32u << 20, 0, 0, BYTES, 5, NONE,                                                          \
+      "Socket send and receive buffer size (forced past rmem_max when root)")                                   \
+    P(udp_offload, BOOL, true, 0, 0, NONE, 5, NONE,                                                             \
+      "Use UDP segmentation offload (GSO) when sending and receive offload (GRO) when receiving, where the "    \
+      "kernel has them")                                                                                        \
+    P(stats, BOOL, false, 0, 0, NONE, 3, NONE, "Print this process's counters at finalize (rttcc-stats lines)") \
+    P(timestamp, ENUM, RTTCC_TS_AUTO, 0, 0, NONE, 4, RTTCC_TS_VALUES,                                           \
+      "Where RTT timestamps come from: auto (the best that works: nic, then kernel, then user), user (the "     \
+      "engine's monotonic clock at post and completion), kernel (SO_TIMESTAMPING software stamps), nic "        \
+      "(SO_TIMESTAMPING hardware stamps of a PTP-capable NIC)")                                                 \
+    P(timestamp_interval_us, UINT, 0, 0, 0, US, 6, NONE,                                                        \
+      "Least time between two kernel- or NIC-stamped transmissions to one peer (each stamp costs a read of "    \
+      "the socket's error queue; 0 = auto: 100 with congestion control, which lives on samples, 1000 without)") \
+    P(ptp_enable, ENUM, RTTCC_PTP_AUTO, 0, 0, NONE, 4, RTTCC_PTP_VALUES,                                        \
+      "Clock domain for one-way delays: yes (a PTP hardware clock, ptp_clock_device, is required), no "         \
+      "(CLOCK_REALTIME; peers' offsets estimated from probe and ACK exchanges unless adjtimex says the clock "   \
+      "is synchronised), auto (the PTP clock when it opens)")                                                   \
+    P(ptp_require_sync, BOOL, false, 0, 0, NONE, 4, NONE,                                                       \
+      "Refuse to start unless the clock is synchronised (adjtimex: not STA_UNSYNC) and its error is within "    \
+      "ptp_max_offset_ns")                                                                                      \
+    P(ptp_clock_device, STRING, "/dev/ptp0", 0, 0, NONE, 4, NONE, "PTP hardware clock device")                 \
+    P(ptp_max_offset_ns, UINT, 1000, 0, 0, NS, 5, NONE, "Largest tolerated clock error with ptp_require_sync")  \
+    P(cc, ENUM, RTTCC_CC_AIMD, 0, 0, NONE, 3, RTTCC_CC_VALUES,                                                  \
+      "Congestion control per peer, limiting data segments in flight below send_credits: none (only the "       \
+      "credits), aimd (the default: slow start; halve when a sample exceeds SRTT + 4*RTTVAR or SRTT stands "    \
+      "more than max(base RTT, 3*RTTVAR) above the base RTT), timely (RTT gradient), swift (target delay with "  \
+      "flow scaling; set swift_target_us to a few frames' serialisation on slow links)")                        \
+    P(cc_delay, ENUM, RTTCC_CC_DELAY_FORWARD, 0, 0, NONE, 5, RTTCC_CC_DELAY_VALUES,                             \
+      "The delay congestion control acts on: rtt (each round-trip sample), or forward (the default: the round " \
+      "trip less the queueing its ACK met on the way back, from one-way delays, so that traffic towards this "  \
+      "process does not slow its sends; the round trip while no one-way delay is known)")                       \
+    P(initial_cwnd, UINT, 4, 1, 0, SEGMENTS, 5, NONE, "Congestion window at start (at most max_cwnd)")           \
+    P(max_cwnd, UINT, 128, 1, 0, SEGMENTS, 5, NONE, "Largest congestion window (also bounded by send_credits)")  \
+    P(timely_tlow_us, UINT, 50, 0, 0, US, 6, NONE, "TIMELY: below this RTT the window always grows")            \
+    P(timely_thigh_us, UINT, 500, 0, 0, US, 6, NONE, "TIMELY: above this RTT the window always shrinks")        \
+    P(timely_add_step, DOUBLE, 1.0, 0, 0, NONE, 6, NONE, "TIMELY: additive increase, segments per RTT (> 0)")   \
+    P(timely_beta, DOUBLE, 0.8, 0, 0, NONE, 6, NONE, "TIMELY: multiplicative decrease factor, between 0 and 1") \
+    P(timely_ewma, DOUBLE, 0.875, 0, 0, NONE, 6, NONE, "TIMELY: EWMA gain of the RTT difference, in (0, 1]")    \
+    P(timely_hai_count, UINT, 5, 0, 0, NONE, 6, NONE,                                                           \
+      "TIMELY: negative gradients in a row before hyper-active increase (0 = never)")                           \
+    P(swift_target_us, UINT, 50, 0, 0, US, 6, NONE, "Swift: base target delay")                                \
+    P(swift_fs_range_us, UINT, 100, 0, 0, US, 6, NONE, "Swift: flow-scaling range added to the target")         \
+    P(swift_fs_min_cwnd, DOUBLE, 0.1, 0, 0, NONE, 6, NONE,                                                      \
+      "Swift: window (segments) at which flow scaling adds its whole range (> 0)")                              \
+    P(swift_fs_max_cwnd, DOUBLE, 128, 0, 0, NONE, 6, NONE,                                                      \
+      "Swift: window (segments) at which flow scaling adds nothing (above swift_fs_min_cwnd)")                  \
+    P(swift_ai, DOUBLE, 1.0, 0, 0, NONE, 6, NONE, "Swift: additive increase, segments per RTT (> 0)")           \
+    P(swift_beta, DOUBLE, 0.8, 0, 0, NONE, 6, NONE, "Swift: multiplicative decrease gain, between 0 and 1")     \
+    P(swift_max_mdf, DOUBLE, 0.5, 0, 0, NONE, 6, NONE, "Swift: largest decrease in one RTT (a fraction, between 0 and 1)") \
+    P(probe_enable, BOOL, false, 0, 0, NONE, 3, NONE, "Send RTT probes to peers on the command channel")        \
+    P(probe_interval_us, UINT, 100000, 0, 0, US, 4, NONE, "Time between probe rounds (> 0 with probe_enable)")   \
+    P(probe_msg_size, UINT, 64, 0, 0, BYTES, 5, NONE, "Payload of a probe (at most cmd_mtu - 72)")              \
+    P(probe_strategy, ENUM, RTTCC_PROBE_ROUND_ROBIN, 0, 0, NONE, 4, RTTCC_PROBE_VALUES,                         \
+      "Which peers a probe round visits: round_robin (the next peer), all_pairs (every peer), random (one at "   \
+      "random), adaptive (the peer whose row is stalest or most variable)")                                     \
+    P(probe_startup_delay_ms, UINT, 500, 0, 0, MS, 5, NONE, "Time from start to the first probe")               \
+    P(probe_max_rate, UINT, 100, 0, 0, PER_SECOND, 5, NONE, "Most probes to one peer (> 0 with probe_enable)")   \
+    P(auth, ENUM, RTTCC_AUTH_HEADER, 0, 0, NONE, 4, RTTCC_AUTH_VALUES,                                          \
+      "Datagram authentication: every datagram carries a 64-bit MAC keyed by its receiver's random 128-bit "    \
+      "secret, which travels only in the modex, so datagrams nobody in the job sent are dropped (and counted: "  \
+      "drop_auth). header (SipHash-2-4 over the header: sequence numbers, ACKs, SACK bounds, ids, stamps, put "  \
+      "addresses), full (keyed BLAKE2b over the header and the payload), none. Every process of a job must "    \
+      "use the same setting")                                                                                   \
+    P(reassembly_max_mb, UINT, 256, 0, 0, MIB, 5, NONE,                                                         \
+      "Most memory held by messages that arrive in chunks (each takes a buffer of about its own length): "      \
+      "beyond it a new message is not acknowledged until others complete, and its sender resends it. At least " \
+      "the largest message")                                                                                    \
+    P(agent, BOOL, true, 0, 0, NONE, 5, NONE,                                                                   \
+      "Liveness agent: a thread of the engine's own that answers peers (ACKs, keep-alives, probes) while the "  \
+      "application computes outside MPI, so a busy process is never declared dead. It delivers nothing then "   \
+      "(data waits for the next MPI call, and is resent at once), except under MPI_THREAD_MULTIPLE, where it "  \
+      "progresses fully. 0 = nobody answers for a process outside MPI, and a peer waiting on it declares it "    \
+      "dead after peer_timeout_ms")                                                                             \
+    P(agent_idle_ms, UINT, 50, 0, 0, MS, 6, NONE,                                                               \
+      "The liveness agent steps in once the engine has gone this long without being progressed (it sleeps "     \
+      "until then; > 0 and at most a quarter of peer_timeout_ms)")                                              \
+    P(rtt_dump, STRING, NULL, 0, 0, NONE, 3, NONE,                                                              \
+      "At finalize each process writes its RTT table to PATH.<rank>.csv and PATH.<rank>.json "                  \
+      "(tools/rtt_heatmap draws them)")                                                                         \
+    P(fault_drop, UINT, 0, 0, 1000000, PER_MILLION, 9, NONE, "Testing only: drop sent datagrams")               \
+    P(fault_dup, UINT, 0, 0, 1000000, PER_MILLION, 9, NONE, "Testing only: send datagrams twice")               \
+    P(fault_reorder, UINT, 0, 0, 1000000, PER_MILLION, 9, NONE, "Testing only: hold datagrams back behind the next") \
+    P(fault_truncate, UINT, 0, 0, 1000000, PER_MILLION, 9, NONE, "Testing only: cut datagrams short")           \
+    P(fault_seed, UINT, 0, 0, 0, NONE, 9, NONE, "Testing only: seed of the fault generator (0 = from the process id)")
+
+/* Names a parameter had before, still accepted (deprecated): R(old, new). */
+#define RTTCC_PARAM_RENAMES(R)                                                                    \
+    R(probe_interval, probe_interval_us) R(probe_startup_delay, probe_startup_delay_ms)           \
+    R(ptp_max_offset, ptp_max_offset_ns)
+
+#define RTTCC_CTYPE_UINT unsigned
+#define RTTCC_CTYPE_BOOL bool
+#define RTTCC_CTYPE_STRING char *
+#define RTTCC_CTYPE_ENUM int
+#define RTTCC_CTYPE_DOUBLE double
+#define RTTCC_CONFIG_FIELD(name, type, ...) RTTCC_CTYPE_##type name;
 
 typedef struct rttcc_config {
-    int wire;                       /* rttcc_wire_kind */
-    char *if_include;               /* interfaces or CIDRs to use (comma list) */
-    char *if_exclude;               /* interfaces or CIDRs to avoid (comma list) */
-    unsigned window;                /* send/receive window, segments, power of two */
-    unsigned send_credits;          /* data segments in flight per peer */
-    unsigned ack_delay_us;          /* delayed standalone ACK */
-    unsigned ack_every;             /* ACK at once after this many unACKed segments */
-    unsigned retrans_timeout_us;    /* fixed timeout, and the RTO before any RTT sample */
-    int rto_mode;                   /* rttcc_rto_mode */
-    unsigned min_rto_us;            /* floor of the RTT-derived timeout */
-    unsigned max_rto_us;            /* ceiling of the backed-off timeout */
-    double rtt_alpha;               /* RFC 6298 SRTT gain */
-    double rtt_beta;                /* RFC 6298 RTTVAR gain */
-    unsigned peer_timeout_ms;       /* unanswered this long: the peer is dead */
-    unsigned fast_retrans_dupacks;  /* SACKed later segments of a channel that make a hole lost */
-    unsigned data_mtu;              /* data datagram size, 0 = from the path */
-    unsigned cmd_mtu;               /* command-channel datagram size */
-    unsigned inline_max;            /* messages up to this size are copied */
-    unsigned rx_batch;              /* datagrams per recvmmsg */
-    unsigned tx_batch;              /* datagrams per sendmmsg */
-    unsigned sock_buf;              /* socket send and receive buffer bytes */
-    bool udp_offload;               /* use UDP GSO and GRO where the kernel has them */
-    bool stats;                     /* print counters at finalize */
-    int timestamp;                  /* rttcc_timestamp */
-    unsigned timestamp_interval_us; /* least spacing of kernel/NIC-stamped sends per peer, 0 = auto */
-    int ptp_enable;                 /* rttcc_ptp_enable */
-    bool ptp_require_sync;          /* refuse to run on an unsynchronised clock */
-    char *ptp_clock_device;         /* PTP hardware clock, e.g. /dev/ptp0 */
-    unsigned ptp_max_offset;        /* largest tolerated clock error, ns */
-    int cc;                         /* rttcc_cc */
-    int cc_delay;                   /* rttcc_cc_delay: the delay congestion control acts on */
-    unsigned initial_cwnd;          /* congestion window at start, segments */
-    unsigned max_cwnd;              /* congestion window ceiling, segments */
-    unsigned timely_tlow_us;        /* TIMELY: below this RTT, always increase */
-    unsigned timely_thigh_us;       /* TIMELY: above this RTT, always decrease */
-    double timely_add_step;         /* TIMELY: additive increase, segments per RTT */
-    double timely_beta;             /* TIMELY: multiplicative decrease factor */
-    double timely_ewma;             /* TIMELY: EWMA gain of the RTT difference */
-    unsigned timely_hai_count;      /* TIMELY: negative gradients in a row before HAI */
-    unsigned swift_target_us;       /* Swift: base target delay */
-    unsigned swift_fs_range_us;     /* Swift: flow-scaling range added to the target */
-    double swift_fs_min_cwnd;       /* Swift: window where flow scaling is largest */
-    double swift_fs_max_cwnd;       /* Swift: window where flow scaling is zero */
-    double swift_ai;                /* Swift: additive increase, segments per RTT */
-    double swift_beta;              /* Swift: multiplicative decrease gain */
-    double swift_max_mdf;           /* Swift: largest decrease per RTT (fraction) */
-    bool probe_enable;              /* send RTT probes */
-    unsigned probe_interval;        /* between probe rounds, microseconds */
-    unsigned probe_msg_size;        /* probe datagram payload, bytes */
-    int probe_strategy;             /* rttcc_probe_strategy */
-    unsigned probe_startup_delay;   /* before the first probe, milliseconds */
-    unsigned probe_max_rate;        /* most probes per second to one peer */
-    int auth;                       /* rttcc_auth: what each datagram's MAC covers */
-    unsigned reassembly_max_mb;     /* most memory held by messages arriving in chunks, MiB */
-    bool agent;                     /* liveness agent: answer peers while the application is away from MPI */
-    unsigned agent_idle_ms;         /* the agent steps in after this long without progress */
-    char *rtt_dump;                 /* write the RTT table at finalize: PATH.<rank>.{csv,json} */
-    unsigned fault_drop;            /* test only: drop per million datagrams sent */
-    unsigned fault_dup;             /* test only: duplicate per million */
-    unsigned fault_reorder;         /* test only: reorder per million */
-    unsigned fault_truncate;        /* test only: truncate per million */
-    unsigned fault_seed;            /* test only: seed of the fault generator */
+    RTTCC_PARAMS(RTTCC_CONFIG_FIELD)
     /* Set by the caller, not by users: */
-    bool thread_safe;               /* lock engine state (MPI_THREAD_MULTIPLE) */
-    uint32_t job_key;               /* per-job random key carried in every header */
-    uint32_t self;                  /* this process's index among its peers */
-    uint32_t max_message;           /* largest message the caller sends, bytes */
-    const char *param_prefix;       /* how error texts name parameters: "mtl_rttcc_"; NULL = "btl_rttcc_" */
+    bool thread_safe;     /* lock engine state (MPI_THREAD_MULTIPLE) */
+    uint32_t job_key;     /* per-job random key carried in every header */
+    uint32_t self;        /* this process's index among its peers */
+    uint32_t max_message; /* largest message the caller sends, bytes */
 } rttcc_config_t;
 
 typedef enum rttcc_param_type {
@@ -109,20 +204,46 @@ typedef enum rttcc_param_type {
     RTTCC_PARAM_DOUBLE
 } rttcc_param_type_t;
 
+typedef enum rttcc_param_unit {
+    RTTCC_UNIT_NONE,
+    RTTCC_UNIT_US,
+    RTTCC_UNIT_MS,
+    RTTCC_UNIT_NS,
+    RTTCC_UNIT_BYTES,
+    RTTCC_UNIT_MIB,
+    RTTCC_UNIT_SEGMENTS,
+    RTTCC_UNIT_DATAGRAMS,
+    RTTCC_UNIT_PER_SECOND,
+    RTTCC_UNIT_PER_MILLION
+} rttcc_param_unit_t;
+
+typedef struct rttcc_enum_value {
+    int value;
+    const char *name;
+} rttcc_enum_value_t;
+
+/* One row of RTTCC_PARAMS, as data. */
 typedef struct rttcc_param {
-    const char *name;        /* MCA name without the component's prefix (btl_rttcc_, mtl_rttcc_) */
-    const char *help;
+    const char *name;                 /* as in rttcc_<name> */
+    const char *help;                 /* without unit, range or values */
     rttcc_param_type_t type;
-    int info_level;          /* 1..9, as OPAL_INFO_LVL_* */
-    const char *enum_values; /* "name=value,..." for RTTCC_PARAM_ENUM */
-    size_t offset;           /* of the field in rttcc_config_t */
+    rttcc_param_unit_t unit;
+    unsigned min, max;                /* UINT range, 0 = unbounded on that side */
+    int info_level;                   /* 1..9, as OPAL_INFO_LVL_* */
+    const rttcc_enum_value_t *values; /* ENUM: ends with a NULL name; else NULL */
+    size_t offset;                    /* of the field in rttcc_config_t */
 } rttcc_param_t;
+
+/* The prefix of every parameter's framework-neutral name. */
+#define RTTCC_PARAM_PREFIX "rttcc_"
 
 void rttcc_config_defaults(rttcc_config_t *config);
 const rttcc_param_t *rttcc_config_params(size_t *count);
+/* "microseconds", "segments", ...; "" for RTTCC_UNIT_NONE. */
+const char *rttcc_param_unit_name(rttcc_param_unit_t unit);
 
-/* Checks a config; on error writes the reason (naming parameters with
- * config->param_prefix) and returns false. */
+/* Checks a config; on error writes the reason (naming parameters
+ * rttcc_<name>) and returns false. */
 bool rttcc_config_check(const rttcc_config_t *config, char *err, size_t errlen);
 
 #pragma GCC visibility pop

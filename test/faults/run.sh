@@ -219,7 +219,7 @@ fi
 # Ranks started with settings that cannot work together: rank 1's auth, or
 # its largest message, differs.  Every rank must say which setting, and the
 # job must end at MPI_Init, never hang.
-for setting in "btl_rttcc_auth none:btl_rttcc_auth is header here but none there" \
+for setting in "btl_rttcc_auth none:rttcc_auth is header here but none there" \
                "btl_rttcc_max_send_size 262144:the largest message is"; do
     IFS=: read -r param explained <<<"$setting"
     # shellcheck disable=SC2086
@@ -233,16 +233,17 @@ for setting in "btl_rttcc_auth none:btl_rttcc_auth is header here but none there
 done
 PML=cm mpi 2 60 $cm "$here/rank1_setting.sh" mtl_rttcc_auth full "$build/exchange" >"$build/out" 2>&1
 rc=$?
-if [ $rc -ne 0 ] && [ $rc -ne 124 ] && grep -q "mtl_rttcc_auth is header here but full there" "$build/out"; then
+if [ $rc -ne 0 ] && [ $rc -ne 124 ] && grep -q "rttcc_auth is header here but full there" "$build/out"; then
     ok "pml cm: rank 1 with 'mtl_rttcc_auth full': the MTL named the setting, clean failure (rc=$rc)"
 else
     bad "pml cm: rank 1 with 'mtl_rttcc_auth full' (rc=$rc)"
 fi
 
-# The engine's own checks name the MTL's parameters, not the BTL's.
-for setting in "mtl_rttcc_if_include 10.255.0.0/16:no up IPv4 interface matches mtl_rttcc_if_include=10.255.0.0/16" \
-               "mtl_rttcc_window 1000:mtl_rttcc_window must be a power of two" \
-               "mtl_rttcc_inline_max 16:mtl_rttcc_inline_max on host .* is 16"; do
+# The engine's own checks, its parameters set through their mtl_rttcc_
+# names: the texts name them rttcc_<name>, which every name leads to.
+for setting in "mtl_rttcc_if_include 10.255.0.0/16:no up IPv4 interface matches rttcc_if_include=10.255.0.0/16" \
+               "mtl_rttcc_window 1000:rttcc_window must be a power of two" \
+               "mtl_rttcc_inline_max 16:rttcc_inline_max on host .* is 16"; do
     IFS=: read -r param explained <<<"$setting"
     note=""
     for attempt in 1 2; do

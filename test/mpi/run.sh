@@ -27,9 +27,10 @@ plan=(
     "collectives:2 3 4 5 8"
     "mpit:2 4"
     "rtt_table:2 4"
+    # the parameters by their old names (deprecated synonyms), their new names, their btl_rttcc_ names:
     "rtt_table:3:-idle 1:--mca btl_rttcc_probe_enable 1 --mca btl_rttcc_probe_interval 2000 --mca btl_rttcc_probe_startup_delay 0"
-    "rtt_table:3:-idle 1 -outside:--mca btl_rttcc_probe_enable 1 --mca btl_rttcc_probe_interval 2000 --mca btl_rttcc_probe_startup_delay 0"
-    "rtt_table:3:-idle 1 -outside -threads:--mca btl_rttcc_probe_enable 1 --mca btl_rttcc_probe_interval 2000 --mca btl_rttcc_probe_startup_delay 0"
+    "rtt_table:3:-idle 1 -outside:--mca rttcc_probe_enable 1 --mca rttcc_probe_interval_us 2000 --mca rttcc_probe_startup_delay_ms 0"
+    "rtt_table:3:-idle 1 -outside -threads:--mca btl_rttcc_probe_enable 1 --mca btl_rttcc_probe_interval_us 2000 --mca btl_rttcc_probe_startup_delay_ms 0"
     "pingpong:2:-max 4194304:--mca btl_rttcc_cc aimd"
     "storm:4::--mca btl_rttcc_cc timely"
     "collectives:4::--mca btl_rttcc_cc swift"

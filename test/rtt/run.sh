@@ -83,13 +83,13 @@ expect_refusal "ptp_require_sync on an unsynchronised clock" "could not set up t
     --mca btl_rttcc_ptp_enable no --mca btl_rttcc_ptp_require_sync 1
 expect_refusal "timestamp=nic on loopback" "could not get the timestamps it was asked for" \
     --mca btl_rttcc_timestamp nic
-expect_refusal "a bad congestion-control setting" "btl_rttcc_initial_cwnd must be between" \
+expect_refusal "a bad congestion-control setting" "rttcc_initial_cwnd must be at most rttcc_max_cwnd" \
     --mca btl_rttcc_initial_cwnd 500 --mca btl_rttcc_max_cwnd 100
 
 # 4. ompi_info lists the parameters and the table's performance variables.
 missing=$(ompi_info_missing btl rttcc "timestamp timestamp_interval_us ptp_enable ptp_require_sync ptp_clock_device \
-    ptp_max_offset cc initial_cwnd max_cwnd timely_tlow_us swift_target_us probe_enable probe_interval probe_msg_size \
-    probe_strategy probe_startup_delay probe_max_rate agent agent_idle_ms rtt_dump rtt_alpha rtt_beta min_rto_us" \
+    ptp_max_offset_ns cc initial_cwnd max_cwnd timely_tlow_us swift_target_us probe_enable probe_interval_us probe_msg_size \
+    probe_strategy probe_startup_delay_ms probe_max_rate agent agent_idle_ms rtt_dump rtt_alpha rtt_beta min_rto_us" \
     "rtt_srtt rtt_rttvar rtt_min rtt_owd_fwd rtt_cwnd rtt_losses rtt_samples")
 if [ -z "$missing" ]; then ok "ompi_info lists every RTT parameter and table variable"; else bad "ompi_info lacks:$missing"; fi
 

@@ -29,8 +29,11 @@ static void assert_between_at(double v, double lo, double hi, const char *file, 
 // Fails unless |a - b| <= eps.
 #define assert_near(a, b, eps) assert_between_at((a), (b) - (eps), (b) + (eps), __FILE__, __LINE__)
 
+// The defaults of every tunable (RTTCC_PARAMS) but these.
 static CcParams params(CcKind kind, uint32_t initial_cwnd, uint32_t max_cwnd) {
-    CcParams p;
+    rttcc_config_t cfg;
+    rttcc_config_defaults(&cfg);
+    CcParams p = cc_params_from(cfg);
     p.kind = kind;
     p.initial_cwnd = initial_cwnd;
     p.max_cwnd = max_cwnd;

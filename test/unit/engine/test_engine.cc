@@ -336,7 +336,7 @@ static void test_sends_refused_for_good_end_the_peer(void **) {
     send_until_dead(nodes, big, 5000);
     const std::string &why = nodes[0]->dead_why[0];
     assert_true(why.find("refused") != std::string::npos);
-    assert_true(why.find("lower btl_rttcc_data_mtu") != std::string::npos);
+    assert_true(why.find("lower rttcc_data_mtu") != std::string::npos);
     assert_true(nodes[0]->engine->stats().send_errors >= 3);
     assert_int_equal(nodes[0]->failed.size(), 1);
 }

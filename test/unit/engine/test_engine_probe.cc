@@ -12,8 +12,8 @@ static unsigned g_max_rate = 100000;
 
 static void probing(rttcc_config_t &c) {
     c.probe_enable = true;
-    c.probe_interval = 1000;  // 1 ms
-    c.probe_startup_delay = 0;
+    c.probe_interval_us = 1000;  // 1 ms
+    c.probe_startup_delay_ms = 0;
     c.probe_strategy = g_strategy;
     c.probe_max_rate = g_max_rate;
 }
@@ -77,7 +77,7 @@ static void test_round_sizes(void **) {
         MemNetwork net(4000);
         auto nodes = make_nodes(net, 5, {}, [](rttcc_config_t &c) {
             probing(c);
-            c.probe_interval = 1000000;  // one round in this test's lifetime
+            c.probe_interval_us = 1000000;  // one round in this test's lifetime
         });
         idle(nodes, 20);
         const uint64_t want = strategy == RTTCC_PROBE_ALL_PAIRS ? 4 : 1;

@@ -192,7 +192,7 @@ static void test_differing_settings_are_refused_at_wire_up(void **) {
     });
     std::string err;
     assert_false(a[0]->engine->add_peer(1, b[0]->address.data(), b[0]->address.size(), &err));
-    assert_true(err.find("{auth} is header here but none there") != std::string::npos);
+    assert_true(err.find("rttcc_auth is header here but none there") != std::string::npos);
     auto c = make_nodes(net, 1, {}, [](rttcc_config_t &cfg) {
         cfg.self = 1;
         cfg.max_message = 1 << 21;

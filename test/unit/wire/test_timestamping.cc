@@ -601,7 +601,7 @@ void test_wire_nic_on_loopback_fails(void **) {
     std::string err;
     const rttcc_config_t cfg = lo_config(RTTCC_TS_NIC);
     assert_null(UdpWire::open(cfg, &err).get());
-    assert_true(err.find("{timestamp}=nic") != std::string::npos);
+    assert_true(err.find("rttcc_timestamp=nic") != std::string::npos);
     assert_true(err.find("interface lo has no hardware timestamping") != std::string::npos);
 }
 

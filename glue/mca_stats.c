@@ -1,8 +1,11 @@
-/* The rttcc-stats lines a component prints at finalize. */
+/* rttcc-stats: an engine's counters on stderr at finalize, one line for the
+ * process (every field, for scripts) and one per peer it exchanged with. */
+#include "opal_config.h"
+
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "rttcc_stats_print.h"
+#include "glue.h"
 
 /* One line of "key=value" counters, leaving out zeros when `skip_zero`,
  * then the peer's round trips when `rtt` is given. */
@@ -28,7 +31,7 @@ static void print_line(const char *prefix, const rttcc_stats_t *s, bool skip_zer
     fprintf(stderr, "%s\n", line);
 }
 
-void rttcc_print_stats(rttcc_engine_t *engine, uint32_t self, size_t npeers)
+void rttcc_mca_print_stats(rttcc_engine_t *engine, uint32_t self, size_t npeers)
 {
     rttcc_stats_t s;
     char prefix[64];
