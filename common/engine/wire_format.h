@@ -85,7 +85,6 @@ struct PacketHeader {
 
 static_assert(sizeof(PacketHeader) == 72, "the header is 72 bytes on the wire");
 constexpr size_t kHeaderSize = sizeof(PacketHeader);
-constexpr size_t kMaxDatagram = 65507;  // largest IPv4 UDP payload
 
 // Types whose payload is the user's bytes (the rest carry the protocol's own).
 inline bool carries_data(PacketType t) {

@@ -10,7 +10,6 @@
 #include <cstring>
 
 #include "wire/netif.h"
-#include "engine/wire_format.h"
 
 namespace rttcc {
 

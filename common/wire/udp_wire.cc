@@ -10,7 +10,6 @@
 #include <cstring>
 #include <ctime>
 
-#include "engine/wire_format.h"
 
 namespace rttcc {
 

@@ -26,6 +26,8 @@ inline const char *ts_source_name(TsSource s) {
 
 enum Channel : int { kCmd = 0, kData = 1, kChannels = 2 };
 
+constexpr size_t kMaxDatagram = 65507;  // largest IPv4 UDP payload
+
 using WireHandle = uint64_t;  // a resolved peer address, wire-specific
 
 struct TxDatagram {
