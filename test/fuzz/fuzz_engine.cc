@@ -62,8 +62,8 @@ void tune(rttcc_config_t &c) {
     c.auth = kAuth[g_settings & 3];
     c.cc = g_settings >> 2 & 3;  // none, aimd, timely, swift
     c.probe_enable = true;
-    c.probe_interval = 20000;
-    c.probe_startup_delay = 10;
+    c.probe_interval_us = 20000;
+    c.probe_startup_delay_ms = 10;
     c.probe_strategy = g_settings >> 4 & 3;
     c.rto_mode = g_settings & 0x40 ? RTTCC_RTO_FIXED : RTTCC_RTO_RTT;
 }
