@@ -1,5 +1,7 @@
 /* rttcc's counters through MPI_T: the performance variables exist, can be
- * read in a session, and grow by at least the bytes this rank sends. */
+ * read in a session, and grow by at least the bytes this rank sends.
+ * Each component's variables count its own engine: btl_rttcc_* (the
+ * default) under pml/ob1, mtl_rttcc_* (-component mtl_rttcc) under pml/cm. */
 #include "mpitest.h"
 
 /* A handle on a counter: MPI_T counters count from the handle's start. */
@@ -32,13 +34,22 @@ int main(int argc, char **argv)
 {
     int provided, rank, n;
     const size_t size = 1u << 20;
+    const char *component = "btl_rttcc";
+    char tx_name[64], rx_name[64];
+    for (int i = 1; i + 1 < argc; ++i) {
+        if (0 == strcmp(argv[i], "-component")) {
+            component = argv[i + 1];
+        }
+    }
+    snprintf(tx_name, sizeof tx_name, "%s_bytes_tx", component);
+    snprintf(rx_name, sizeof rx_name, "%s_segs_rx", component);
     MPI_T_init_thread(MPI_THREAD_SINGLE, &provided);
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &n);
     counter_t tx, rx;
-    counter_open(&tx, "btl_rttcc_bytes_tx");
-    counter_open(&rx, "btl_rttcc_segs_rx");
+    counter_open(&tx, tx_name);
+    counter_open(&rx, rx_name);
     unsigned char *buf = mt_alloc(size);
     int peer = rank ^ 1;
     if (peer < n) {
@@ -47,11 +58,14 @@ int main(int argc, char **argv)
         mt_check("mpit", buf, size, peer, rank, 0);
     }
     unsigned long sent = counter_read_close(&tx), segs = counter_read_close(&rx);
+    char why[128];
     if (peer < n && sent < size) {
-        mt_fail("mpit", "btl_rttcc_bytes_tx grew by %zu, less than the %zu bytes sent", sent, size);
+        snprintf(why, sizeof why, "%s grew by %%zu, less than the %%zu bytes sent", tx_name);
+        mt_fail("mpit", why, sent, size);
     }
     if (peer < n && segs < size / 65000) {
-        mt_fail("mpit", "btl_rttcc_segs_rx grew by %zu after receiving %zu bytes", segs, size);
+        snprintf(why, sizeof why, "%s grew by %%zu after receiving %%zu bytes", rx_name);
+        mt_fail("mpit", why, segs, size);
     }
     free(buf);
     mt_pass("mpit");

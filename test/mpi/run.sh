@@ -72,6 +72,7 @@ cm_plan=(
     "p2p_edges:2 3"
     "p2p_edges:2::--mca mtl_rttcc_eager_limit 0"
     "status:2 3"
+    "mpit:2 4:-component mtl_rttcc"
     "cancel:2 4"
     "cancel:2::--mca mtl_rttcc_eager_limit 0"
     "cancel:2::--mca mtl_rttcc_fault_reorder 500000 --mca mtl_rttcc_fault_drop 100000"
