@@ -9,6 +9,19 @@
 //   engine_probe.cc   RTT probes: scheduling, sending, answering, replies
 //   engine_agent.cc   the liveness agent: answers peers while the application is away from MPI
 //   rtt_dump.cc       the RTT table as CSV and JSON
+//
+// Callbacks run in passes only, never inside a caller's other engine call:
+//
+//   send, put, send_now, grant,        call nobody; the news they make (a dead
+//   revoke, fail_peer, add_peer, ... -> peer, failed sends) waits in dead_ and
+//                                      completions_ for the next pass
+//   progress, drain, the agent's     -> on_recv and on_put while receiving, the
+//   pass (rx_mu_ held throughout)      news queued at the end; state_mu_ is
+//                                      released before each callback
+//
+// So a client may hold its own lock through any call but progress() and
+// drain() and take that lock in its callbacks: a pass calling back holds
+// rx_mu_ alone, which no call but a pass takes (and a pass only tries it).
 #pragma once
 #include <array>
 #include <atomic>
@@ -239,8 +252,9 @@ private:
     void declare_dead(Peer &p, std::string why);
     void broke_protocol(Peer &p, const std::string &why);  // counted, then declare_dead
 
-    // Runs callbacks collected under the lock, with the lock released;
-    // returns how many send completions it reported.
+    // At the end of a pass (the only caller): runs the callbacks queued
+    // under state_mu_, with it released; returns how many send completions
+    // it reported.
     int run_callbacks();
 
     rttcc_config_t cfg_;                 // tunables (strings not kept)

@@ -9,33 +9,31 @@ namespace rttcc {
 // Queues a message (a stack template: `proto`) to a peer and sends what
 // may go now.  With `fill` the bytes are copied into engine memory and the
 // send completes at once (RTTCC_DONE); without, they are sent zero-copy.
+// Calls nobody back: news waits for the next pass (engine.h).
 int Engine::submit(uint32_t index, TxMessage &proto, bool only_if_open, rttcc_fill_fn fill,
                    void *ctx) {
     const nanos now = clock_.now();
-    {
-        std::lock_guard<MaybeMutex> g(state_mu_);
-        Peer *p = index < peers_.size() ? peers_[index].get() : nullptr;
-        if (!p || p->dead) return RTTCC_ERR_UNREACH;
-        if (only_if_open && (!p->pending[channel_for(proto)].empty() || !has_room(*p, proto))) {
-            ++p->stats.window_stalls;
-            ++stats_.window_stalls;
-            return RTTCC_ERR_BUSY;
-        }
-        TxMessage &m = *messages_.get();
-        m = proto;
-        if (fill) {
-            m.inline_buf = inline_buffers_.get(m.len);
-            fill(ctx, m.inline_buf, m.len);
-            m.iov[0] = {m.inline_buf, m.len};
-            m.iovcnt = 1;
-        }
-        ++stats_.msgs_tx;
-        ++p->stats.msgs_tx;
-        p->pending[channel_for(m)].push_back(m);
-        pump(*p, now, UINT32_MAX);
-        flush_all();
+    std::lock_guard<MaybeMutex> g(state_mu_);
+    Peer *p = index < peers_.size() ? peers_[index].get() : nullptr;
+    if (!p || p->dead) return RTTCC_ERR_UNREACH;
+    if (only_if_open && (!p->pending[channel_for(proto)].empty() || !has_room(*p, proto))) {
+        ++p->stats.window_stalls;
+        ++stats_.window_stalls;
+        return RTTCC_ERR_BUSY;
     }
-    run_callbacks();
+    TxMessage &m = *messages_.get();
+    m = proto;
+    if (fill) {
+        m.inline_buf = inline_buffers_.get(m.len);
+        fill(ctx, m.inline_buf, m.len);
+        m.iov[0] = {m.inline_buf, m.len};
+        m.iovcnt = 1;
+    }
+    ++stats_.msgs_tx;
+    ++p->stats.msgs_tx;
+    p->pending[channel_for(m)].push_back(m);
+    pump(*p, now, UINT32_MAX);
+    flush_all();
     return fill ? RTTCC_DONE : RTTCC_OK;
 }
 

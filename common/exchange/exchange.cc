@@ -229,9 +229,8 @@ PeerCost Exchange::cost_of(uint32_t rank, uint64_t bytes) const {
 }
 
 int Exchange::progress() {
-    std::unique_lock<std::mutex> lock(hub_.mutex());
+    std::lock_guard<std::mutex> g(hub_.mutex());
     if (!running()) return RTTCC_ERR_ARG;
-    lock_ = &lock;
     const nanos now = hub_.engine().now();
     if (error_ == RTTCC_OK && send_controls() == RTTCC_OK) {
         pick(now);
@@ -240,7 +239,6 @@ int Exchange::progress() {
             if (i < active_.size() && feed(active_[i]) == RTTCC_ERR_BUSY) break;
         pick(now);  // slots freed by finished peers
     }
-    lock_ = nullptr;
     if (inflight_) return RTTCC_OK;  // their cookies point here: wait for them
     if (error_ != RTTCC_OK) {
         const int rc = error_;
@@ -252,18 +250,14 @@ int Exchange::progress() {
     return truncated_ ? RTTCC_ERR_TRUNCATE : RTTCC_DONE;
 }
 
-// Sends a control message (and a block after it) with the hub unlocked:
-// the engine may make completion callbacks from inside a send, and they
-// take the lock.  The header lives in the peer's Tx and its completion
-// counts there, as a put's: the engine may send both zero-copy.
+// Sends a control message (and a block after it).  The header lives in the
+// peer's Tx and its completion counts there, as a put's: the engine may
+// send both zero-copy.
 int Exchange::send_control(uint32_t rank, const XControl &head, const void *block, uint64_t len) {
     Tx &t = tx_[rank];
     const iovec iov[2] = {{const_cast<XControl *>(&head), sizeof head}, {const_cast<void *>(block), len}};
-    begin_send(t);  // before: the completion may come at once
-    lock_->unlock();
     const int rc = hub_.engine().send(peers_[rank].engine_peer, hub_.tag(), iov, len ? 2 : 1, &t);
-    lock_->lock();
-    if (rc != RTTCC_OK) end_send(t);  // copied (RTTCC_DONE) or refused: no completion follows
+    if (rc == RTTCC_OK) begin_send(t);  // not copied (RTTCC_DONE) nor refused: a completion follows
     return rc;
 }
 
@@ -294,23 +288,15 @@ int Exchange::send_controls() {
     while (grant_next_ < grant_order_.size()) {
         const uint32_t r = grant_order_[grant_next_];
         Rx &x = rx_[r];
-        // Counted open before it goes: with the lock released, the block may
-        // land (another thread progressing) before the send returns.
         const bool paced = !x.done && peers_[r].recv_len > eager_cut_;
         if (paced && max_grants_ && grants_open_ >= max_grants_) break;
+        const int rc = send_rtr(r);
+        if (rc == RTTCC_ERR_BUSY) return rc;
+        if (rc < 0) set_error(rc);
         if (paced) {
             x.open = true;
             ++grants_open_;
         }
-        const int rc = send_rtr(r);
-        if (rc == RTTCC_ERR_BUSY) {
-            if (x.open) {
-                x.open = false;
-                --grants_open_;
-            }
-            return rc;
-        }
-        if (rc < 0) set_error(rc);
         ++grant_next_;
     }
     return RTTCC_OK;
@@ -349,17 +335,14 @@ void Exchange::settle_eager(uint32_t rank) {
 // Starts the peers the scheduler picks; one whose RTR is not in yet is
 // parked (its slot goes to the next pick) until the RTR comes.
 void Exchange::pick(nanos now) {
-    // Taken out first: feed() releases the lock, and callbacks on other
-    // threads may add to rtr_in_ meanwhile.
-    rtr_taken_.swap(rtr_in_);
-    for (uint32_t r : rtr_taken_) {
+    for (uint32_t r : rtr_in_) {
         if (tx_[r].parked && sched_.unpark(r)) {
             tx_[r].parked = false;
             active_.push_back(r);
             feed(r);
         }
     }
-    rtr_taken_.clear();
+    rtr_in_.clear();
     uint32_t r;
     while (error_ == RTTCC_OK && sched_.next(now, &r)) {
         Tx &t = tx_[r];
@@ -406,19 +389,15 @@ int Exchange::refuse(uint32_t rank) {
     return RTTCC_OK;
 }
 
-// Up to segments_ahead puts in flight.  The engine is called with the hub
-// unlocked, so a put is counted before (its completion may come at once).
+// Up to segments_ahead puts in flight.
 int Exchange::put_segments(uint32_t rank) {
     Tx &t = tx_[rank];
     const rttcc_xpeer_t &p = peers_[rank];
     while (t.issued < p.send_len && t.outstanding < params_.segments_ahead && error_ == RTTCC_OK) {
         const uint64_t n = std::min(segment_, p.send_len - t.issued);
         iovec iov{const_cast<uint8_t *>(static_cast<const uint8_t *>(p.send) + t.issued), n};
-        begin_send(t);
-        lock_->unlock();
         const int rc = hub_.engine().put(p.engine_peer, t.key, t.issued, hub_.tag(), &iov, 1, &t);
-        lock_->lock();
-        if (rc != RTTCC_OK) end_send(t);  // copied (RTTCC_DONE) or refused: no completion follows
+        if (rc == RTTCC_OK) begin_send(t);  // not copied (RTTCC_DONE) nor refused: a completion follows
         if (rc == RTTCC_ERR_BUSY) return rc;
         if (rc < 0) {
             set_error(rc);

@@ -34,10 +34,11 @@
 //             call); then the grants are revoked.
 //
 // Locking: one hub mutex guards the hub and every exchange's state; engine
-// callbacks take it.  An exchange releases it around the engine's send and
-// put, which may make completion callbacks from inside.  Only the thread
-// that drives a call touches its scheduler and active list; callbacks touch
-// its per-peer counters and flags.
+// callbacks take it.  An exchange holds it through the engine's sends, puts
+// and grants: the engine calls back from progress passes only, which hold no
+// engine lock those calls wait for (engine.h).  Only the thread that drives a
+// call touches its scheduler and active list; callbacks touch its per-peer
+// counters and flags.
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -201,7 +202,7 @@ private:
         ++t.outstanding;
         ++inflight_;
     }
-    void end_send(Tx &t) {                 // ... came, or will not
+    void end_send(Tx &t) {                 // ... came
         --t.outstanding;
         --inflight_;
     }
@@ -236,7 +237,6 @@ private:
     std::vector<uint32_t> rank_of_;  // engine peer -> rank + 1 (0 = not in the call)
     std::vector<uint32_t> active_;   // picked ranks with their RTR in, not yet finished
     std::vector<uint32_t> rtr_in_;   // ranks whose RTR came since the last pick() (callbacks add)
-    std::vector<uint32_t> rtr_taken_;  // pick()'s copy of rtr_in_ (kept for its storage)
     std::vector<uint32_t> grant_order_;  // the order of this process's RTRs (self left out)
     std::vector<nanos> grant_cost_;      // by rank: expected inbound time, 0 for a block of at most the eager cut
     size_t grant_next_ = 0;        // next entry of grant_order_ owed an RTR
@@ -247,7 +247,6 @@ private:
     uint32_t refresh_next_ = 1;    // refresh_costs() cursor (distance from self)
     int error_ = RTTCC_OK;         // the call's first fatal error: it stops
     bool truncated_ = false;       // a block and its room differed: the rest goes on, the call fails
-    std::unique_lock<std::mutex> *lock_ = nullptr;  // progress()'s hold of the hub mutex
     nanos began_ = 0;
     rttcc_exchange_summary_t sum_{};
 };

@@ -35,8 +35,14 @@ enum {
     RTTCC_ERR_TRUNCATE = -7   /* an exchange's block and its landing room differ in size */
 };
 
-/* Callbacks into the component.  They run without engine locks held, so
- * they may call back into the engine (send from a receive callback). */
+/* Callbacks into the component.  They run only in progress passes: inside
+ * rttcc_engine_progress() and rttcc_engine_drain() and, on a thread-safe
+ * engine (config.thread_safe), in the liveness agent's passes.  No other
+ * call (send, put, send_now, grant, revoke, add_peer, attach, ...) runs one:
+ * what it changes is told in the next pass.  So a component may hold a lock
+ * of its own through those calls that its callbacks take.  They run without
+ * engine locks held, so they may call back into the engine (send from a
+ * receive callback). */
 typedef struct rttcc_callbacks {
     void *user;
     /* A whole message from `peer` arrived.  `data` is valid only during the call. */

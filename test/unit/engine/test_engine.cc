@@ -405,6 +405,30 @@ static void test_unknown_sender_is_reported_and_added(void **) {
     assert_true(nodes[0]->engine->stats().retx >= 1);        // and its retransmission got in
 }
 
+// Node 0's client has news owed (peer 1 failed with a send in flight): no
+// send tells it, whatever the send; the next progress pass does.
+static void test_a_send_calls_nobody_back(void **) {
+    MemNetwork net(4000);
+    auto nodes = make_nodes(net, 3);
+    Node &n0 = *nodes[0];
+    std::vector<uint8_t> lost = make_message(1, 20000);
+    send_big(nodes, lost);
+    n0.engine->fail_peer(1, "the test says so");
+    std::vector<uint8_t> big = make_message(2, 20000);
+    iovec whole{big.data(), big.size()}, small{big.data(), 8};
+    assert_int_equal(n0.engine->send(2, 1, &whole, 1, &big), RTTCC_OK);      // zero-copy
+    assert_int_equal(n0.engine->send(2, 1, &small, 1, nullptr), RTTCC_DONE);  // copied
+    assert_int_equal(n0.engine->send_now(2, 1, 8, [](void *, void *dst, size_t n) { std::memset(dst, 7, n); }, nullptr),
+                     RTTCC_DONE);
+    assert_true(n0.dead.empty() && n0.failed.empty() && n0.completed.empty());
+    n0.engine->progress();
+    assert_int_equal(n0.dead.size(), 1);
+    assert_int_equal(n0.dead[0], 1);
+    assert_int_equal(n0.failed.size(), 1);
+    assert_ptr_equal(n0.failed[0], &lost);
+    assert_true(run_until(nodes, [&] { return n0.completed.size() == 1 && nodes[2]->received.size() == 3; }));
+}
+
 static void test_idle_peer_memory_is_small(void **) {
     MemNetwork net(4000);
     auto nodes = make_nodes(net, 2);
@@ -435,6 +459,7 @@ int main() {
         cmocka_unit_test(test_reassembly_memory_is_capped),
         cmocka_unit_test(test_peer_lookups_race_nothing_with_add_peer),
         cmocka_unit_test(test_unknown_sender_is_reported_and_added),
+        cmocka_unit_test(test_a_send_calls_nobody_back),
         cmocka_unit_test(test_idle_peer_memory_is_small),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);

@@ -224,6 +224,31 @@ static void test_bad_put_arguments(void **) {
     assert_int_equal(e.grant(1, &b, 0), 0);
 }
 
+// Node 0's client has news owed (peer 1 failed with a send in flight): no
+// put, grant or revoke tells it; the next progress pass does.
+static void test_a_put_calls_nobody_back(void **) {
+    MemNetwork net(4000);
+    auto nodes = make_nodes(net, 3);
+    Node &n0 = *nodes[0];
+    std::vector<uint8_t> dst(30000);
+    const uint32_t key = nodes[2]->engine->grant(0, dst.data(), dst.size());
+    std::vector<uint8_t> lost = make_message(1, 20000);
+    send_big(nodes, lost);
+    n0.engine->fail_peer(1, "the test says so");
+    std::vector<uint8_t> big = make_message(2, 20000);
+    iovec whole{big.data(), big.size()}, small{big.data(), 8};
+    assert_int_equal(n0.engine->put(2, key, 0, 1, &whole, 1, &big), RTTCC_OK);      // zero-copy
+    assert_int_equal(n0.engine->put(2, key, 20000, 1, &small, 1, nullptr), RTTCC_DONE);  // copied
+    uint8_t own[8];
+    assert_true(n0.engine->revoke(n0.engine->grant(2, own, sizeof own)));
+    assert_true(n0.dead.empty() && n0.failed.empty() && n0.completed.empty());
+    n0.engine->progress();
+    assert_int_equal(n0.dead.size(), 1);
+    assert_int_equal(n0.failed.size(), 1);
+    assert_ptr_equal(n0.failed[0], &lost);
+    assert_true(run_until(nodes, [&] { return n0.completed.size() == 1 && nodes[2]->puts.size() == 2; }));
+}
+
 int main() {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_puts_land_in_place),
@@ -234,6 +259,7 @@ int main() {
         cmocka_unit_test(test_more_puts_partly_landed_than_the_window_end_the_peer),
         cmocka_unit_test(test_data_for_a_detached_tag_is_not_acknowledged),
         cmocka_unit_test(test_bad_put_arguments),
+        cmocka_unit_test(test_a_put_calls_nobody_back),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

@@ -4,8 +4,10 @@
 // order in which nodes begin, or a wire that drops, duplicates and
 // reorders.  Size mismatches and dead peers end the call with an error,
 // never a hang.
+#include <atomic>
 #include <random>
 #include <string>
+#include <thread>
 
 #include "cmocka_cxx.h"
 #include "engine_harness.h"
@@ -610,6 +612,38 @@ static void test_eager_size_mismatch(void **) {
     check_landed(next, 1);
 }
 
+// Under MPI_THREAD_MULTIPLE: a thread progresses the engines (the hubs'
+// callbacks take the hub mutex there) while another drives the calls
+// (holding it through the engine's sends and puts).  Neither waits on the
+// other for good, and every byte lands.
+static void test_calls_driven_beside_a_progress_thread(void **) {
+    MemNetwork net(4000);
+    net.real_time = true;  // the threads' own pace
+    Cluster c(net, 3, params(RTTCC_SCHED_BALANCED, 20000), {}, [](rttcc_config_t &cfg) {
+        cfg.max_message = 1 << 22;
+        cfg.thread_safe = true;
+    });  // puts of 20000 bytes: zero-copy, completed in the progress thread
+    std::atomic<bool> stop{false};
+    std::thread progress([&] {
+        while (!stop.load())
+            for (auto &node : c.nodes) node->engine->progress();
+    });
+    for (uint64_t call = 0; call < 20; ++call) {
+        auto sides = make_sides(random_counts(3, 100000, 60 + call), call);
+        for (uint32_t i = 0; i < 3; ++i)
+            assert_int_equal(c.xs[i]->begin(9, call, i, 3, sides[i].peers.data(), sides[i].land.data(),
+                                            sides[i].land.size()),
+                             RTTCC_OK);
+        for (int left = 3; left;)
+            for (uint32_t i = 0; i < 3; ++i)
+                if (sides[i].rc == RTTCC_OK && (sides[i].rc = c.xs[i]->progress()) != RTTCC_OK) --left;
+        for (const Side &s : sides) assert_int_equal(s.rc, RTTCC_DONE);
+        check_landed(sides, call);
+    }
+    stop.store(true);
+    progress.join();
+}
+
 // max_grants auto: no limit when the engine runs congestion control,
 // RTTCC_PACED_GRANTS without; an explicit value (0 = none) is kept.
 static void test_grant_limit_follows_congestion_control(void **) {
@@ -641,6 +675,7 @@ int main() {
         cmocka_unit_test(test_small_block_waiting_for_its_grant_holds_no_slot),
         cmocka_unit_test(test_early_blocks_of_two_channels),
         cmocka_unit_test(test_eager_size_mismatch),
+        cmocka_unit_test(test_calls_driven_beside_a_progress_thread),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);
 }
