@@ -240,15 +240,13 @@ int Engine::send_now(uint32_t index, uint8_t tag, size_t len, rttcc_fill_fn fill
 }
 
 int Engine::progress() {
-    if (!rx_mu_.try_lock()) return 0;  // another thread is receiving
-    const int n = pass(/*by_agent=*/false);
-    rx_mu_.unlock();
-    return n;
+    const RxTurn turn = try_rx_turn();
+    return turn ? pass(turn, /*by_agent=*/false) : 0;
 }
 
-// One progress pass, rx_mu_ held: the application's, or the liveness
+// One progress pass, in the receive turn: the application's, or the liveness
 // agent's (quiet unless the engine is thread-safe: then it may call back).
-int Engine::pass(bool by_agent) {
+int Engine::pass(const RxTurn &, bool by_agent) {
     quiet_ = by_agent && !cfg_.thread_safe;
     if (stamp_source_ != TsSource::kNone) {  // transmit stamps first: ACKs below may need them
         std::lock_guard<MaybeMutex> g(state_mu_);

@@ -54,6 +54,7 @@ inline uint64_t segment_cookie(uint32_t peer, uint32_t tx_id) { return (uint64_t
 inline uint64_t probe_cookie(uint32_t peer, uint32_t probe_id) { return kProbeCookie | segment_cookie(peer, probe_id); }
 
 // A mutex that is only taken when the engine is shared between threads.
+// Lockable: held through std::lock_guard or std::unique_lock (try_to_lock too).
 class MaybeMutex {
 public:
     explicit MaybeMutex(bool enabled) : enabled_(enabled) {}
@@ -228,8 +229,13 @@ private:
     void answer_probe(Peer &p, const PacketHeader &h, const Arrival &a);
     void take_probe_reply(Peer &p, const PacketHeader &h, const Arrival &a);
 
+    // The receive turn: rx_mu_, held through one pass.  A thread that cannot
+    // take it at once skips its pass (another one is receiving).
+    using RxTurn = std::unique_lock<MaybeMutex>;
+    RxTurn try_rx_turn() { return RxTurn(rx_mu_, std::try_to_lock); }
+
     // engine_agent.cc
-    int pass(bool by_agent);
+    int pass(const RxTurn &turn, bool by_agent);
     void start_agent();
     void stop_agent();
     void agent_main();

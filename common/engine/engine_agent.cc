@@ -56,10 +56,8 @@ void Engine::agent_main() {
             agent_cv_.wait_for(lock, std::chrono::nanoseconds(idle - away), [this] { return stopping_.load(); });
             continue;
         }
-        if (rx_mu_.try_lock()) {  // else the application is back, in a pass of its own
-            pass(/*by_agent=*/true);
-            rx_mu_.unlock();
-        }
+        // Without the turn, the application is back, in a pass of its own.
+        if (const RxTurn turn = try_rx_turn()) pass(turn, /*by_agent=*/true);
         wait_for_datagrams(kAgentPollMs);
     }
 }
