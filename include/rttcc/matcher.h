@@ -37,12 +37,18 @@ extern "C" {
 #define RTTCC_MATCH_ANY (-1) /* MPI_ANY_SOURCE / MPI_ANY_TAG in a receive */
 #define RTTCC_MATCH_MAX_INDEX (1u << 24) /* context ids and peers are below this */
 
-/* A posted receive or an arrival.  prev/next belong to the matcher while the
- * item is queued.  A receive's `src` and `tag` may be RTTCC_MATCH_ANY; an
- * arrival's are the sender's rank and tag (negative tags are Open MPI's
- * internal ones: ANY_TAG never matches them). */
+/* Where the matcher links a queued item (the caller neither reads nor
+ * initializes it). */
+typedef struct rttcc_match_link {
+    struct rttcc_match_link *prev, *next;
+} rttcc_match_link_t;
+
+/* A posted receive or an arrival.  `link` belongs to the matcher.  A
+ * receive's `src` and `tag` may be RTTCC_MATCH_ANY; an arrival's are the
+ * sender's rank and tag (negative tags are Open MPI's internal ones:
+ * ANY_TAG never matches them). */
 typedef struct rttcc_match_item {
-    struct rttcc_match_item *prev, *next;
+    rttcc_match_link_t link;
     uint32_t cid;  /* communicator's context id */
     int32_t src;   /* rank in that communicator */
     int32_t tag;
@@ -55,7 +61,7 @@ typedef struct rttcc_matcher rttcc_matcher_t;
 /* A matcher that holds at most `max_held_per_peer` arrivals of one peer
  * and `max_held` in all; NULL without memory. */
 rttcc_matcher_t *rttcc_matcher_create(size_t max_held_per_peer, size_t max_held);
-/* Items still queued are left alone (rttcc_matcher_pop_any drains them). */
+/* Items still queued are left alone (rttcc_matcher_pop_arrival drains arrivals). */
 void rttcc_matcher_destroy(rttcc_matcher_t *m);
 
 /* Arrival ordering: 1 if `seq` is the one expected from `peer` (now
