@@ -258,6 +258,17 @@ private:
     void declare_dead(Peer &p, std::string why);
     void broke_protocol(Peer &p, const std::string &why);  // counted, then declare_dead
 
+    // Counts an event of peer p in its counters and the engine's.
+    void count(Peer &p, uint64_t rttcc_stats_t::*event, uint64_t n = 1) {
+        p.stats.*event += n;
+        stats_.*event += n;
+    }
+    // Counts a received datagram dropped, and why (a drop_* counter).
+    void drop(uint64_t rttcc_stats_t::*reason) {
+        ++stats_.drops;
+        ++(stats_.*reason);
+    }
+
     // At the end of a pass (the only caller): runs the callbacks queued
     // under state_mu_, with it released; returns how many send completions
     // it reported.

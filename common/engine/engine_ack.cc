@@ -50,10 +50,7 @@ void Engine::put_ack(Peer &p, PacketHeader &h, nanos now) {
     p.unacked_arrivals = 0;
     if (p.ack_link.linked()) acks_.remove(p);
     if (p.ack_soon_link.linked()) acks_soon_.remove(p);
-    if (h.type != static_cast<uint8_t>(PacketType::ACK)) {
-        ++p.stats.acks_piggy;
-        ++stats_.acks_piggy;
-    }
+    if (h.type != static_cast<uint8_t>(PacketType::ACK)) count(p, &rttcc_stats_t::acks_piggy);
 }
 
 PacketHeader &Engine::send_ack(Peer &p, nanos now) {
@@ -63,8 +60,7 @@ PacketHeader &Engine::send_ack(Peer &p, nanos now) {
     h.seq = p.echo_seq;  // an ACK has no sequence number of its own: it names what triggered it
     put_ack(p, h, now);
     attach_sack(p, h);
-    ++p.stats.acks_tx;
-    ++stats_.acks_tx;
+    count(p, &rttcc_stats_t::acks_tx);
     return h;
 }
 
@@ -112,11 +108,9 @@ void Engine::process_ack(Peer &p, const PacketHeader &h, const uint8_t *payload,
             if (seq_lt(p.loss_scan[ch], p.tx.una())) p.loss_scan[ch] = p.tx.una();
         }
         if (p.recovering) resend_partial(p);
-        ++p.stats.acks_rx;
-        ++stats_.acks_rx;
+        count(p, &rttcc_stats_t::acks_rx);
     } else if (repeats_una && h.type == static_cast<uint8_t>(PacketType::ACK)) {
-        ++p.stats.dup_acks;
-        ++stats_.dup_acks;
+        count(p, &rttcc_stats_t::dup_acks);
     }
     if (sack_words && cfg_.fast_retrans_dupacks) detect_losses(p, now);
     if (h.flags & kFlagResume) resend_turned_away(p);
@@ -176,10 +170,8 @@ void Engine::detect_losses(Peer &p, nanos now) {
             hotel_.check_out(*seg);
             ++seg->retries;
             ++seg->backoff;
-            ++p.stats.retx;
-            ++stats_.retx;
-            ++p.stats.retx_fast;
-            ++stats_.retx_fast;
+            count(p, &rttcc_stats_t::retx);
+            count(p, &rttcc_stats_t::retx_fast);
             transmit(*seg, now);
         }
         p.loss_scan[ch] = s;

@@ -81,8 +81,7 @@ void Engine::wait_for_datagrams(int timeout_ms) {
 // A quiet pass met a data segment from p: not accepted, p hears BUSY and,
 // once the application is back, a resume ACK.
 void Engine::turn_away(Peer &p, nanos now) {
-    ++p.stats.turned_away;
-    ++stats_.turned_away;
+    count(p, &rttcc_stats_t::turned_away);
     if (!p.away_link.linked()) turned_away_.push_back(p);
     if (!p.busy_sent || now - p.busy_sent >= kBusyInterval) send_busy(p, now);
 }
@@ -94,16 +93,14 @@ void Engine::send_busy(Peer &p, nanos now) {
     h.tx_stamp_ns = domain_time(now);
     put_ack(p, h, now);  // what was delivered before we went away
     h.echo_tx_id = 0;    // and no RTT sample: the hold is not the path's
-    ++p.stats.busy_tx;
-    ++stats_.busy_tx;
+    count(p, &rttcc_stats_t::busy_tx);
 }
 
 // p's application is away: what it had delivered is in the ACK fields.
 void Engine::take_busy(Peer &p, const PacketHeader &h, const uint8_t *payload, const Arrival &a) {
     process_ack(p, h, payload, a);
     p.busy_heard = a.now;
-    ++p.stats.busy_rx;
-    ++stats_.busy_rx;
+    count(p, &rttcc_stats_t::busy_rx);
 }
 
 // The application's first pass after the agent turned data away: each such
@@ -111,8 +108,7 @@ void Engine::take_busy(Peer &p, const PacketHeader &h, const uint8_t *payload, c
 void Engine::send_resumes(nanos now) {
     while (Peer *p = turned_away_.pop_front()) {
         send_ack(*p, now).flags |= kFlagResume;
-        ++p->stats.resumes_tx;
-        ++stats_.resumes_tx;
+        count(*p, &rttcc_stats_t::resumes_tx);
     }
 }
 
@@ -120,8 +116,7 @@ void Engine::send_resumes(nanos now) {
 // every segment waiting on its timer goes again now, as a retransmission
 // but not as a loss, with its backoff reset.
 void Engine::resend_turned_away(Peer &p) {
-    ++p.stats.resumes_rx;
-    ++stats_.resumes_rx;
+    count(p, &rttcc_stats_t::resumes_rx);
     for (seq_t s = p.tx.una(); s != p.tx.next(); ++s) {
         TxSegment *seg = p.tx.at(s);
         if (!seg || seg->sacked || !seg->in_hotel) continue;

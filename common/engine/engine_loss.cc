@@ -75,15 +75,13 @@ void Engine::serve_resends(nanos now) {
             seg->refused = false;  // never left: not a retransmission
         } else {
             ++seg->retries;
-            ++p.stats.retx;
-            ++stats_.retx;
+            count(p, &rttcc_stats_t::retx);
         }
         if (seg->resumed) {
             seg->resumed = false;
         } else if (lost) {
             ++seg->backoff;
-            ++p.stats.retx_timeout;
-            ++stats_.retx_timeout;
+            count(p, &rttcc_stats_t::retx_timeout);
             if (seg->seq == p.tx.una()) {
                 // Once per RTO, not per segment; and not at all while the
                 // peer says it is away: that timeout is not congestion.
@@ -139,13 +137,7 @@ void Engine::take_failures(nanos now) {
 
 void Engine::take_failure(Peer &p, int error, nanos now) {
     const bool closed = error == ECONNREFUSED;
-    if (closed) {
-        ++p.stats.port_unreachable;
-        ++stats_.port_unreachable;
-    } else {
-        ++p.stats.send_errors;
-        ++stats_.send_errors;
-    }
+    count(p, closed ? &rttcc_stats_t::port_unreachable : &rttcc_stats_t::send_errors);
     const nanos proof = closed ? p.last_heard : p.last_advance;
     if (!p.failures || proof > p.first_failure || error != p.failure_errno) {
         p.failures = 0;

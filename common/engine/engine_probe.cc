@@ -78,8 +78,7 @@ Peer *Engine::next_probe_target(nanos now) {
 void Engine::send_probe(Peer &p, nanos now) {
     ProbeState &pr = p.probe;
     if (pr.outstanding) {  // the previous one never came back
-        ++p.stats.probes_lost;
-        ++stats_.probes_lost;
+        count(p, &rttcc_stats_t::probes_lost);
         publish(p, now);
     }
     pr.outstanding = pr.next_id++;
@@ -88,8 +87,7 @@ void Engine::send_probe(Peer &p, nanos now) {
     pr.stamp = 0;
     pr.stamp_source = TsSource::kNone;
     pr.next_allowed = now + 1000000000ull / cfg_.probe_max_rate;
-    ++p.stats.probes_tx;
-    ++stats_.probes_tx;
+    count(p, &rttcc_stats_t::probes_tx);
     PacketHeader &h = stage(kCmd, p, Staged::kProbe, nullptr);
     h.type = static_cast<uint8_t>(PacketType::PROBE);
     h.seq = pr.outstanding;
@@ -140,16 +138,14 @@ void Engine::answer_probe(Peer &p, const PacketHeader &h, const Arrival &a) {
     r.seq = h.seq;
     r.ack_delay_ns = static_cast<uint32_t>(std::min<nanos>(post > a.best() ? post - a.best() : 0, UINT32_MAX));
     r.tx_stamp_ns = domain_time(post);
-    ++p.stats.probes_answered;
-    ++stats_.probes_answered;
+    count(p, &rttcc_stats_t::probes_answered);
 }
 
 void Engine::take_probe_reply(Peer &p, const PacketHeader &h, const Arrival &a) {
     ProbeState &pr = p.probe;
     if (!pr.outstanding || h.seq != pr.outstanding) return;  // late: already counted lost
     pr.outstanding = 0;
-    ++p.stats.probe_replies;
-    ++stats_.probe_replies;
+    count(p, &rttcc_stats_t::probe_replies);
     take_exchange(p, pr.sent, pr.stamp, pr.stamp_source, h, a, /*probe=*/true);
     publish(p, a.now);
 }

@@ -35,17 +35,14 @@ Peer *Engine::sender_of(Channel ch, const RxDatagram &d, const PacketHeader **h)
         case Verdict::kOk:
             break;
         case Verdict::kMalformed:
-            ++stats_.drops;
-            ++stats_.drop_malformed;
+            drop(&rttcc_stats_t::drop_malformed);
             return nullptr;
         case Verdict::kForeign:
-            ++stats_.drops;
-            ++stats_.drop_foreign;
+            drop(&rttcc_stats_t::drop_foreign);
             return nullptr;
     }
     if (!mac_ok(cfg_.auth, key_, d.buf, d.len)) {
-        ++stats_.drops;
-        ++stats_.drop_auth;
+        drop(&rttcc_stats_t::drop_auth);
         return nullptr;
     }
     const uint32_t src = (*h)->src;
@@ -58,8 +55,7 @@ Peer *Engine::sender_of(Channel ch, const RxDatagram &d, const PacketHeader **h)
         }
     }
     if (!p || p->dead || (verify_source_ && p->addr[ch] != d.src)) {
-        ++stats_.drops;
-        ++stats_.drop_unknown_peer;
+        drop(&rttcc_stats_t::drop_unknown_peer);
         return nullptr;
     }
     return p;
@@ -105,8 +101,7 @@ bool Engine::handle_datagram(Channel ch, const RxDatagram &d, nanos now) {
     const uint32_t peer = p->id;
     if (h->type == static_cast<uint8_t>(PacketType::PUT)) return land_put(*p, *h, payload, lock);
     if (h->type == static_cast<uint8_t>(PacketType::DATA)) {
-        ++p->stats.msgs_rx;
-        ++stats_.msgs_rx;
+        count(*p, &rttcc_stats_t::msgs_rx);
         lock.unlock();
         const rttcc_callbacks_t &cb = clients_.of(h->tag);
         if (cb.on_recv) cb.on_recv(cb.user, peer, h->tag, payload, h->payload_len);
@@ -114,11 +109,9 @@ bool Engine::handle_datagram(Channel ch, const RxDatagram &d, nanos now) {
     }
     uint32_t abandoned;
     Reassembly::Message *m = p->reassembly.add(reassembly_buffers_, chunk_of(*h, payload), p->rx.next(), &abandoned);
-    p->stats.reassembly_abandoned += abandoned;
-    stats_.reassembly_abandoned += abandoned;
+    count(*p, &rttcc_stats_t::reassembly_abandoned, abandoned);
     if (!m) return false;
-    ++p->stats.msgs_rx;
-    ++stats_.msgs_rx;
+    count(*p, &rttcc_stats_t::msgs_rx);
     const uint32_t msg_id = m->msg_id;
     lock.unlock();
     const rttcc_callbacks_t &cb = clients_.of(m->tag);
@@ -137,14 +130,12 @@ bool Engine::land_put(Peer &p, const PacketHeader &h, const uint8_t *payload, st
     const auto step = to ? p.puts.add(h.msg_id, h.msg_len, h.put_addr, h.tag, h.payload_len, &done)
                          : PutArrivals::Step::kBad;
     if (step == PutArrivals::Step::kBad) {
-        ++stats_.drops;
-        ++stats_.drop_bad_put;
+        drop(&rttcc_stats_t::drop_bad_put);
         return false;
     }
     std::memcpy(to, payload, h.payload_len);
     if (step != PutArrivals::Step::kComplete) return false;
-    ++p.stats.msgs_rx;
-    ++stats_.msgs_rx;
+    count(p, &rttcc_stats_t::msgs_rx);
     const uint32_t peer = p.id;
     lock.unlock();
     const rttcc_callbacks_t &cb = clients_.of(done.tag);
@@ -178,8 +169,7 @@ bool Engine::deliverable(const Peer &p, const PacketHeader &h) const {
 // Records a data segment's arrival; true if it is new and must be delivered.
 bool Engine::accept_segment(Peer &p, const PacketHeader &h, const Arrival &a) {
     if (p.rx.classify(h.seq) == RecvWindow::Arrival::kNew && !deliverable(p, h)) {
-        ++stats_.drops;
-        ++stats_.drop_undeliverable;
+        drop(&rttcc_stats_t::drop_undeliverable);
         if (h.type == static_cast<uint8_t>(PacketType::PUT)) {
             ++stats_.drop_bad_put;
             if (p.puts.beyond_cap(h.msg_id))
@@ -189,8 +179,7 @@ bool Engine::accept_segment(Peer &p, const PacketHeader &h, const Arrival &a) {
         }
         if (h.type == static_cast<uint8_t>(PacketType::CHUNK) &&
             p.reassembly.fit(reassembly_buffers_, chunk_of(h, nullptr), p.rx.next()) == Reassembly::Fit::kOverlap) {
-            ++p.stats.dup_chunks;
-            ++stats_.dup_chunks;
+            count(p, &rttcc_stats_t::dup_chunks);
         }
         return false;
     }
@@ -198,25 +187,18 @@ bool Engine::accept_segment(Peer &p, const PacketHeader &h, const Arrival &a) {
     const bool in_order = h.seq == p.rx.next();
     switch (p.rx.arrive(h.seq)) {
         case RecvWindow::Arrival::kBeyond:
-            ++stats_.drops;
-            ++stats_.drop_beyond_window;
+            drop(&rttcc_stats_t::drop_beyond_window);
             return false;
         case RecvWindow::Arrival::kDuplicate:
-            ++p.stats.dup_segs;
-            ++stats_.dup_segs;
+            count(p, &rttcc_stats_t::dup_segs);
             owe_ack(p, h, a, AckWhen::kNow);  // our earlier ACK was probably lost
             return false;
         case RecvWindow::Arrival::kNew:
             break;
     }
-    ++p.stats.segs_rx;
-    ++stats_.segs_rx;
-    if (!in_order) {
-        ++p.stats.segs_ooo;
-        ++stats_.segs_ooo;
-    }
-    p.stats.bytes_rx += h.payload_len;
-    stats_.bytes_rx += h.payload_len;
+    count(p, &rttcc_stats_t::segs_rx);
+    if (!in_order) count(p, &rttcc_stats_t::segs_ooo);
+    count(p, &rttcc_stats_t::bytes_rx, h.payload_len);
     // A gap opening or closing is news for the sender's fast retransmit: ACK
     // at once (with the SACK while the gap lasts).  So is a segment the
     // sender is waiting on (kFlagAckNow), unless we have data queued for it:

@@ -17,8 +17,7 @@ int Engine::submit(uint32_t index, TxMessage &proto, bool only_if_open, rttcc_fi
     Peer *p = index < peers_.size() ? peers_[index].get() : nullptr;
     if (!p || p->dead) return RTTCC_ERR_UNREACH;
     if (only_if_open && (!p->pending[channel_for(proto)].empty() || !has_room(*p, proto))) {
-        ++p->stats.window_stalls;
-        ++stats_.window_stalls;
+        count(*p, &rttcc_stats_t::window_stalls);
         return RTTCC_ERR_BUSY;
     }
     TxMessage &m = *messages_.get();
@@ -29,8 +28,7 @@ int Engine::submit(uint32_t index, TxMessage &proto, bool only_if_open, rttcc_fi
         m.iov[0] = {m.inline_buf, m.len};
         m.iovcnt = 1;
     }
-    ++stats_.msgs_tx;
-    ++p->stats.msgs_tx;
+    count(*p, &rttcc_stats_t::msgs_tx);
     p->pending[channel_for(m)].push_back(m);
     pump(*p, now, UINT32_MAX);
     flush_all();
@@ -79,8 +77,7 @@ void Engine::pump(Peer &p, nanos now, uint32_t budget) {
                 return;
             }
             if (!has_room(p, *m)) {
-                ++p.stats.window_stalls;
-                ++stats_.window_stalls;
+                count(p, &rttcc_stats_t::window_stalls);
                 return;  // an ACK re-queues the peer
             }
             cut_segment(p, *m, now);
@@ -116,10 +113,8 @@ void Engine::cut_segment(Peer &p, TxMessage &m, nanos now) {
     ++m.in_flight;
     p.tx.push(&seg);
     seg.first_tx = now;
-    ++p.stats.segs_tx;
-    ++stats_.segs_tx;
-    p.stats.bytes_tx += seg.len;
-    stats_.bytes_tx += seg.len;
+    count(p, &rttcc_stats_t::segs_tx);
+    count(p, &rttcc_stats_t::bytes_tx, seg.len);
     transmit(seg, now);
 }
 
