@@ -1,5 +1,5 @@
 // What the C API's engine handle (rttcc_engine_t) holds: shared by the C
-// faces of the engine (c_api.cc) and of the exchange (exchange_api.cc).
+// faces of the engine (api/engine.cc) and of the exchange (api/exchange.cc).
 #pragma once
 #include <memory>
 #include <string>
@@ -7,6 +7,6 @@
 #include "engine/engine.h"
 
 struct rttcc_engine {
-    std::unique_ptr<rttcc::Engine> impl;  // the engine
+    std::shared_ptr<rttcc::Engine> impl;  // the engine: the handle is its only owner, hubs watch it (weak_ptr)
     std::string notes;                    // what auto choices chose, for a verbose log line
 };

@@ -9,7 +9,6 @@
 #include "rttcc/exchange.h"
 
 struct rttcc_exchange_hub {
-    rttcc_engine_t *engine;  // the handle it was made on
     std::unique_ptr<rttcc::ExchangeHub> impl;
 };
 
@@ -24,10 +23,9 @@ int rttcc_exchange_hub_create(rttcc_engine_t *engine, uint8_t tag, rttcc_exchang
     if (!engine) return RTTCC_ERR_ARG;
     auto h = std::unique_ptr<rttcc_exchange_hub>(new (std::nothrow) rttcc_exchange_hub);
     if (!h) return RTTCC_ERR;
-    h->engine = engine;
     int rc = RTTCC_ERR;
     try {
-        h->impl = std::make_unique<rttcc::ExchangeHub>(*engine->impl, tag, &rc);
+        h->impl = std::make_unique<rttcc::ExchangeHub>(engine->impl, tag, &rc);
     } catch (...) {
         return RTTCC_ERR;
     }
@@ -36,12 +34,7 @@ int rttcc_exchange_hub_create(rttcc_engine_t *engine, uint8_t tag, rttcc_exchang
     return RTTCC_OK;
 }
 
-void rttcc_exchange_hub_destroy(rttcc_exchange_hub_t *hub) {
-    // The engine may have been destroyed first (finalize closes the BTL before
-    // the coll framework): then there is nothing to detach from.
-    if (hub && rttcc_engine_instance() != hub->engine) hub->impl->forget_engine();
-    delete hub;
-}
+void rttcc_exchange_hub_destroy(rttcc_exchange_hub_t *hub) { delete hub; }
 
 int rttcc_exchange_create(rttcc_exchange_hub_t *hub, const rttcc_exchange_params_t *params, rttcc_exchange_t **out) {
     *out = nullptr;

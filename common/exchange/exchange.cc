@@ -40,7 +40,8 @@ SchedPolicy sched_policy_of(int p) {
 
 // ---------------------------------------------------------------- the hub
 
-ExchangeHub::ExchangeHub(Engine &engine, uint8_t tag, int *rc) : engine_(engine), tag_(tag) {
+ExchangeHub::ExchangeHub(const std::shared_ptr<Engine> &engine, uint8_t tag, int *rc)
+    : engine_(*engine), lifetime_(engine), tag_(tag) {
     rttcc_callbacks_t cb{};
     cb.user = this;
     cb.on_recv = on_recv;
@@ -52,7 +53,10 @@ ExchangeHub::ExchangeHub(Engine &engine, uint8_t tag, int *rc) : engine_(engine)
 }
 
 ExchangeHub::~ExchangeHub() {
-    if (attached_) engine_.detach(tag_);
+    // The engine may be gone first (finalize closes the BTL before the coll
+    // framework): then there is nothing to detach from.
+    const std::shared_ptr<Engine> engine = lifetime_.lock();
+    if (engine && attached_) engine->detach(tag_);
 }
 
 bool ExchangeHub::add(Exchange *x) {

@@ -87,8 +87,11 @@ public:
     // at once).  Past the cap the engine declares it dead (protocol_errors).
     static constexpr uint32_t kEarlyPerPeer = 64;
 
-    // Attaches to `tag` of the engine; *rc says whether it could.
-    ExchangeHub(Engine &engine, uint8_t tag, int *rc);
+    // Attaches to `tag` of the engine; *rc says whether it could.  The hub
+    // does not keep the engine alive: it may go first (then the hub's calls
+    // must not be driven any more), and the hub's end detaches only from an
+    // engine that is still there.
+    ExchangeHub(const std::shared_ptr<Engine> &engine, uint8_t tag, int *rc);
     ~ExchangeHub();
     ExchangeHub(const ExchangeHub &) = delete;
     ExchangeHub &operator=(const ExchangeHub &) = delete;
@@ -96,7 +99,6 @@ public:
     Engine &engine() { return engine_; }
     uint8_t tag() const { return tag_; }
     size_t early_held() const { return early_.size(); }  // under mutex(): control messages before their call
-    void forget_engine() { attached_ = false; }  // it is gone: the destructor leaves it alone
     std::mutex &mutex() { return mu_; }
 
     // Under mutex(): calls in progress.  add() false if (channel, seq) is taken.
@@ -121,6 +123,7 @@ private:
     void drop_early(uint32_t peer);
 
     Engine &engine_;
+    std::weak_ptr<Engine> lifetime_;  // expired once the engine is gone
     uint8_t tag_;
     bool attached_ = false;
     std::mutex mu_;

@@ -134,7 +134,7 @@ struct World {
         nodes = make_nodes(net, static_cast<int>(n), {}, tune);
         for (auto &node : nodes) {
             int rc;
-            hubs.push_back(std::make_unique<ExchangeHub>(*node->engine, kTag, &rc));
+            hubs.push_back(std::make_unique<ExchangeHub>(node->engine, kTag, &rc));
             check(rc == RTTCC_OK);
             xs.push_back(std::make_unique<Exchange>(*hubs.back(), params));
         }

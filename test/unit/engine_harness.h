@@ -89,7 +89,7 @@ struct Node {
     std::vector<Landed> puts;           // puts that landed whole
     std::function<void(uint32_t)> add_unknown;  // how to add one, if set
     std::vector<uint8_t> address;       // what this node publishes
-    std::unique_ptr<rttcc::Engine> engine;
+    std::shared_ptr<rttcc::Engine> engine;  // shared as the C handle's (an exchange hub watches it)
     const rttcc::Clock *clock = &rttcc::monotonic_clock();  // the engine's (its network's time)
     rttcc::ManualClock *manual = nullptr;  // that clock, when the test moves it
     rttcc::FaultyWire *faults = nullptr;  // fault injection (rates, drop_if)

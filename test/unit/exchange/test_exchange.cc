@@ -100,7 +100,7 @@ struct Cluster {
         nodes = make_nodes(net, n, faults, tune);
         for (auto &node : nodes) {
             int rc;
-            hubs.push_back(std::make_unique<ExchangeHub>(*node->engine, kTag, &rc));
+            hubs.push_back(std::make_unique<ExchangeHub>(node->engine, kTag, &rc));
             assert_int_equal(rc, RTTCC_OK);
             xs.push_back(std::make_unique<Exchange>(*hubs.back(), p));
         }
@@ -310,7 +310,7 @@ static void test_bad_arguments(void **) {
     assert_int_equal(c.xs[0]->begin(0, 1, 0, 2, peers, land.data(), land.size()), RTTCC_ERR_BUSY);  // one at a time
     // A second hub on the same tag is refused.
     int rc;
-    ExchangeHub again(*c.nodes[0]->engine, kTag, &rc);
+    ExchangeHub again(c.nodes[0]->engine, kTag, &rc);
     assert_int_equal(rc, RTTCC_ERR_BUSY);
 }
 
