@@ -13,8 +13,8 @@
 
 /* A request's `pending` counts what it still waits for: each engine send or
  * put not yet ACKed, the CTS or SYNC_ACK, and a hold the starting code keeps
- * while it issues, so that completions racing in from the engine (which may
- * call back from inside a send) cannot finish it early. */
+ * while it issues, so that completions racing in from another thread's
+ * progress (MPI_THREAD_MULTIPLE) cannot finish it early. */
 static void hold(mca_mtl_rttcc_request_t *req, int32_t n)
 {
     OPAL_THREAD_ADD_FETCH32(&req->pending, n);

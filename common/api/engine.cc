@@ -6,9 +6,7 @@
 #include <climits>
 #include <atomic>
 #include <cstdio>
-#include <mutex>
 #include <new>
-#include <vector>
 
 #include "engine/engine.h"
 #include "api/engine_handle.h"
@@ -20,19 +18,6 @@
 #endif
 
 namespace {
-
-// rttcc_engine_instance(): the promoted engine while it lives, else the
-// oldest live one.  Engines are created and destroyed at MPI_Init and
-// MPI_Finalize only, so a mutex is cheap enough.
-struct Instances {
-    std::mutex mu;
-    std::vector<rttcc_engine_t *> live;  // in creation order
-    rttcc_engine_t *promoted = nullptr;
-};
-Instances &instances() {
-    static Instances i;
-    return i;
-}
 
 void set_err(char *err, size_t errlen, const std::string &what) {
     if (err && errlen) std::snprintf(err, errlen, "%s", what.c_str());
@@ -117,34 +102,13 @@ int rttcc_engine_create(const rttcc_config_t *config, const rttcc_callbacks_t *c
         e->notes = wire_note + "; clock domain: " + domain->describe() + (clock_note.empty() ? "" : " (" + clock_note + ")");
         e->impl = std::make_unique<rttcc::Engine>(*config, *callbacks, std::move(wire), std::move(domain));
         *out = e.release();
-        std::lock_guard<std::mutex> g(instances().mu);
-        instances().live.push_back(*out);
         return RTTCC_OK;
     });
 }
 
 const char *rttcc_engine_notes(const rttcc_engine_t *engine) { return engine->notes.c_str(); }
 
-void rttcc_engine_destroy(rttcc_engine_t *engine) {
-    {
-        std::lock_guard<std::mutex> g(instances().mu);
-        auto &live = instances().live;
-        live.erase(std::remove(live.begin(), live.end(), engine), live.end());
-        if (instances().promoted == engine) instances().promoted = nullptr;
-    }
-    delete engine;
-}
-
-rttcc_engine_t *rttcc_engine_instance(void) {
-    std::lock_guard<std::mutex> g(instances().mu);
-    if (instances().promoted) return instances().promoted;
-    return instances().live.empty() ? nullptr : instances().live.front();
-}
-
-void rttcc_engine_promote(rttcc_engine_t *engine) {
-    std::lock_guard<std::mutex> g(instances().mu);
-    instances().promoted = engine;
-}
+void rttcc_engine_destroy(rttcc_engine_t *engine) { delete engine; }
 
 int rttcc_engine_attach(rttcc_engine_t *engine, uint8_t tag, const rttcc_callbacks_t *callbacks) {
     return callbacks ? engine->impl->attach(tag, *callbacks) : RTTCC_ERR_ARG;

@@ -116,13 +116,6 @@ int rttcc_engine_create(const rttcc_config_t *config, const rttcc_callbacks_t *c
                         rttcc_engine_t **out, char *err, size_t errlen);
 void rttcc_engine_destroy(rttcc_engine_t *engine);
 
-/* The process's engine, the one point-to-point traffic runs on: the one
- * promoted last, while it lives, else the first one created and not yet
- * destroyed, or NULL.  How coll_rttcc finds btl_rttcc's engine under
- * pml/ob1, and mtl_rttcc's (which promotes its own) under pml/cm. */
-rttcc_engine_t *rttcc_engine_instance(void);
-void rttcc_engine_promote(rttcc_engine_t *engine);
-
 /* A second client of the engine: messages, puts and send completions with
  * `tag` go to `callbacks` instead of the creator's; on_peer_dead goes to
  * both; on_unknown_peer stays with the creator.  RTTCC_ERR_BUSY if the tag

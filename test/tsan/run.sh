@@ -27,9 +27,9 @@ for src in $sources; do
     objs+=("$obj")
 done
 for t in $tests; do
-    name=$(basename "$t")
+    name=$(echo "${t#test/unit/}" | tr / _)
     case $name in
-        test_engine*|test_exchange|test_mac) ;;  # the ones with engines (and threads)
+        engine_test_engine*|*_test_exchange|engine_test_mac) ;;  # the ones with engines (and threads)
         *) continue ;;
     esac
     if ! g++ "${flags[@]}" "$top/$t.cc" "${objs[@]}" "${libs[@]}" -o "$out/$name"; then

@@ -26,8 +26,8 @@ rttcc_engine_t *open_engine() {
 
 }  // namespace
 
-// Two engines (a BTL's and an MTL's): the hub is made on the one that is
-// not rttcc_engine_instance(), and still detaches from it at its end.
+// Two engines (a BTL's and an MTL's): a hub made on either detaches from
+// it at its end, so a hub can be made on it again.
 static void test_a_hub_detaches_from_its_engine(void **) {
     rttcc_engine_t *first = open_engine(), *second = open_engine();
     for (rttcc_engine_t *e : {second, first}) {
