@@ -40,6 +40,7 @@ typedef struct mca_btl_rttcc_module_t {
     size_t num_endpoints;                        /* size of endpoints */
     opal_mutex_t endpoints_lock;                 /* guards endpoints when MPI threads are on */
     mca_btl_base_module_error_cb_fn_t error_cb;  /* registered by the PML */
+    size_t inline_max;                           /* rttcc_inline_max: sends up to it are copied */
 } mca_btl_rttcc_module_t;
 
 typedef struct mca_btl_rttcc_component_t {

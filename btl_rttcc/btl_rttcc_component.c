@@ -71,6 +71,7 @@ static mca_btl_base_module_t **rttcc_component_init(int *num_btls, bool progress
         return NULL;
     }
     *module = mca_btl_rttcc_module_template;
+    module->inline_max = rttcc_mca_config()->inline_max;
     max_message = module->super.btl_max_send_size > module->super.btl_eager_limit ? module->super.btl_max_send_size
                                                                                   : module->super.btl_eager_limit;
     cbs.user = module;

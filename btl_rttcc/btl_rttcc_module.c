@@ -139,7 +139,7 @@ static mca_btl_base_descriptor_t *rttcc_prepare_src(struct mca_btl_base_module_t
     uint32_t iov_count = 1;
     size_t max_data = *size;
     bool in_place = !opal_convertor_need_buffers(conv) &&
-                    reserve + max_data > rttcc_mca_config()->inline_max;
+                    reserve + max_data > m->inline_max;
 
     if (!in_place && reserve + max_data > btl->btl_max_send_size) {
         max_data = btl->btl_max_send_size - reserve;
@@ -240,7 +240,7 @@ static int rttcc_sendi(struct mca_btl_base_module_t *btl, struct mca_btl_base_en
     size_t len = header_size + payload_size;
     int rc = RTTCC_ERR_BUSY;
 
-    if (len <= rttcc_mca_config()->inline_max) {
+    if (len <= m->inline_max) {
         rc = rttcc_engine_send_now(m->engine, ep->index, tag, len, sendi_fill, &fill);
         if (RTTCC_DONE == rc) {
             return OPAL_SUCCESS;
