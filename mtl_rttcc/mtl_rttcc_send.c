@@ -28,6 +28,7 @@ static void finish(mca_mtl_rttcc_request_t *req)
         req->buf_owned = false;
     }
     if (NULL == req->super.ompi_req) { /* a blocking send's own request */
+        rttcc_handoff_release(req);
         opal_atomic_wmb();
         req->pending = -1;
         return;
@@ -42,7 +43,12 @@ void mca_mtl_rttcc_send_done(mca_mtl_rttcc_request_t *req, int status)
     if (OMPI_SUCCESS != status) {
         req->error = MPI_ERR_OTHER;
     }
+    /* The count is a reference count: what each thread did with the request
+     * happens before whichever thread finishes it (said to ThreadSanitizer,
+     * which cannot see opal's atomics). */
+    rttcc_handoff_release(req);
     if (0 == OPAL_THREAD_ADD_FETCH32(&req->pending, -1)) {
+        rttcc_handoff_acquire(req);
         finish(req);
     }
 }
@@ -237,5 +243,6 @@ int mca_mtl_rttcc_send(struct mca_mtl_base_module_t *mtl, struct ompi_communicat
         opal_progress();
     }
     opal_atomic_rmb();
+    rttcc_handoff_acquire(&req);
     return MPI_SUCCESS == req.error ? OMPI_SUCCESS : OMPI_ERROR;
 }
