@@ -50,7 +50,7 @@ int mca_mtl_rttcc_module_init(mca_mtl_rttcc_module_t *m)
 {
     /* A sender gets ahead by at most a window of messages after a loss, and
      * by more only while its command-channel messages pass a data-channel
-     * one that waits for credits (rttcc_match.h). */
+     * one that waits for credits (rttcc/matcher.h). */
     m->held_max = mca_mtl_rttcc_component.held_max > 0 ? (size_t) mca_mtl_rttcc_component.held_max
                                                         : 16 * (size_t) rttcc_mca_config()->window;
     m->matcher = rttcc_matcher_create(m->held_max, 4 * m->held_max);

@@ -1,4 +1,4 @@
-// The C interface (rttcc_engine.h) over the C++ engine.  No exception
+// The C interface (rttcc/engine.h) over the C++ engine.  No exception
 // crosses it: every failure becomes a return code and a message.
 #include <unistd.h>
 

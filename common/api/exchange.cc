@@ -1,4 +1,4 @@
-// The C face of exchange.h (rttcc_exchange.h): what coll_rttcc calls.
+// The C face of exchange.h (rttcc/exchange.h): what coll_rttcc calls.
 #include <cstdlib>
 #include <cstring>
 #include <memory>

@@ -59,8 +59,8 @@ public:
         kRealtimeEstimated, // CLOCK_REALTIME, unsynchronised: offsets are estimated
     };
 
-    // The domain ptp_enable asks for; nullptr with *err (parameters as
-    // {name}, param_names.h) when it cannot be had (or ptp_require_sync
+    // The domain ptp_enable asks for; nullptr with *err (parameters named
+    // rttcc_<name>) when it cannot be had (or ptp_require_sync
     // refuses it).  *note says what was chosen and why (for a verbose log
     // line).  `sys` must outlive the domain.
     static std::unique_ptr<ClockDomain> open(const rttcc_config_t &cfg, std::string *err, std::string *note,

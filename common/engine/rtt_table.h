@@ -22,7 +22,7 @@
 
 namespace rttcc {
 
-// One consistent snapshot of a row: the C struct of rttcc_engine.h.
+// One consistent snapshot of a row: the C struct of rttcc/engine.h.
 using RttRowData = rttcc_rtt_row_t;
 
 class alignas(64) RttRow {

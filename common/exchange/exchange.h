@@ -1,4 +1,4 @@
-// One alltoall(v) call over the engine's puts (rttcc_exchange.h says what
+// One alltoall(v) call over the engine's puts (rttcc/exchange.h says what
 // it does), and the hub that routes the engine's deliveries to the calls.
 //
 // A call, seen from one process P:

@@ -31,8 +31,8 @@ std::vector<Interface> list_interfaces();
 
 // Picks the interface to bind: the first that include matches (or, without
 // include, the first non-loopback one that exclude does not match; loopback
-// when nothing else is up).  False with *err (parameters as {name},
-// param_names.h) when nothing fits.
+// when nothing else is up).  False with *err (parameters named
+// rttcc_<name>) when nothing fits.
 bool select_interface(const std::vector<Interface> &all, const char *include, const char *exclude,
                       Interface *out, std::string *err);
 

@@ -20,7 +20,7 @@
  * acknowledged and cannot be dropped).  A legal sender does get ahead:
  * its messages after a lost segment (at most the engine's window of them)
  * and, while a data-channel message waits for credits, its command-channel
- * ones (rttcc_engine.h), which are bounded by how fast it sends, not by
+ * ones (rttcc/engine.h), which are bounded by how fast it sends, not by
  * the window.
  */
 #ifndef RTTCC_MATCH_H

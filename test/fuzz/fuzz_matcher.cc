@@ -1,4 +1,4 @@
-// libFuzzer target: the MPI matcher (rttcc_match.h) against a plain model of
+// libFuzzer target: the MPI matcher (rttcc/matcher.h) against a plain model of
 // MPI's rules, driven the way mtl_rttcc drives it.  Each op is a few bytes:
 // an arrival (peer, sequence number near the expected one, communicator,
 // source, tag), a posted receive (wildcards included), a probe, a cancel.

@@ -1,4 +1,4 @@
-// rttcc_match.h: MPI matching rules (wildcards, negative tags, order of
+// The matcher (rttcc/matcher.h): MPI matching rules (wildcards, negative tags, order of
 // posting and of arrival), per-peer ordering with wrap, cancel, probe.
 #include <vector>
 
