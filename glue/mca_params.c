@@ -57,19 +57,13 @@ static mca_base_var_enum_t *var_enum(const rttcc_param_t *p)
     return OPAL_SUCCESS == mca_base_var_enum_create(name, values, &e) ? e : NULL;
 }
 
-/* The help text with what the table knows besides: "... (segments, 64..65536)". */
+/* The help text with what the table knows besides: "... [segments, 64..65536]". */
 static void full_help(const rttcc_param_t *p, char *out, size_t cap)
 {
     const char *unit = rttcc_param_unit_name(p->unit);
-    char range[48] = "";
+    char range[48];
 
-    if (p->min && p->max) {
-        snprintf(range, sizeof range, "%u..%u", p->min, p->max);
-    } else if (p->max) {
-        snprintf(range, sizeof range, "at most %u", p->max);
-    } else if (p->min) {
-        snprintf(range, sizeof range, "at least %u", p->min);
-    }
+    rttcc_param_range_text(p, range, sizeof range);
     if ('\0' == *unit && '\0' == *range) {
         snprintf(out, cap, "%s", p->help);
     } else {

@@ -1,11 +1,8 @@
 // Defaults, help text and validation of every engine tunable.
 #include "rttcc/config.h"
 
-#include <algorithm>
 #include <cstdio>
-#include <iterator>
 #include <string>
-
 
 namespace {
 
@@ -68,6 +65,17 @@ extern "C" const char *rttcc_param_unit_name(rttcc_param_unit_t unit) {
     return "";
 }
 
+extern "C" void rttcc_param_range_text(const rttcc_param_t *p, char *out, size_t cap) {
+    if (p->min && p->max)
+        std::snprintf(out, cap, "%u..%u", p->min, p->max);
+    else if (p->max)
+        std::snprintf(out, cap, "at most %u", p->max);
+    else if (p->min)
+        std::snprintf(out, cap, "at least %u", p->min);
+    else if (cap)
+        *out = '\0';
+}
+
 extern "C" bool rttcc_config_check(const rttcc_config_t *c, char *err, size_t errlen) {
     auto fail = [&](const std::string &what) {
         std::snprintf(err, errlen, "%s", what.c_str());
@@ -76,10 +84,11 @@ extern "C" bool rttcc_config_check(const rttcc_config_t *c, char *err, size_t er
     for (const rttcc_param_t &p : kParams) {
         if (p.type != RTTCC_PARAM_UINT) continue;
         const unsigned v = *reinterpret_cast<const unsigned *>(reinterpret_cast<const char *>(c) + p.offset);
-        if ((p.min && v < p.min) || (p.max && v > p.max))
-            return fail(full_name(p.name) + " is " + std::to_string(v) + ": it must be " +
-                        (p.max ? std::to_string(p.min) + ".." + std::to_string(p.max)
-                               : "at least " + std::to_string(p.min)));
+        if ((p.min && v < p.min) || (p.max && v > p.max)) {
+            char range[48];
+            rttcc_param_range_text(&p, range, sizeof range);
+            return fail(full_name(p.name) + " is " + std::to_string(v) + ": it must be " + range);
+        }
     }
     // Rules the table cannot say: between parameters, or not a plain range.
     if (!is_pow2(c->window)) return fail("rttcc_window must be a power of two");

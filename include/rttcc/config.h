@@ -241,6 +241,9 @@ void rttcc_config_defaults(rttcc_config_t *config);
 const rttcc_param_t *rttcc_config_params(size_t *count);
 /* "microseconds", "segments", ...; "" for RTTCC_UNIT_NONE. */
 const char *rttcc_param_unit_name(rttcc_param_unit_t unit);
+/* A UINT's range as users read it ("64..65536", "at least 1", "at most
+ * 65507"); "" when it has none. */
+void rttcc_param_range_text(const rttcc_param_t *param, char *out, size_t cap);
 
 /* Checks a config; on error writes the reason (naming parameters
  * rttcc_<name>) and returns false. */
