@@ -151,6 +151,13 @@ int rttcc_engine_grant(rttcc_engine_t *engine, uint32_t peer, void *base, size_t
     });
 }
 
+int rttcc_engine_expose(rttcc_engine_t *engine, uint32_t peer, void *base, size_t len, uint32_t *key) {
+    return guarded(nullptr, 0, [&] {
+        *key = engine->impl->grant(peer, base, len, /*notify=*/false);
+        return *key ? RTTCC_OK : RTTCC_ERR_ARG;
+    });
+}
+
 int rttcc_engine_revoke(rttcc_engine_t *engine, uint32_t key) {
     return engine->impl->revoke(key) ? RTTCC_OK : RTTCC_ERR_ARG;
 }

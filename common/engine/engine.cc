@@ -189,9 +189,9 @@ int Engine::put(uint32_t index, uint32_t key, uint64_t offset, uint8_t tag, cons
     return send_message(index, tag, put_addr(key, offset), iov, iovcnt, cookie);
 }
 
-uint32_t Engine::grant(uint32_t peer, void *base, size_t len) {
+uint32_t Engine::grant(uint32_t peer, void *base, size_t len, bool notify) {
     std::lock_guard<MaybeMutex> g(state_mu_);
-    return base && len ? grants_.grant(peer, base, len) : 0;
+    return base && len ? grants_.grant(peer, base, len, notify) : 0;
 }
 
 bool Engine::revoke(uint32_t key) {

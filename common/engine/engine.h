@@ -93,7 +93,7 @@ public:
     int send(uint32_t peer, uint8_t tag, const iovec *iov, int iovcnt, void *cookie);
     int put(uint32_t peer, uint32_t key, uint64_t offset, uint8_t tag, const iovec *iov, int iovcnt, void *cookie);
     // rttcc_engine_grant / rttcc_engine_revoke.
-    uint32_t grant(uint32_t peer, void *base, size_t len);
+    uint32_t grant(uint32_t peer, void *base, size_t len, bool notify = true);
     bool revoke(uint32_t key);
     // The peer broke the protocol (a client saw it): declared dead with `why`.
     void fail_peer(uint32_t peer, const std::string &why);
@@ -184,6 +184,10 @@ private:
     bool handle_datagram(Channel ch, const RxDatagram &d, nanos now);
     Peer *sender_of(Channel ch, const RxDatagram &d, const PacketHeader **h);
     bool deliverable(const Peer &p, const PacketHeader &h) const;
+    // A put into an exposure (a silent grant): the liveness agent may land it.
+    bool lands_silently(const PacketHeader &h) const {
+        return h.type == static_cast<uint8_t>(PacketType::PUT) && !grants_.notifies(put_key(h.put_addr));
+    }
     bool accept_segment(Peer &p, const PacketHeader &h, const Arrival &a);
     bool land_put(Peer &p, const PacketHeader &h, const uint8_t *payload, std::unique_lock<MaybeMutex> &lock);
     void take_busy(Peer &p, const PacketHeader &h, const uint8_t *payload, const Arrival &a);

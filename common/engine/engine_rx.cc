@@ -89,7 +89,7 @@ bool Engine::handle_datagram(Channel ch, const RxDatagram &d, nanos now) {
     if (h->flags & kFlagAckValid) process_ack(*p, *h, d.buf + kHeaderSize, a);
     bool fresh = false;
     if (h->type != static_cast<uint8_t>(PacketType::ACK)) {
-        if (quiet_)
+        if (quiet_ && !lands_silently(*h))
             turn_away(*p, now);  // the liveness agent delivers nothing: the sender resends later
         else
             fresh = accept_segment(*p, *h, a);
@@ -136,6 +136,7 @@ bool Engine::land_put(Peer &p, const PacketHeader &h, const uint8_t *payload, st
     std::memcpy(to, payload, h.payload_len);
     if (step != PutArrivals::Step::kComplete) return false;
     count(p, &rttcc_stats_t::msgs_rx);
+    if (!grants_.notifies(put_key(done.addr))) return true;  // an exposure: nobody to tell
     const uint32_t peer = p.id;
     lock.unlock();
     const rttcc_callbacks_t &cb = clients_.of(done.tag);
@@ -159,7 +160,8 @@ bool Engine::deliverable(const Peer &p, const PacketHeader &h) const {
             return cb.on_recv != nullptr &&
                    p.reassembly.fit(reassembly_buffers_, chunk_of(h, nullptr), p.rx.next()) == Reassembly::Fit::kYes;
         case PacketType::PUT:
-            return cb.on_put != nullptr && p.puts.fits(h.msg_id, h.msg_len, h.put_addr, h.tag) &&
+            return (cb.on_put != nullptr || !grants_.notifies(put_key(h.put_addr))) &&
+                   p.puts.fits(h.msg_id, h.msg_len, h.put_addr, h.tag) &&
                    grants_.target(p.id, put_key(h.put_addr), put_offset(h.put_addr) + h.chunk_offset, h.payload_len);
         default:
             return false;

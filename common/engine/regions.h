@@ -1,7 +1,11 @@
 // Memory this process grants to one peer's one-sided puts (coll_rttcc's
-// landing blocks, mtl_rttcc's rendezvous receive buffers).  A grant names
-// its peer and its bytes; a put names a key and an offset, and lands only
-// if its sender holds the key's grant and its bytes fit inside it.
+// landing blocks, mtl_rttcc's rendezvous receive buffers, an RMA window's
+// exposure).  A grant names its peer and its bytes; a put names a key and
+// an offset, and lands only if its sender holds the key's grant and its
+// bytes fit inside it.  A grant either tells its owner of each put that
+// landed whole (on_put), or is silent: then nobody needs to hear of a put,
+// so it may land while the application is away from MPI (the liveness
+// agent lands it), which is what passive-target RMA needs.
 //
 //   put_addr on the wire = key << 40 | offset   (offset < 2^40)
 //   key: 24 bits, never 0, the next value of a counter that starts at a
@@ -34,16 +38,17 @@ public:
     // `first_key`: where the counter starts (the engine's CSPRNG draws it).
     explicit GrantTable(uint32_t first_key) : next_(first_key) {}
 
-    // Grants [base, base + len) to `peer`'s puts; returns its key, 0 when
-    // len is too large to address or kMaxGrants are live.
-    uint32_t grant(uint32_t peer, void *base, size_t len) {
+    // Grants [base, base + len) to `peer`'s puts, told of (`notify`) or
+    // silent; returns its key, 0 when len is too large to address or
+    // kMaxGrants are live.
+    uint32_t grant(uint32_t peer, void *base, size_t len, bool notify = true) {
         if (len > kPutOffsetMask || live_ == kMaxGrants) return 0;
         if (2 * (live_ + 1) > slots_.size()) grow();
         for (;;) {  // ends within slots_.size() steps: at least half the slots are free
             const uint32_t key = next_++ & kPutKeyMask;
             Grant &g = slot(key);
             if (key == 0 || g.key != 0) continue;
-            g = Grant{key, peer, static_cast<uint8_t *>(base), len};
+            g = Grant{key, peer, static_cast<uint8_t *>(base), len, notify};
             ++live_;
             return key;
         }
@@ -65,6 +70,14 @@ public:
         return g.base + offset;
     }
 
+    // Does grant `key` tell its owner of each put?  (true for a key that
+    // names no grant: nothing lands there anyway)
+    bool notifies(uint32_t key) const {
+        if (key == 0 || slots_.empty()) return true;
+        const Grant &g = slots_[key & (slots_.size() - 1)];
+        return g.key != key || g.notify;
+    }
+
     size_t live() const { return live_; }
 
 private:
@@ -73,6 +86,7 @@ private:
         uint32_t peer = 0;       // the only sender whose puts may land in it
         uint8_t *base = nullptr; // first byte
         size_t len = 0;          // bytes
+        bool notify = true;      // on_put for each put that lands whole; else silent
     };
     Grant &slot(uint32_t key) { return slots_[key & (slots_.size() - 1)]; }
 

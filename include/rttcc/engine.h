@@ -57,7 +57,8 @@ typedef struct rttcc_callbacks {
      * exists; its retransmissions then get in.  Once per peer, found or not. */
     void (*on_unknown_peer)(void *user, uint32_t peer);
     /* A put from `peer` landed whole: `len` bytes at `offset` of the grant
-     * `key` (rttcc_engine_grant).  May be NULL if the caller never grants. */
+     * `key` (rttcc_engine_grant; never for rttcc_engine_expose).  May be
+     * NULL if the caller never grants. */
     void (*on_put)(void *user, uint32_t peer, uint32_t key, uint64_t offset, size_t len, uint8_t tag);
 } rttcc_callbacks_t;
 
@@ -164,6 +165,12 @@ int rttcc_engine_send(rttcc_engine_t *engine, uint32_t peer, uint8_t tag,
  * Returns RTTCC_ERR_ARG for an empty or too large region (or with 2^22
  * grants live). */
 int rttcc_engine_grant(rttcc_engine_t *engine, uint32_t peer, void *base, size_t len, uint32_t *key);
+/* A silent grant (an RMA window's exposure to one peer): the same, but
+ * nobody is told of the puts that land (no on_put), so they land at any
+ * time, also while the application is away from MPI (the liveness agent
+ * lands them and ACKs them); that a put landed is its sender's to know
+ * (its completion). */
+int rttcc_engine_expose(rttcc_engine_t *engine, uint32_t peer, void *base, size_t len, uint32_t *key);
 int rttcc_engine_revoke(rttcc_engine_t *engine, uint32_t key);
 
 /* Puts a message of up to two pieces (1 byte to the largest message) at

@@ -141,8 +141,38 @@ static void test_a_one_way_data_black_hole_is_dead(void **) {
     assert_int_equal(nodes[0]->received.size(), 22);  // it did keep talking: every 10 ms until the end
 }
 
+// Passive-target RMA: node 1 exposes a window to node 0 and computes; node
+// 0's puts into it land and complete although node 1's application never
+// progresses (its agent lands them), while a put into an ordinary grant,
+// whose owner must hear of it, waits for the application.
+static void test_the_agent_lands_puts_into_an_exposure(void **) {
+    MemNetwork net(4000);
+    net.real_time = true;
+    auto nodes = make_nodes(net, 2, {}, with_agent);
+    std::vector<uint8_t> window(300000, 0xee), granted(1000, 0xee);
+    const uint32_t exposed = nodes[1]->engine->grant(0, window.data(), window.size(), /*notify=*/false);
+    const uint32_t told = nodes[1]->engine->grant(0, granted.data(), granted.size());
+    std::vector<uint8_t> big = make_message(5, 250000), small = make_message(6, 500);
+    iovec b{big.data(), big.size()}, s{small.data(), small.size()};
+    assert_int_equal(nodes[0]->engine->put(1, exposed, 1000, 3, &b, 1, &big), RTTCC_OK);
+    only_node0(nodes, 2000, [&] { return !nodes[0]->completed.empty(); });
+    assert_int_equal(nodes[0]->completed.size(), 1);  // landed and ACKed by node 1's agent
+    assert_memory_equal(window.data() + 1000, big.data(), big.size());
+    assert_int_equal(nodes[1]->engine->stats().turned_away, 0);
+    assert_true(nodes[1]->engine->stats().agent_passes > 0);
+
+    assert_int_equal(nodes[0]->engine->put(1, told, 0, 3, &s, 1, nullptr), RTTCC_DONE);
+    only_node0(nodes, 300);
+    assert_true(nodes[1]->engine->stats().turned_away > 0);  // its owner is away: it waits
+    assert_true(nodes[1]->puts.empty());
+    assert_true(run_until(nodes, [&] { return nodes[1]->puts.size() == 1; }));
+    assert_memory_equal(granted.data(), small.data(), small.size());
+    assert_int_equal(nodes[0]->dead.size(), 0);
+}
+
 int main() {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_the_agent_lands_puts_into_an_exposure),
         cmocka_unit_test(test_a_busy_peer_is_not_declared_dead),
         cmocka_unit_test(test_the_agent_sends_an_owed_ack),
         cmocka_unit_test(test_the_agent_keeps_our_own_sends_going),

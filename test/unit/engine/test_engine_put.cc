@@ -249,8 +249,44 @@ static void test_a_put_calls_nobody_back(void **) {
     assert_true(run_until(nodes, [&] { return n0.completed.size() == 1 && nodes[2]->puts.size() == 2; }));
 }
 
+// An exposure (a silent grant, an RMA window's): puts land in place and
+// complete at their sender, the target's client hears of none (it may have
+// no on_put at all), and the usual checks hold (peer, bounds).
+static void test_puts_into_an_exposure_land_silently(void **) {
+    MemNetwork net(4000);
+    auto nodes = make_nodes(net, 3);
+    std::vector<uint8_t> window(200000, 0xee);
+    const uint32_t key = nodes[1]->engine->grant(0, window.data(), 150000, /*notify=*/false);
+    assert_int_not_equal(key, 0);
+    std::vector<uint8_t> small = make_message(1, 100), big = make_message(2, 120000);
+    iovec a{small.data(), small.size()}, b{big.data(), big.size()};
+    assert_int_equal(nodes[0]->engine->put(1, key, 7, 9, &a, 1, nullptr), RTTCC_DONE);
+    assert_int_equal(nodes[0]->engine->put(1, key, 20000, 9, &b, 1, &big), RTTCC_OK);
+    assert_true(run_until(nodes, [&] { return nodes[0]->completed.size() == 1; }));
+    assert_memory_equal(window.data() + 7, small.data(), small.size());
+    assert_memory_equal(window.data() + 20000, big.data(), big.size());
+    assert_int_equal(window[6], 0xee);
+    assert_int_equal(window[7 + small.size()], 0xee);
+    assert_int_equal(window[20000 + big.size()], 0xee);
+    assert_true(nodes[1]->puts.empty());  // silent
+    assert_int_equal(nodes[1]->engine->stats().msgs_rx, 2);
+
+    // Only node 0 holds it, and only inside it.
+    std::vector<uint8_t> more = make_message(3, 64);
+    iovec c{more.data(), more.size()};
+    const uint64_t dropped = nodes[1]->engine->stats().drop_bad_put;
+    nodes[2]->engine->put(1, key, 0, 9, &c, 1, nullptr);
+    nodes[0]->engine->put(1, key, 150000 - 10, 9, &c, 1, nullptr);
+    (void) run_until(nodes, [] { return false; }, 0.05);
+    assert_true(nodes[1]->engine->stats().drop_bad_put >= dropped + 2);
+    assert_int_equal(window[0], 0xee);
+    assert_int_equal(window[150000 - 10], 0xee);
+    assert_true(nodes[1]->engine->revoke(key));
+}
+
 int main() {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_puts_into_an_exposure_land_silently),
         cmocka_unit_test(test_puts_land_in_place),
         cmocka_unit_test(test_puts_survive_a_faulty_wire),
         cmocka_unit_test(test_puts_outside_granted_memory_are_dropped),
