@@ -158,6 +158,10 @@ int rttcc_engine_expose(rttcc_engine_t *engine, uint32_t peer, void *base, size_
     });
 }
 
+int rttcc_engine_flush(rttcc_engine_t *engine, uint32_t peer, uint8_t tag, void *cookie) {
+    return guarded(nullptr, 0, [&] { return engine->impl->flush(peer, tag, cookie); });
+}
+
 int rttcc_engine_revoke(rttcc_engine_t *engine, uint32_t key) {
     return engine->impl->revoke(key) ? RTTCC_OK : RTTCC_ERR_ARG;
 }

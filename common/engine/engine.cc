@@ -194,6 +194,15 @@ uint32_t Engine::grant(uint32_t peer, void *base, size_t len, bool notify) {
     return base && len ? grants_.grant(peer, base, len, notify) : 0;
 }
 
+int Engine::flush(uint32_t index, uint8_t tag, void *cookie) {
+    std::lock_guard<MaybeMutex> g(state_mu_);
+    Peer *p = index < peers_.size() ? peers_[index].get() : nullptr;
+    if (!p || p->dead) return RTTCC_ERR_UNREACH;
+    if (p->outstanding.empty()) return RTTCC_DONE;
+    p->flushes.push_back({p->next_message_no - 1, cookie, tag});
+    return RTTCC_OK;
+}
+
 bool Engine::revoke(uint32_t key) {
     std::lock_guard<MaybeMutex> g(state_mu_);
     return grants_.revoke(key);

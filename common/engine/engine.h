@@ -94,6 +94,8 @@ public:
     int put(uint32_t peer, uint32_t key, uint64_t offset, uint8_t tag, const iovec *iov, int iovcnt, void *cookie);
     // rttcc_engine_grant / rttcc_engine_revoke.
     uint32_t grant(uint32_t peer, void *base, size_t len, bool notify = true);
+    // rttcc_engine_flush.
+    int flush(uint32_t peer, uint8_t tag, void *cookie);
     bool revoke(uint32_t key);
     // The peer broke the protocol (a client saw it): declared dead with `why`.
     void fail_peer(uint32_t peer, const std::string &why);
@@ -174,7 +176,8 @@ private:
     void flush(Channel ch);
     void flush_all();
     void fill_payload(TxDatagram &d, const TxMessage &m, uint32_t offset, uint32_t len) const;
-    void finish_message(TxMessage &m, int status);
+    void finish_message(Peer &p, TxMessage &m, int status);
+    void complete_flushes(Peer &p, int status);  // those no earlier message holds back (all, if status is an error)
     void unschedule(TxSegment &seg);
     void release_segment(TxSegment &seg, int status);
     Channel channel_for(const TxMessage &m) const;

@@ -167,7 +167,8 @@ void Engine::declare_dead(Peer &p, std::string why) {
     dead_.push_back({p.id, why});
     p.tx.clear([&](TxSegment *seg) { release_segment(*seg, RTTCC_ERR_UNREACH); });
     for (auto &queue : p.pending)
-        while (TxMessage *m = queue.pop_front()) finish_message(*m, RTTCC_ERR_UNREACH);
+        while (TxMessage *m = queue.pop_front()) finish_message(p, *m, RTTCC_ERR_UNREACH);
+    complete_flushes(p, RTTCC_ERR_UNREACH);
     if (p.sends_link.linked()) sends_.remove(p);
     if (p.ack_link.linked()) acks_.remove(p);
     if (p.ack_soon_link.linked()) acks_soon_.remove(p);

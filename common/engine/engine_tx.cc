@@ -22,6 +22,8 @@ int Engine::submit(uint32_t index, TxMessage &proto, bool only_if_open, rttcc_fi
     }
     TxMessage &m = *messages_.get();
     m = proto;
+    m.no = p->next_message_no++;
+    p->outstanding.push_back(m);
     if (fill) {
         m.inline_buf = inline_buffers_.get(m.len);
         fill(ctx, m.inline_buf, m.len);
@@ -225,10 +227,23 @@ void Engine::flush_all() {
     flush(kData);
 }
 
-void Engine::finish_message(TxMessage &m, int status) {
+void Engine::finish_message(Peer &p, TxMessage &m, int status) {
     if (m.cookie) completions_.push_back({m.cookie, status, m.tag});
     if (m.inline_buf) inline_buffers_.put(m.inline_buf, m.len);
+    const bool oldest = p.outstanding.front() == &m;
+    m.outstanding_link.unlink();
     messages_.put(&m);
+    if (!p.flushes.empty() && (oldest || status != RTTCC_OK)) complete_flushes(p, status);
+}
+
+void Engine::complete_flushes(Peer &p, int status) {
+    size_t done = 0;
+    const TxMessage *oldest = p.outstanding.front();
+    while (done < p.flushes.size() && (status != RTTCC_OK || !oldest || oldest->no > p.flushes[done].upto)) {
+        completions_.push_back({p.flushes[done].cookie, status, p.flushes[done].tag});
+        ++done;
+    }
+    p.flushes.erase(p.flushes.begin(), p.flushes.begin() + static_cast<std::ptrdiff_t>(done));
 }
 
 // Stops whatever would send the segment again: its timer, or its place on
@@ -245,7 +260,7 @@ void Engine::release_segment(TxSegment &seg, int status) {
     if (!seg.cmd_channel && !seg.sacked) --seg.peer->data_in_flight;  // a SACK gave it back already
     TxMessage &m = *seg.msg;
     --m.in_flight;
-    if (m.complete()) finish_message(m, status);
+    if (m.complete()) finish_message(*seg.peer, m, status);
     segments_.put(&seg);
 }
 

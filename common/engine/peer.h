@@ -3,6 +3,7 @@
 #pragma once
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 #include "clock/clock.h"
 #include "cc/congestion.h"
@@ -93,6 +94,20 @@ struct Peer {
     // that is held by the credits; the receiver does not assume order.
     List<TxMessage, &TxMessage::link> pending[kChannels];
     bool has_pending() const { return !pending[kCmd].empty() || !pending[kData].empty(); }
+    // Every message not yet complete (ACKed whole), in the order they came,
+    // and the flushes waiting on them:
+    //   outstanding: m(no 7) <-> m(no 9) <-> m(no 12)     (8, 10, 11 completed)
+    //   flushes:     {upto 8} {upto 12}                   oldest first
+    // A flush completes once the oldest outstanding message is younger than
+    // it (its no > upto): {upto 8} waits for 7 only, {upto 12} for all three.
+    List<TxMessage, &TxMessage::outstanding_link> outstanding;
+    uint64_t next_message_no = 1;
+    struct Flush {
+        uint64_t upto;  // the newest message it waits for
+        void *cookie;   // the caller's, for on_send_done
+        uint8_t tag;    // whose on_send_done
+    };
+    std::vector<Flush> flushes;                   // oldest first
     Link sends_link;                              // in the engine's peers-with-sends queue
     uint32_t next_msg_id = 1;                     // id for the next cut message
     // Selective ACKs, per channel (engine_ack.cc): the newest segment SACKed,

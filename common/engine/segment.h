@@ -17,6 +17,8 @@ struct Peer;
 // One message the caller handed to the engine (usnic's "fragment").
 struct TxMessage {
     Link link;               // in its peer's pending queue, or the free list
+    Link outstanding_link;   // in its peer's outstanding list until it completes (flushes wait on it)
+    uint64_t no = 0;         // its number among its peer's messages, from 1 (flushes count by it)
     void *cookie = nullptr;  // caller's completion cookie; nullptr when copied
     iovec iov[2] = {};       // the message bytes, in at most two pieces
     int iovcnt = 0;

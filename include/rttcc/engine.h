@@ -180,6 +180,14 @@ int rttcc_engine_revoke(rttcc_engine_t *engine, uint32_t key);
 int rttcc_engine_put(rttcc_engine_t *engine, uint32_t peer, uint32_t key, uint64_t offset, uint8_t tag,
                      const struct iovec *iov, int iovcnt, void *cookie);
 
+/* Remote completion (MPI_Win_flush): everything sent or put to `peer`
+ * before this call, copied or not, acknowledged by it.  RTTCC_DONE if
+ * nothing is unacknowledged now; else RTTCC_OK and on_send_done(cookie) of
+ * the client of `tag` once it is (RTTCC_ERR_UNREACH if the peer is
+ * declared dead first), whatever was sent after.  RTTCC_ERR_UNREACH for an
+ * unknown or dead peer. */
+int rttcc_engine_flush(rttcc_engine_t *engine, uint32_t peer, uint8_t tag, void *cookie);
+
 /* Writes `len` bytes of a message into `dst` (e.g. packs a datatype). */
 typedef void (*rttcc_fill_fn)(void *ctx, void *dst, size_t len);
 

@@ -284,9 +284,66 @@ static void test_puts_into_an_exposure_land_silently(void **) {
     assert_true(nodes[1]->engine->revoke(key));
 }
 
+static size_t position(const std::vector<void *> &v, const void *x) {
+    return static_cast<size_t>(std::find(v.begin(), v.end(), x) - v.begin());
+}
+
+// A flush completes once everything sent before it was acknowledged, copied
+// puts included, and not later: the bytes are in place when it does.
+static void test_a_flush_waits_for_what_went_before(void **) {
+    MemNetwork net(4000);
+    auto nodes = make_nodes(net, 2);
+    Node &n0 = *nodes[0];
+    int f0, f1, f2;
+    assert_int_equal(n0.engine->flush(1, 9, &f0), RTTCC_DONE);  // nothing unacknowledged
+    assert_int_equal(n0.engine->flush(7, 9, &f0), RTTCC_ERR_UNREACH);
+
+    std::vector<uint8_t> window(600000, 0xee);
+    const uint32_t key = nodes[1]->engine->grant(0, window.data(), window.size(), /*notify=*/false);
+    std::vector<uint8_t> small = make_message(1, 100), a = make_message(2, 200000), b = make_message(3, 300000);
+    iovec s{small.data(), small.size()}, ia{a.data(), a.size()}, ib{b.data(), b.size()};
+    assert_int_equal(n0.engine->put(1, key, 0, 9, &s, 1, nullptr), RTTCC_DONE);  // copied: done here, not there
+    assert_int_equal(n0.engine->flush(1, 9, &f1), RTTCC_OK);
+    assert_true(run_until(nodes, [&] { return position(n0.completed, &f1) < n0.completed.size(); }));
+    assert_memory_equal(window.data(), small.data(), small.size());
+
+    assert_int_equal(n0.engine->put(1, key, 1000, 9, &ia, 1, &a), RTTCC_OK);
+    assert_int_equal(n0.engine->flush(1, 9, &f2), RTTCC_OK);
+    assert_int_equal(n0.engine->put(1, key, 300000, 9, &ib, 1, &b), RTTCC_OK);  // after: not waited for
+    assert_true(run_until(nodes, [&] { return position(n0.completed, &f2) < n0.completed.size(); }));
+    assert_true(position(n0.completed, &a) < position(n0.completed, &f2));
+    assert_memory_equal(window.data() + 1000, a.data(), a.size());
+    assert_true(run_until(nodes, [&] { return position(n0.completed, &b) < n0.completed.size(); }));
+    assert_memory_equal(window.data() + 300000, b.data(), b.size());
+    assert_true(n0.failed.empty());
+}
+
+// A flush towards a peer that dies first fails, as what it waited for.
+static void test_a_flush_to_a_dead_peer_fails(void **) {
+    MemNetwork net(4000);
+    auto nodes = make_nodes(net, 2, {}, [](rttcc_config_t &c) {
+        c.peer_timeout_ms = 300;
+        c.agent = false;
+    });
+    std::vector<uint8_t> window(100000, 0);
+    const uint32_t key = nodes[1]->engine->grant(0, window.data(), window.size(), /*notify=*/false);
+    std::vector<uint8_t> a = make_message(4, 90000);
+    iovec ia{a.data(), a.size()};
+    int f;
+    assert_int_equal(nodes[0]->engine->put(1, key, 0, 9, &ia, 1, &a), RTTCC_OK);
+    assert_int_equal(nodes[0]->engine->flush(1, 9, &f), RTTCC_OK);
+    only_node0(nodes, 3000, [&] { return nodes[0]->failed.size() == 2; });
+    assert_int_equal(nodes[0]->failed.size(), 2);
+    assert_true(position(nodes[0]->failed, &a) < position(nodes[0]->failed, &f));
+    assert_true(nodes[0]->completed.empty());
+    assert_int_equal(nodes[0]->engine->flush(1, 9, &f), RTTCC_ERR_UNREACH);
+}
+
 int main() {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_puts_into_an_exposure_land_silently),
+        cmocka_unit_test(test_a_flush_waits_for_what_went_before),
+        cmocka_unit_test(test_a_flush_to_a_dead_peer_fails),
         cmocka_unit_test(test_puts_land_in_place),
         cmocka_unit_test(test_puts_survive_a_faulty_wire),
         cmocka_unit_test(test_puts_outside_granted_memory_are_dropped),
