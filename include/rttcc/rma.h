@@ -1,0 +1,167 @@
+/*
+ * rttcc RMA: one-sided operations on exposures (osc_rttcc's data path).
+ *
+ * A target exposes window memory to each origin (rttcc_engine_expose, one
+ * key per origin and region).  Puts land there silently (rttcc_engine_put);
+ * everything else here is a request served by the target's engine, also
+ * while its application computes outside MPI (the liveness agent serves
+ * it), so passive target needs nothing of the target's application:
+ *
+ *   origin                                   target engine
+ *   grant(reply buffer) -> reply_key
+ *   rttcc_rma_get(key, off, len, reply_key) ->  checks key: granted to origin,
+ *                                               [off, off+len) inside it
+ *   on_put(reply_key) <----------------------  puts the bytes into reply_key
+ *
+ * Replies are puts into a grant (rttcc_engine_grant) the origin made to
+ * the target, on the origin's client tag: its on_put says a reply landed
+ * whole.  The reply is copied at the target, so revoking an exposure while
+ * replies from it are in flight is safe.
+ *
+ * Accumulates (and fetching ones, and compare-and-swap) are applied by the
+ * target's engine under its state lock: every update of an exposure goes
+ * through that lock, so each element is updated atomically.  Requests from
+ * one origin to one target are applied in the order they were made (MPI's
+ * accumulate_ordering rar,raw,war,waw); puts are not ordered with them.
+ * A request the target cannot check (bad key, out of bounds, an op the type
+ * does not take) is dropped and counted in drop_bad_put: the origin checks
+ * bounds and types first, so only a broken or hostile origin sends one.
+ */
+#ifndef RTTCC_RMA_H
+#define RTTCC_RMA_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/uio.h>
+
+#include "rttcc/engine.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+#pragma GCC visibility push(default)
+
+/* Element types an accumulate applies to: MPI's predefined C types by
+ * representation (a component maps every predefined type, C or Fortran,
+ * onto one of these by size and kind).  BOOL is C's _Bool (1 byte), the
+ * complex ones C's _Complex, the pair types (MAXLOC, MINLOC) the structs
+ * below: C's layout, value then int, padded. */
+#define RTTCC_RMA_TYPES(T)                                                        \
+    T(INT8) T(UINT8) T(INT16) T(UINT16) T(INT32) T(UINT32) T(INT64) T(UINT64)     \
+    T(FLOAT) T(DOUBLE) T(LONG_DOUBLE)                                             \
+    T(C_FLOAT_COMPLEX) T(C_DOUBLE_COMPLEX) T(C_LONG_DOUBLE_COMPLEX)               \
+    T(BOOL) T(BYTE)                                                               \
+    T(FLOAT_INT) T(DOUBLE_INT) T(LONG_INT) T(2INT) T(SHORT_INT) T(LONG_DOUBLE_INT)
+
+typedef struct { float v; int i; } rttcc_float_int_t;
+typedef struct { double v; int i; } rttcc_double_int_t;
+typedef struct { long v; int i; } rttcc_long_int_t;
+typedef struct { int v; int i; } rttcc_2int_t;
+typedef struct { short v; int i; } rttcc_short_int_t;
+typedef struct { long double v; int i; } rttcc_long_double_int_t;
+
+typedef enum {
+#define RTTCC_RMA_TYPE_ENUM(name) RTTCC_RMA_##name,
+    RTTCC_RMA_TYPES(RTTCC_RMA_TYPE_ENUM)
+#undef RTTCC_RMA_TYPE_ENUM
+    RTTCC_RMA_TYPE_COUNT
+} rttcc_rma_type_t;
+
+/* MPI's predefined reduction ops, MPI_REPLACE and MPI_NO_OP. */
+typedef enum {
+    RTTCC_RMA_REPLACE, RTTCC_RMA_NO_OP, RTTCC_RMA_SUM, RTTCC_RMA_PROD,
+    RTTCC_RMA_MAX, RTTCC_RMA_MIN, RTTCC_RMA_LAND, RTTCC_RMA_LOR,
+    RTTCC_RMA_LXOR, RTTCC_RMA_BAND, RTTCC_RMA_BOR, RTTCC_RMA_BXOR,
+    RTTCC_RMA_MAXLOC, RTTCC_RMA_MINLOC,
+    RTTCC_RMA_OP_COUNT
+} rttcc_rma_op_t;
+
+/* Bytes of one element (0 for a code out of range). */
+size_t rttcc_rma_type_size(int type);
+/* Does MPI allow `op` on `type`?  (REPLACE and NO_OP: every type; MAXLOC
+ * and MINLOC: the pair types; arithmetic: integers, floats, complex (but
+ * MAX/MIN on complex); logical: integers and bool; bitwise: integers and
+ * byte.) */
+int rttcc_rma_op_valid(int op, int type);
+/* Names for messages ("MPI_SUM", "int32"). */
+const char *rttcc_rma_op_name(int op);
+const char *rttcc_rma_type_name(int type);
+
+/* dst[i] = dst[i] op src[i] for `count` elements (REPLACE: src; NO_OP:
+ * unchanged), with the old dst copied to `old` first when old != NULL.
+ * The buffers need not be aligned.  RTTCC_ERR_ARG for an invalid pair. */
+int rttcc_rma_apply(int op, int type, void *dst, const void *src, size_t count, void *old);
+
+/* ---- windows and locks ---------------------------------------------- */
+
+/* A window's lock table, for passive target: its number names it in
+ * rttcc_rma_expose and in the local lock calls.  Close revokes nothing
+ * (revoke the exposures first); requests for it afterwards are dropped. */
+int rttcc_rma_window_open(rttcc_engine_t *engine, uint32_t *window);
+int rttcc_rma_window_close(rttcc_engine_t *engine, uint32_t window);
+
+/* rttcc_engine_expose for `window`: requests naming the key may also read
+ * (get), update (accumulate), lock the window and look up its regions. */
+int rttcc_rma_expose(rttcc_engine_t *engine, uint32_t window, uint32_t peer, void *base, size_t len,
+                     uint32_t *key);
+
+/* ---- requests (origin side) ------------------------------------------
+ * Each is a message to `peer` that its engine serves; `reply_key` is a
+ * grant of this process to `peer` where the reply lands (on_put of the
+ * client of `tag`, at offset 0).  Copied (RTTCC_DONE) when the request is
+ * at most inline_max bytes, else zero-copy with on_send_done(cookie).
+ * RTTCC_ERR_UNREACH for an unknown or dead peer. */
+
+/* Reads [offset, offset + len) of exposure `key` into reply_key. */
+int rttcc_rma_get(rttcc_engine_t *engine, uint32_t peer, uint32_t key, uint64_t offset, size_t len,
+                  uint32_t reply_key, uint8_t tag);
+
+/* Applies `op` with the elements of iov (len a multiple of the type's
+ * size) to the elements at `offset` of exposure `key`.  reply_key != 0: the
+ * old contents are put there first (MPI_Get_accumulate, MPI_Fetch_and_op). */
+int rttcc_rma_accumulate(rttcc_engine_t *engine, uint32_t peer, uint32_t key, uint64_t offset, int op,
+                         int type, const struct iovec *iov, int iovcnt, uint32_t reply_key, uint8_t tag,
+                         void *cookie);
+
+/* MPI_Compare_and_swap of one element: the old value is put into reply_key. */
+int rttcc_rma_compare_and_swap(rttcc_engine_t *engine, uint32_t peer, uint32_t key, uint64_t offset,
+                               int type, const void *compare, const void *swap, uint32_t reply_key,
+                               uint8_t tag);
+
+/* Asks for the lock of the window of exposure `key`, shared or exclusive;
+ * one byte lands in reply_key when it is held (requests wait in order of
+ * arrival).  Unlock releases it; it needs no reply (it is applied after
+ * every earlier request of this origin, and puts are flushed first). */
+int rttcc_rma_lock(rttcc_engine_t *engine, uint32_t peer, uint32_t key, int exclusive, uint32_t reply_key,
+                   uint8_t tag);
+int rttcc_rma_unlock(rttcc_engine_t *engine, uint32_t peer, uint32_t key, uint8_t tag);
+
+/* Dynamic windows: finds the region of the window of exposure `key` that
+ * `peer` exposed to us and that holds [addr, addr + len); its
+ * rttcc_rma_region_t lands in reply_key (key 0: none holds it). */
+typedef struct rttcc_rma_region {
+    uint64_t base; /* address of its first byte at the target */
+    uint64_t len;  /* bytes */
+    uint32_t key;  /* exposure to put into, 0 if none */
+    uint32_t pad;
+} rttcc_rma_region_t;
+int rttcc_rma_lookup(rttcc_engine_t *engine, uint32_t peer, uint32_t key, uint64_t addr, size_t len,
+                     uint32_t reply_key, uint8_t tag);
+
+/* ---- this process's own window (origin == target) --------------------
+ * The same updates, under the same lock as the engine's, so they are
+ * atomic with the requests peers make. */
+int rttcc_rma_apply_local(rttcc_engine_t *engine, int op, int type, void *dst, const void *src, size_t count,
+                          void *old);
+int rttcc_rma_compare_and_swap_local(rttcc_engine_t *engine, int type, void *dst, const void *compare,
+                                     const void *swap, void *old);
+/* Takes the window's lock if it is free now (RTTCC_DONE), else
+ * RTTCC_ERR_BUSY (try again after progress). */
+int rttcc_rma_lock_local(rttcc_engine_t *engine, uint32_t window, int exclusive);
+int rttcc_rma_unlock_local(rttcc_engine_t *engine, uint32_t window);
+
+#pragma GCC visibility pop
+#ifdef __cplusplus
+}
+#endif
+#endif
