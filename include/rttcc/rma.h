@@ -128,24 +128,27 @@ int rttcc_rma_compare_and_swap(rttcc_engine_t *engine, uint32_t peer, uint32_t k
                                int type, const void *compare, const void *swap, uint32_t reply_key,
                                uint8_t tag);
 
-/* Asks for the lock of the window of exposure `key`, shared or exclusive;
- * one byte lands in reply_key when it is held (requests wait in order of
- * arrival).  Unlock releases it; it needs no reply (it is applied after
- * every earlier request of this origin, and puts are flushed first). */
-int rttcc_rma_lock(rttcc_engine_t *engine, uint32_t peer, uint32_t key, int exclusive, uint32_t reply_key,
+/* Asks for the lock of the target's window number `window` (its
+ * rttcc_rma_window_open, which the origin learned when the window was
+ * made), shared or exclusive; one byte lands in reply_key when it is held
+ * (requests wait in order of arrival).  Unlock releases it; it needs no
+ * reply (it is applied after every earlier request of this origin, and
+ * puts are flushed first).  A request naming a window that is not open is
+ * dropped (drop_bad_put). */
+int rttcc_rma_lock(rttcc_engine_t *engine, uint32_t peer, uint32_t window, int exclusive, uint32_t reply_key,
                    uint8_t tag);
-int rttcc_rma_unlock(rttcc_engine_t *engine, uint32_t peer, uint32_t key, uint8_t tag);
+int rttcc_rma_unlock(rttcc_engine_t *engine, uint32_t peer, uint32_t window, uint8_t tag);
 
-/* Dynamic windows: finds the region of the window of exposure `key` that
- * `peer` exposed to us and that holds [addr, addr + len); its
- * rttcc_rma_region_t lands in reply_key (key 0: none holds it). */
+/* Dynamic windows: finds the region of the target's window `window` that
+ * `peer` exposed to us (rttcc_rma_expose) and that holds [addr, addr + len);
+ * its rttcc_rma_region_t lands in reply_key (key 0: none holds it). */
 typedef struct rttcc_rma_region {
     uint64_t base; /* address of its first byte at the target */
     uint64_t len;  /* bytes */
     uint32_t key;  /* exposure to put into, 0 if none */
     uint32_t pad;
 } rttcc_rma_region_t;
-int rttcc_rma_lookup(rttcc_engine_t *engine, uint32_t peer, uint32_t key, uint64_t addr, size_t len,
+int rttcc_rma_lookup(rttcc_engine_t *engine, uint32_t peer, uint32_t window, uint64_t addr, size_t len,
                      uint32_t reply_key, uint8_t tag);
 
 /* ---- this process's own window (origin == target) --------------------
