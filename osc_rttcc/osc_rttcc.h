@@ -1,0 +1,242 @@
+/*
+ * osc_rttcc: MPI one-sided communication over the rttcc engine.
+ *
+ * A window exposes its memory to each peer once (rttcc_rma_expose), so a
+ * put is one engine put with no handshake; gets, accumulates, atomics,
+ * locks and the regions of dynamic windows are requests the target's
+ * engine serves (include/rttcc/rma.h), also while the target computes
+ * outside MPI.  Replies land in grants this process makes for them; the
+ * component is the engine's client of RTTCC_TAG_OSC.
+ *
+ *   osc_rttcc_component.c  parameters, counters, selection, the engine's callbacks
+ *   osc_rttcc_window.c     window creation (create, allocate, dynamic), attach, detach, free
+ *   osc_rttcc_ops.c        put, get, accumulate, fetching ops and their request forms
+ *   osc_rttcc_sync.c       fence, PSCW, locks, flushes: epochs and completion
+ *   osc_rttcc_types.c      datatypes and ops as the engine's codes; a type's contiguous runs
+ */
+#ifndef MCA_OSC_RTTCC_H
+#define MCA_OSC_RTTCC_H
+
+#include "ompi_config.h"
+
+#include "mpi.h"
+#include "ompi/communicator/communicator.h"
+#include "ompi/datatype/ompi_datatype.h"
+#include "ompi/group/group.h"
+#include "ompi/mca/osc/osc.h"
+#include "ompi/request/request.h"
+#include "ompi/win/win.h"
+#include "opal/class/opal_hash_table.h"
+#include "opal/threads/mutex.h"
+
+#include "rttcc/engine.h"
+#include "rttcc/rma.h"
+#include "rttcc/tags.h"
+
+BEGIN_C_DECLS
+
+/* Counters exported as MPI_T performance variables (osc_rttcc_<name>). */
+#define MCA_OSC_RTTCC_COUNTERS(X)                                                       \
+    X(puts, "MPI_Put and MPI_Rput calls")                                               \
+    X(gets, "MPI_Get and MPI_Rget calls")                                               \
+    X(accumulates, "accumulate calls: MPI_Accumulate, MPI_Get_accumulate, MPI_Fetch_and_op, their request forms") \
+    X(atomics, "MPI_Compare_and_swap calls")                                            \
+    X(bytes_put, "bytes put (puts and accumulates)")                                    \
+    X(bytes_got, "bytes read (gets and fetching accumulates)")                          \
+    X(epochs, "epochs closed: fences, PSCW completions, unlocks")                        \
+    X(lock_waits, "locks of this process's own window that found it taken and waited")
+
+typedef struct mca_osc_rttcc_counters_t {
+#define MCA_OSC_RTTCC_COUNTER_FIELD(name, help) volatile int64_t name;
+    MCA_OSC_RTTCC_COUNTERS(MCA_OSC_RTTCC_COUNTER_FIELD)
+#undef MCA_OSC_RTTCC_COUNTER_FIELD
+} mca_osc_rttcc_counters_t;
+
+struct mca_osc_rttcc_module_t;
+
+typedef struct mca_osc_rttcc_component_t {
+    ompi_osc_base_component_t super;
+    int priority;                /* osc_rttcc_priority */
+    int verbose;                 /* osc_rttcc_verbose */
+    int output;                  /* opal_output stream */
+    rttcc_engine_t *engine;      /* the process engine we are a client of, NULL if none */
+    opal_mutex_t lock;           /* everything below, and every module's state */
+    opal_hash_table_t replies;   /* reply key -> osc_rttcc_op_t awaiting it */
+    opal_list_t modules;         /* windows alive, by their communicator's id for messages */
+    mca_osc_rttcc_counters_t counters;
+} mca_osc_rttcc_component_t;
+
+OMPI_MODULE_DECLSPEC extern mca_osc_rttcc_component_t mca_osc_rttcc_component;
+
+/* What this process knows of one rank of a window. */
+typedef struct osc_rttcc_peer_t {
+    uint32_t index;       /* the engine's index of it */
+    uint32_t key;         /* its exposure to us (0: none, e.g. size 0 or dynamic) */
+    uint64_t size;        /* its window's bytes */
+    int disp_unit;
+    uint32_t window;      /* its engine window number (locks, lookups) */
+    int lock;             /* MPI_LOCK_SHARED/EXCLUSIVE held on it by an MPI_Win_lock, else 0 */
+    bool lock_nocheck;    /* ... with MPI_MODE_NOCHECK: no lock was asked for */
+    bool in_access;       /* in the PSCW access group of the current start */
+    uint32_t unfinished;  /* operations to it not complete here (replies, zero-copy sends) */
+    bool dirty;           /* sent something since its last flush */
+    int posts;            /* MPI_Win_post messages from it not yet used by a start */
+    rttcc_rma_region_t *regions; /* dynamic windows: its regions we looked up this epoch */
+    int nregions, cap_regions;
+} osc_rttcc_peer_t;
+
+/* One region of ours attached to a dynamic window. */
+typedef struct osc_rttcc_region_t {
+    void *base;
+    size_t len;
+    uint32_t *keys;       /* its exposure per rank (0 for self) */
+} osc_rttcc_region_t;
+
+typedef struct mca_osc_rttcc_module_t {
+    ompi_osc_base_module_t super;
+    opal_list_item_t item;          /* in the component's modules */
+    ompi_communicator_t *comm;      /* our duplicate of the window's communicator */
+    uint32_t cid;                   /* its id: names the window in our messages */
+    int rank, size;
+    int flavor;
+    void *base;
+    size_t len;
+    int disp_unit;
+    void *allocated;                /* MPI_Win_allocate's memory, ours to free */
+    uint32_t window;                /* our engine window number (its lock table) */
+    uint32_t *exposures;            /* our exposure per rank (0 for self) */
+    osc_rttcc_peer_t *peers;        /* by rank */
+    osc_rttcc_region_t *regions;    /* dynamic windows: attached regions */
+    int nregions;
+    bool no_locks;                  /* info no_locks: nobody locks it */
+    /* epochs */
+    bool fence;                     /* a fence opened an access epoch (no MPI_MODE_NOSUCCEED) */
+    bool pscw_access;               /* between MPI_Win_start and MPI_Win_complete */
+    ompi_group_t *start_group;
+    bool pscw_exposure;             /* between MPI_Win_post and MPI_Win_wait/test */
+    ompi_group_t *post_group;
+    int completes;                  /* MPI_Win_complete messages in for the current post */
+    int locks;                      /* targets locked by MPI_Win_lock */
+    bool lock_all;                  /* between MPI_Win_lock_all and MPI_Win_unlock_all */
+    bool lock_all_nocheck;
+    uint32_t unfinished;            /* operations not complete here, all targets */
+} mca_osc_rttcc_module_t;
+
+#define OSC_RTTCC_MODULE(win) ((mca_osc_rttcc_module_t *) (win)->w_osc_module)
+
+/* What an operation waits for: pieces still in flight (zero-copy sends to
+ * be acknowledged, replies to land); when none is left it finishes
+ * (unpacks a staged result, frees its stage, completes its request). */
+typedef struct osc_rttcc_op_t {
+    int kind;                       /* OSC_RTTCC_COOKIE_OP (engine cookies name ops or flushes) */
+    mca_osc_rttcc_module_t *module;
+    int target;
+    int pending;                    /* pieces in flight */
+    int status;                     /* first error of a piece, else OMPI_SUCCESS */
+    void *stage;                    /* the packed origin, freed at the end */
+    void *landing;                  /* where a staged result landed: unpacked at the end, then freed */
+    void *result;                   /* ... into this ... */
+    int result_count;
+    ompi_datatype_t *result_dt;     /* ... with this type (retained), NULL: nothing to unpack */
+    ompi_request_t *request;        /* the MPI request to complete, if any */
+    volatile bool *done;            /* set at the end, if not NULL (waits on lock and lookup replies) */
+    int *status_out;                /* ... and the status copied here, if not NULL */
+} osc_rttcc_op_t;
+
+/* A flush waiting for the engine. */
+typedef struct osc_rttcc_flush_t {
+    int kind;                       /* OSC_RTTCC_COOKIE_FLUSH */
+    volatile bool done;
+    int status;
+} osc_rttcc_flush_t;
+
+enum { OSC_RTTCC_COOKIE_OP = 1, OSC_RTTCC_COOKIE_FLUSH = 2 };
+
+/* Messages between modules (RTTCC_TAG_OSC). */
+enum { OSC_RTTCC_MSG_POST = 1, OSC_RTTCC_MSG_COMPLETE = 2 };
+typedef struct osc_rttcc_msg_t {
+    uint32_t kind;
+    uint32_t cid;                   /* the window's communicator id */
+    int32_t rank;                   /* the sender's rank in it */
+} osc_rttcc_msg_t;
+
+/* osc_rttcc_window.c */
+int osc_rttcc_window_select(struct ompi_win_t *win, void **base, size_t size, int disp_unit,
+                            struct ompi_communicator_t *comm, struct opal_info_t *info, int flavor, int *model);
+int osc_rttcc_attach(struct ompi_win_t *win, void *base, size_t len);
+int osc_rttcc_detach(struct ompi_win_t *win, const void *base);
+int osc_rttcc_free(struct ompi_win_t *win);
+mca_osc_rttcc_module_t *osc_rttcc_module_of(uint32_t cid);
+
+/* osc_rttcc_ops.c */
+int osc_rttcc_put(const void *origin, int ocount, ompi_datatype_t *odt, int target, ptrdiff_t disp, int tcount,
+                  ompi_datatype_t *tdt, struct ompi_win_t *win);
+int osc_rttcc_get(void *origin, int ocount, ompi_datatype_t *odt, int target, ptrdiff_t disp, int tcount,
+                  ompi_datatype_t *tdt, struct ompi_win_t *win);
+int osc_rttcc_accumulate(const void *origin, int ocount, ompi_datatype_t *odt, int target, ptrdiff_t disp,
+                         int tcount, ompi_datatype_t *tdt, struct ompi_op_t *op, struct ompi_win_t *win);
+int osc_rttcc_get_accumulate(const void *origin, int ocount, ompi_datatype_t *odt, void *result, int rcount,
+                             ompi_datatype_t *rdt, int target, ptrdiff_t disp, int tcount, ompi_datatype_t *tdt,
+                             struct ompi_op_t *op, struct ompi_win_t *win);
+int osc_rttcc_fetch_and_op(const void *origin, void *result, ompi_datatype_t *dt, int target, ptrdiff_t disp,
+                           struct ompi_op_t *op, struct ompi_win_t *win);
+int osc_rttcc_compare_and_swap(const void *origin, const void *compare, void *result, ompi_datatype_t *dt,
+                               int target, ptrdiff_t disp, struct ompi_win_t *win);
+int osc_rttcc_rput(const void *origin, int ocount, ompi_datatype_t *odt, int target, ptrdiff_t disp, int tcount,
+                   ompi_datatype_t *tdt, struct ompi_win_t *win, ompi_request_t **request);
+int osc_rttcc_rget(void *origin, int ocount, ompi_datatype_t *odt, int target, ptrdiff_t disp, int tcount,
+                   ompi_datatype_t *tdt, struct ompi_win_t *win, ompi_request_t **request);
+int osc_rttcc_raccumulate(const void *origin, int ocount, ompi_datatype_t *odt, int target, ptrdiff_t disp,
+                          int tcount, ompi_datatype_t *tdt, struct ompi_op_t *op, struct ompi_win_t *win,
+                          ompi_request_t **request);
+int osc_rttcc_rget_accumulate(const void *origin, int ocount, ompi_datatype_t *odt, void *result, int rcount,
+                              ompi_datatype_t *rdt, int target, ptrdiff_t disp, int tcount, ompi_datatype_t *tdt,
+                              struct ompi_op_t *op, struct ompi_win_t *win, ompi_request_t **request);
+/* An operation's piece is done (a zero-copy send acknowledged, a reply landed); under the component lock. */
+void osc_rttcc_op_piece_done(osc_rttcc_op_t *op, int status);
+/* Asks the target's engine for its window lock; *granted is set when it is
+ * held or the request failed (*status: why). */
+int osc_rttcc_request_lock(mca_osc_rttcc_module_t *m, int target, int exclusive, volatile bool *granted, int *status,
+                           uint8_t *landing);
+/* Every operation waiting for a reply from engine peer `index` fails (it died); under the component lock. */
+void osc_rttcc_fail_replies(uint32_t index);
+
+/* osc_rttcc_sync.c */
+int osc_rttcc_fence(int assert, struct ompi_win_t *win);
+int osc_rttcc_start(struct ompi_group_t *group, int assert, struct ompi_win_t *win);
+int osc_rttcc_complete(struct ompi_win_t *win);
+int osc_rttcc_post(struct ompi_group_t *group, int assert, struct ompi_win_t *win);
+int osc_rttcc_wait(struct ompi_win_t *win);
+int osc_rttcc_test(struct ompi_win_t *win, int *flag);
+int osc_rttcc_lock(int lock_type, int target, int assert, struct ompi_win_t *win);
+int osc_rttcc_unlock(int target, struct ompi_win_t *win);
+int osc_rttcc_lock_all(int assert, struct ompi_win_t *win);
+int osc_rttcc_unlock_all(struct ompi_win_t *win);
+int osc_rttcc_sync(struct ompi_win_t *win);
+int osc_rttcc_flush(int target, struct ompi_win_t *win);
+int osc_rttcc_flush_all(struct ompi_win_t *win);
+int osc_rttcc_flush_local(int target, struct ompi_win_t *win);
+int osc_rttcc_flush_local_all(struct ompi_win_t *win);
+/* A message of another module (post, complete) arrived; under the component lock. */
+void osc_rttcc_take_message(const osc_rttcc_msg_t *m);
+/* May this process access `target` now (an epoch is open towards it)? */
+bool osc_rttcc_in_epoch(const mca_osc_rttcc_module_t *m, int target);
+
+/* osc_rttcc_types.c */
+/* The engine's type code of a predefined datatype, -1 if it has none. */
+int osc_rttcc_type_code(ompi_datatype_t *dt);
+/* The engine's op code of a predefined op, -1 if it has none. */
+int osc_rttcc_op_code(struct ompi_op_t *op);
+/* Calls fn(ctx, offset, len) for each contiguous run of `count` elements of
+ * `dt` laid out from offset `at`, in order; stops at the first non-success. */
+typedef int (*osc_rttcc_run_fn)(void *ctx, ptrdiff_t offset, size_t len);
+int osc_rttcc_runs(ompi_datatype_t *dt, int count, ptrdiff_t at, osc_rttcc_run_fn fn, void *ctx);
+/* Packs `count` elements of `dt` at `buf` into `to` (their packed size). */
+int osc_rttcc_pack(const void *buf, int count, ompi_datatype_t *dt, void *to, size_t len);
+int osc_rttcc_unpack(void *buf, int count, ompi_datatype_t *dt, const void *from, size_t len);
+
+/* Waits, progressing, until *flag is set (read under no lock). */
+void osc_rttcc_wait_for(volatile bool *flag);
+
+END_C_DECLS
+#endif

@@ -1,0 +1,223 @@
+/* Component: parameters, MPI_T counters, selection, and the engine's
+ * callbacks (osc_rttcc is the process engine's client of RTTCC_TAG_OSC). */
+#include <string.h>
+
+#include "osc_rttcc.h"
+#include "rttcc/mca.h"
+
+#include "ompi/proc/proc.h"
+#include "opal/mca/base/mca_base_pvar.h"
+#include "opal/mca/base/mca_base_var.h"
+#include "opal/util/output.h"
+
+static int rttcc_register(void);
+static int rttcc_open(void);
+static int rttcc_close(void);
+static int rttcc_init(bool enable_progress_threads, bool enable_mpi_threads);
+static int rttcc_query(struct ompi_win_t *win, void **base, size_t size, int disp_unit,
+                       struct ompi_communicator_t *comm, struct opal_info_t *info, int flavor);
+static int rttcc_finalize(void);
+
+mca_osc_rttcc_component_t mca_osc_rttcc_component = {
+    .super = {
+        .osc_version = {
+            OMPI_OSC_BASE_VERSION_3_0_0,
+            .mca_component_name = "rttcc",
+            MCA_BASE_MAKE_VERSION(component, 0, 1, 0),
+            .mca_open_component = rttcc_open,
+            .mca_close_component = rttcc_close,
+            .mca_register_component_params = rttcc_register,
+        },
+        .osc_data = {
+            .param_field = MCA_BASE_METADATA_PARAM_CHECKPOINT,
+        },
+        .osc_init = rttcc_init,
+        .osc_query = rttcc_query,
+        .osc_select = osc_rttcc_window_select,
+        .osc_finalize = rttcc_finalize,
+    },
+    .priority = 50, /* above osc/pt2pt; below osc/sm, which serves windows inside one node */
+    .output = -1,
+};
+
+/* MPI_T read of one counter: the pvar's context is the counter. */
+static int read_counter(const struct mca_base_pvar_t *pvar, void *value, void *obj)
+{
+    (void) obj;
+    *(unsigned long *) value = (unsigned long) *(volatile int64_t *) pvar->ctx;
+    return OPAL_SUCCESS;
+}
+
+static int rttcc_register(void)
+{
+    mca_osc_rttcc_component_t *c = &mca_osc_rttcc_component;
+    const mca_base_component_t *v = &c->super.osc_version;
+    (void) mca_base_component_var_register(v, "priority",
+                                           "Priority of osc_rttcc on windows whose every rank the process engine "
+                                           "(btl_rttcc's or mtl_rttcc's) reaches",
+                                           MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_6,
+                                           MCA_BASE_VAR_SCOPE_READONLY, &c->priority);
+    (void) mca_base_component_var_register(v, "verbose",
+                                           "Verbosity: 10 = one line per window and per declined one",
+                                           MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_9,
+                                           MCA_BASE_VAR_SCOPE_READONLY, &c->verbose);
+#define MCA_OSC_RTTCC_PVAR(name, help)                                                                \
+    (void) mca_base_component_pvar_register(v, #name, help, OPAL_INFO_LVL_4, MCA_BASE_PVAR_CLASS_COUNTER, \
+                                            MCA_BASE_VAR_TYPE_UNSIGNED_LONG, NULL, MCA_BASE_VAR_BIND_NO_OBJECT, \
+                                            MCA_BASE_PVAR_FLAG_READONLY | MCA_BASE_PVAR_FLAG_CONTINUOUS,  \
+                                            read_counter, NULL, NULL, (void *) &c->counters.name);
+    MCA_OSC_RTTCC_COUNTERS(MCA_OSC_RTTCC_PVAR)
+#undef MCA_OSC_RTTCC_PVAR
+    return OMPI_SUCCESS;
+}
+
+static int rttcc_open(void)
+{
+    mca_osc_rttcc_component_t *c = &mca_osc_rttcc_component;
+    c->output = opal_output_open(NULL);
+    opal_output_set_verbosity(c->output, c->verbose);
+    return OMPI_SUCCESS;
+}
+
+static int rttcc_close(void)
+{
+    mca_osc_rttcc_component_t *c = &mca_osc_rttcc_component;
+    opal_output_close(c->output);
+    c->output = -1;
+    return OMPI_SUCCESS;
+}
+
+/* ---------------------------------------------------------------- engine callbacks
+ * They run in the engine's progress passes, maybe on another thread. */
+
+static void on_recv(void *user, uint32_t peer, uint8_t tag, const void *data, size_t len)
+{
+    mca_osc_rttcc_component_t *c = &mca_osc_rttcc_component;
+    osc_rttcc_msg_t msg;
+    (void) user;
+    (void) tag;
+    if (len != sizeof msg) {
+        opal_output_verbose(10, c->output, "osc:rttcc: a message of %zu bytes from peer %u: not ours, dropped", len,
+                            peer);
+        return;
+    }
+    memcpy(&msg, data, sizeof msg);
+    OPAL_THREAD_LOCK(&c->lock);
+    osc_rttcc_take_message(&msg);
+    OPAL_THREAD_UNLOCK(&c->lock);
+}
+
+/* A reply landed whole in one of our grants. */
+static void on_put(void *user, uint32_t peer, uint32_t key, uint64_t offset, size_t len, uint8_t tag)
+{
+    mca_osc_rttcc_component_t *c = &mca_osc_rttcc_component;
+    void *value = NULL;
+    (void) user;
+    (void) peer;
+    (void) offset;
+    (void) len;
+    (void) tag;
+    OPAL_THREAD_LOCK(&c->lock);
+    if (OPAL_SUCCESS == opal_hash_table_get_value_uint32(&c->replies, key, &value)) {
+        opal_hash_table_remove_value_uint32(&c->replies, key);
+        rttcc_engine_revoke(c->engine, key);
+        osc_rttcc_op_piece_done(value, RTTCC_OK);
+    }
+    OPAL_THREAD_UNLOCK(&c->lock);
+}
+
+static void on_send_done(void *user, void *cookie, int status)
+{
+    mca_osc_rttcc_component_t *c = &mca_osc_rttcc_component;
+    (void) user;
+    OPAL_THREAD_LOCK(&c->lock);
+    if (OSC_RTTCC_COOKIE_OP == *(int *) cookie) {
+        osc_rttcc_op_piece_done(cookie, status);
+    } else {
+        osc_rttcc_flush_t *f = cookie;
+        f->status = status;
+        opal_atomic_wmb();
+        f->done = true;
+    }
+    OPAL_THREAD_UNLOCK(&c->lock);
+}
+
+/* Its replies never come: the operations waiting for them fail (the BTL or
+ * MTL, the engine's creator, says why). */
+static void on_peer_dead(void *user, uint32_t peer, const char *why)
+{
+    mca_osc_rttcc_component_t *c = &mca_osc_rttcc_component;
+    (void) user;
+    opal_output_verbose(10, c->output, "osc:rttcc: peer %u dead (%s): its operations fail", peer, why);
+    OPAL_THREAD_LOCK(&c->lock);
+    osc_rttcc_fail_replies(peer);
+    OPAL_THREAD_UNLOCK(&c->lock);
+}
+
+/* Attaches to the process engine (btl_rttcc's under pml/ob1, mtl_rttcc's
+ * under pml/cm); MPI_Init calls this right after the PML started. */
+static int rttcc_init(bool enable_progress_threads, bool enable_mpi_threads)
+{
+    mca_osc_rttcc_component_t *c = &mca_osc_rttcc_component;
+    rttcc_engine_t *engine = rttcc_mca_process_engine();
+    const rttcc_callbacks_t callbacks = {
+        .on_recv = on_recv,
+        .on_send_done = on_send_done,
+        .on_peer_dead = on_peer_dead,
+        .on_put = on_put,
+    };
+    (void) enable_progress_threads;
+    (void) enable_mpi_threads;
+    OBJ_CONSTRUCT(&c->lock, opal_mutex_t);
+    OBJ_CONSTRUCT(&c->replies, opal_hash_table_t);
+    OBJ_CONSTRUCT(&c->modules, opal_list_t);
+    opal_hash_table_init(&c->replies, 1024);
+    if (NULL == engine || c->priority < 0) {
+        return OMPI_SUCCESS; /* no rttcc engine here: every query declines */
+    }
+    int rc = rttcc_engine_attach(engine, RTTCC_TAG_OSC, &callbacks);
+    if (RTTCC_OK != rc) {
+        opal_output_verbose(1, c->output, "osc:rttcc: cannot attach to the process engine (code %d)", rc);
+        return OMPI_SUCCESS;
+    }
+    c->engine = engine;
+    return OMPI_SUCCESS;
+}
+
+static int rttcc_finalize(void)
+{
+    mca_osc_rttcc_component_t *c = &mca_osc_rttcc_component;
+    if (NULL != c->engine) {
+        rttcc_engine_detach(c->engine, RTTCC_TAG_OSC);
+        c->engine = NULL;
+    }
+    OBJ_DESTRUCT(&c->modules);
+    OBJ_DESTRUCT(&c->replies);
+    OBJ_DESTRUCT(&c->lock);
+    return OMPI_SUCCESS;
+}
+
+/* Serves a window when the process engine reaches every rank of it. */
+static int rttcc_query(struct ompi_win_t *win, void **base, size_t size, int disp_unit,
+                       struct ompi_communicator_t *comm, struct opal_info_t *info, int flavor)
+{
+    mca_osc_rttcc_component_t *c = &mca_osc_rttcc_component;
+    const int n = ompi_comm_size(comm), me = ompi_comm_rank(comm);
+    uint32_t index;
+    (void) win;
+    (void) base;
+    (void) size;
+    (void) disp_unit;
+    (void) info;
+    if (NULL == c->engine || MPI_WIN_FLAVOR_SHARED == flavor || OMPI_COMM_IS_INTER(comm)) {
+        return OMPI_ERR_NOT_SUPPORTED;
+    }
+    for (int r = 0; r < n; ++r) {
+        if (r != me && !rttcc_mca_reach(&ompi_comm_peer_lookup(comm, r)->super.proc_name, &index)) {
+            opal_output_verbose(10, c->output, "osc:rttcc: rank %d of %s is not reached through rttcc: declining", r,
+                                comm->c_name);
+            return OMPI_ERR_NOT_SUPPORTED;
+        }
+    }
+    return c->priority;
+}

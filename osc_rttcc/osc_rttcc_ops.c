@@ -1,0 +1,769 @@
+/* Put, get, accumulate, the fetching ops and their request forms.
+ *
+ * An operation walks its target datatype's contiguous runs; each run is
+ * checked against the target's window (or, in a dynamic window, against the
+ * region the target's engine names for it) and cut into engine calls of at
+ * most the largest message.  The origin's bytes travel packed in the
+ * target's order: contiguous origins as they are, others through a stage.
+ *
+ *   put            rttcc_engine_put into the target's exposure
+ *   get            rttcc_rma_get; the reply lands in a grant over the
+ *                  origin buffer (or a stage, unpacked at the end)
+ *   accumulate     rttcc_rma_accumulate, applied by the target's engine
+ *   get_accumulate the same with a reply grant for the old values
+ *   self           the same updates applied here, under the engine's lock
+ *
+ * An operation that needs nothing more once issued (a copied put) leaves no
+ * trace; the others are an osc_rttcc_op_t until their last piece is done.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "osc_rttcc.h"
+#include "rttcc/mca.h"
+
+#include "ompi/errhandler/errcode-internal.h"
+#include "opal/sys/atomic.h"
+
+/* From ompi/mca/osc/base/osc_base_obj_convert.h (libmpi exports it), which
+ * Debian's headers cannot compile: it needs ompi/op/op.h, whose Fortran
+ * header is not installed. */
+OMPI_DECLSPEC int ompi_osc_base_get_primitive_type_info(ompi_datatype_t *datatype, ompi_datatype_t **prim_datatype,
+                                                        uint32_t *prim_count);
+
+/* ---------------------------------------------------------------- requests */
+
+typedef struct osc_rttcc_request_t {
+    ompi_request_t super;
+} osc_rttcc_request_t;
+
+static int request_free(ompi_request_t **r)
+{
+    if (!REQUEST_COMPLETE(*r)) {
+        return MPI_ERR_REQUEST;
+    }
+    OMPI_REQUEST_FINI(*r);
+    OBJ_RELEASE(*r);
+    *r = MPI_REQUEST_NULL;
+    return OMPI_SUCCESS;
+}
+
+static int request_cancel(ompi_request_t *r, int complete)
+{
+    (void) r;
+    (void) complete;
+    return MPI_ERR_REQUEST; /* RMA requests cannot be cancelled */
+}
+
+static void request_construct(osc_rttcc_request_t *r)
+{
+    r->super.req_type = OMPI_REQUEST_WIN;
+    r->super.req_free = request_free;
+    r->super.req_cancel = request_cancel;
+}
+
+static OBJ_CLASS_INSTANCE(osc_rttcc_request_t, ompi_request_t, request_construct, NULL);
+
+static ompi_request_t *request_new(void)
+{
+    osc_rttcc_request_t *r = OBJ_NEW(osc_rttcc_request_t);
+    if (NULL == r) {
+        return NULL;
+    }
+    OMPI_REQUEST_INIT(&r->super, false);
+    r->super.req_state = OMPI_REQUEST_ACTIVE;
+    r->super.req_status._cancelled = 0;
+    return &r->super;
+}
+
+static void request_complete(ompi_request_t *r, int status)
+{
+    r->req_status.MPI_ERROR = OMPI_SUCCESS == status ? MPI_SUCCESS : ompi_errcode_get_mpi_code(status);
+    ompi_request_complete(r, true);
+}
+
+/* ---------------------------------------------------------------- operations */
+
+static osc_rttcc_op_t *op_new(mca_osc_rttcc_module_t *m, int target, ompi_request_t *request)
+{
+    osc_rttcc_op_t *op = calloc(1, sizeof *op);
+    if (NULL == op) {
+        return NULL;
+    }
+    op->kind = OSC_RTTCC_COOKIE_OP;
+    op->module = m;
+    op->target = target;
+    op->pending = 1; /* the issuer's, dropped when every piece was issued */
+    op->request = request;
+    ++m->unfinished;
+    ++m->peers[target].unfinished;
+    return op;
+}
+
+static void op_finish(osc_rttcc_op_t *op)
+{
+    mca_osc_rttcc_module_t *m = op->module;
+    if (NULL != op->result_dt) {
+        size_t size;
+        ompi_datatype_type_size(op->result_dt, &size);
+        if (OMPI_SUCCESS == op->status) {
+            op->status = osc_rttcc_unpack(op->result, op->result_count, op->result_dt, op->landing,
+                                          size * (size_t) op->result_count);
+        }
+        OBJ_RELEASE(op->result_dt);
+    }
+    free(op->landing);
+    free(op->stage);
+    if (NULL != op->request) {
+        request_complete(op->request, op->status);
+    }
+    if (NULL != op->status_out) {
+        *op->status_out = op->status;
+    }
+    if (NULL != op->done) {
+        opal_atomic_wmb();
+        *op->done = true;
+    }
+    --m->unfinished;
+    --m->peers[op->target].unfinished;
+    free(op);
+}
+
+void osc_rttcc_op_piece_done(osc_rttcc_op_t *op, int status)
+{
+    if (OMPI_SUCCESS == op->status && RTTCC_OK != status) {
+        op->status = RTTCC_ERR_UNREACH == status ? OMPI_ERR_UNREACH : OMPI_ERROR;
+    }
+    if (0 == --op->pending) {
+        op_finish(op);
+    }
+}
+
+/* A grant of `len` bytes at `at` to the target, whose reply completes a piece of `op`. */
+static int reply_grant(osc_rttcc_op_t *op, void *at, size_t len, uint32_t *key)
+{
+    mca_osc_rttcc_component_t *c = &mca_osc_rttcc_component;
+    if (RTTCC_OK != rttcc_engine_grant(c->engine, op->module->peers[op->target].index, at, len, key)) {
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    opal_hash_table_set_value_uint32(&c->replies, *key, op);
+    ++op->pending;
+    return OMPI_SUCCESS;
+}
+
+/* Undoes reply_grant after the request could not be sent. */
+static void reply_cancel(osc_rttcc_op_t *op, uint32_t key)
+{
+    mca_osc_rttcc_component_t *c = &mca_osc_rttcc_component;
+    opal_hash_table_remove_value_uint32(&c->replies, key);
+    rttcc_engine_revoke(c->engine, key);
+    --op->pending;
+}
+
+static int engine_error(int rc)
+{
+    return RTTCC_ERR_UNREACH == rc ? OMPI_ERR_UNREACH : RTTCC_ERR_ARG == rc ? OMPI_ERR_BAD_PARAM : OMPI_ERROR;
+}
+
+/* A piece sent zero-copy (RTTCC_OK) completes later, by its cookie. */
+static int sent(osc_rttcc_op_t *op, int rc)
+{
+    if (RTTCC_OK == rc) {
+        ++op->pending;
+        return OMPI_SUCCESS;
+    }
+    return RTTCC_DONE == rc ? OMPI_SUCCESS : engine_error(rc);
+}
+
+void osc_rttcc_fail_replies(uint32_t index)
+{
+    mca_osc_rttcc_component_t *c = &mca_osc_rttcc_component;
+    uint32_t key, next_key;
+    void *value, *node, *next_node;
+    int rc = opal_hash_table_get_first_key_uint32(&c->replies, &key, &value, &node);
+    while (OPAL_SUCCESS == rc) {
+        osc_rttcc_op_t *op = value;
+        rc = opal_hash_table_get_next_key_uint32(&c->replies, &next_key, &value, node, &next_node);
+        if (op->module->peers[op->target].index == index) {
+            opal_hash_table_remove_value_uint32(&c->replies, key);
+            rttcc_engine_revoke(c->engine, key);
+            osc_rttcc_op_piece_done(op, RTTCC_ERR_UNREACH);
+        }
+        key = next_key;
+        node = next_node;
+    }
+}
+
+int osc_rttcc_request_lock(mca_osc_rttcc_module_t *m, int target, int exclusive, volatile bool *granted, int *status,
+                           uint8_t *landing)
+{
+    mca_osc_rttcc_component_t *c = &mca_osc_rttcc_component;
+    osc_rttcc_peer_t *p = &m->peers[target];
+    uint32_t key;
+    int rc;
+    OPAL_THREAD_LOCK(&c->lock);
+    osc_rttcc_op_t *op = op_new(m, target, NULL);
+    rc = NULL == op ? OMPI_ERR_OUT_OF_RESOURCE : reply_grant(op, landing, 1, &key);
+    if (OMPI_SUCCESS == rc) {
+        op->done = granted;
+        op->status_out = status;
+        int erc = rttcc_rma_lock(c->engine, p->index, p->window, exclusive, key, RTTCC_TAG_OSC);
+        if (RTTCC_OK != erc && RTTCC_DONE != erc) {
+            reply_cancel(op, key);
+            rc = op->status = engine_error(erc);
+        }
+    }
+    if (NULL != op) {
+        osc_rttcc_op_piece_done(op, RTTCC_OK); /* the issuer's part */
+    }
+    OPAL_THREAD_UNLOCK(&c->lock);
+    return rc;
+}
+
+/* ---------------------------------------------------------------- targets */
+
+/* Dynamic windows: the target's region holding [addr, addr + len), from this
+ * epoch's lookups or a new one; NULL if none does (*rc says why). */
+static const rttcc_rma_region_t *region_of(mca_osc_rttcc_module_t *m, int target, uint64_t addr, size_t len,
+                                           int *rc)
+{
+    mca_osc_rttcc_component_t *c = &mca_osc_rttcc_component;
+    osc_rttcc_peer_t *p = &m->peers[target];
+    rttcc_rma_region_t found;
+    volatile bool done = false;
+    uint32_t key;
+    for (int i = 0; i < p->nregions; ++i) {
+        if (addr >= p->regions[i].base && len <= p->regions[i].len && addr - p->regions[i].base <= p->regions[i].len - len) {
+            return &p->regions[i];
+        }
+    }
+    OPAL_THREAD_LOCK(&c->lock);
+    osc_rttcc_op_t *op = op_new(m, target, NULL);
+    *rc = NULL == op ? OMPI_ERR_OUT_OF_RESOURCE : reply_grant(op, &found, sizeof found, &key);
+    if (OMPI_SUCCESS == *rc) {
+        op->done = &done;
+        int erc = rttcc_rma_lookup(c->engine, p->index, p->window, addr, len, key, RTTCC_TAG_OSC);
+        if (RTTCC_OK != erc && RTTCC_DONE != erc) {
+            reply_cancel(op, key);
+            *rc = engine_error(erc);
+        }
+    }
+    if (NULL != op) {
+        osc_rttcc_op_piece_done(op, RTTCC_OK); /* the issuer's part */
+    }
+    OPAL_THREAD_UNLOCK(&c->lock);
+    if (OMPI_SUCCESS != *rc) {
+        return NULL;
+    }
+    osc_rttcc_wait_for(&done);
+    if (0 == found.key) {
+        *rc = OMPI_ERR_RMA_RANGE;
+        return NULL;
+    }
+    if (p->nregions == p->cap_regions) {
+        int cap = p->cap_regions ? 2 * p->cap_regions : 4;
+        rttcc_rma_region_t *grown = realloc(p->regions, (size_t) cap * sizeof *grown);
+        if (NULL == grown) {
+            *rc = OMPI_ERR_OUT_OF_RESOURCE;
+            return NULL;
+        }
+        p->regions = grown;
+        p->cap_regions = cap;
+    }
+    p->regions[p->nregions] = found;
+    return &p->regions[p->nregions++];
+}
+
+/* Where one run of the target lands: the exposure key and the offset in it,
+ * after the bounds check.  Dynamic windows look their regions up first
+ * (resolve_dynamic), so this never waits. */
+static int locate(mca_osc_rttcc_module_t *m, int target, ptrdiff_t at, size_t len, uint32_t *key, uint64_t *offset)
+{
+    osc_rttcc_peer_t *p = &m->peers[target];
+    if (MPI_WIN_FLAVOR_DYNAMIC != m->flavor) {
+        if (at < 0 || (uint64_t) at > p->size || len > p->size - (uint64_t) at) {
+            return OMPI_ERR_RMA_RANGE;
+        }
+        *key = p->key;
+        *offset = (uint64_t) at;
+        return OMPI_SUCCESS;
+    }
+    for (int i = 0; i < p->nregions; ++i) {
+        const rttcc_rma_region_t *r = &p->regions[i];
+        if ((uint64_t) at >= r->base && len <= r->len && (uint64_t) at - r->base <= r->len - len) {
+            *key = r->key;
+            *offset = (uint64_t) at - r->base;
+            return OMPI_SUCCESS;
+        }
+    }
+    return OMPI_ERR_RMA_RANGE;
+}
+
+typedef struct {
+    mca_osc_rttcc_module_t *m;
+    int target;
+} resolve_ctx_t;
+
+static int resolve_run(void *ctx, ptrdiff_t at, size_t len)
+{
+    resolve_ctx_t *r = ctx;
+    int rc = OMPI_SUCCESS;
+    return NULL == region_of(r->m, r->target, (uint64_t) at, len, &rc) ? rc : OMPI_SUCCESS;
+}
+
+/* Dynamic windows: looks up every region the target runs touch (waits). */
+static int resolve_dynamic(mca_osc_rttcc_module_t *m, int target, ompi_datatype_t *tdt, int tcount, ptrdiff_t at)
+{
+    resolve_ctx_t r = {m, target};
+    if (MPI_WIN_FLAVOR_DYNAMIC != m->flavor || target == m->rank) {
+        return OMPI_SUCCESS;
+    }
+    return osc_rttcc_runs(tdt, tcount, at, resolve_run, &r);
+}
+
+/* The target's address of displacement `disp` (self), or its offset in the window. */
+static ptrdiff_t target_at(const mca_osc_rttcc_module_t *m, int target, ptrdiff_t disp)
+{
+    if (MPI_WIN_FLAVOR_DYNAMIC == m->flavor) {
+        return disp; /* an address */
+    }
+    return disp * (ptrdiff_t) m->peers[target].disp_unit;
+}
+
+/* ---------------------------------------------------------------- issuing runs */
+
+enum { KIND_PUT, KIND_GET, KIND_ACC };
+
+/* One operation being issued: the packed origin bytes walk along the
+ * target's runs. */
+typedef struct {
+    mca_osc_rttcc_module_t *m;
+    int target;
+    int kind;
+    uint8_t *data;           /* put, acc: the bytes to send; get: where replies land */
+    uint8_t *fetch;          /* acc: where old values land (NULL: none) */
+    size_t done;             /* bytes of data used so far */
+    size_t total;            /* bytes of data */
+    int rop, rtype;          /* acc: the engine's op and type */
+    size_t esize;            /* acc: element size (pieces are whole elements) */
+    osc_rttcc_op_t *op;
+} issue_t;
+
+static int issue_piece(issue_t *s, uint32_t key, uint64_t offset, size_t n)
+{
+    mca_osc_rttcc_component_t *c = &mca_osc_rttcc_component;
+    const uint32_t peer = s->m->peers[s->target].index;
+    uint8_t *bytes = s->data + s->done;
+    struct iovec iov = {.iov_base = bytes, .iov_len = n};
+    uint32_t reply = 0;
+    int rc;
+    switch (s->kind) {
+    case KIND_PUT:
+        return sent(s->op, rttcc_engine_put(c->engine, peer, key, offset, RTTCC_TAG_OSC, &iov, 1, s->op));
+    case KIND_GET:
+        rc = reply_grant(s->op, bytes, n, &reply);
+        if (OMPI_SUCCESS != rc) {
+            return rc;
+        }
+        rc = rttcc_rma_get(c->engine, peer, key, offset, n, reply, RTTCC_TAG_OSC);
+        break;
+    default:
+        if (NULL != s->fetch) {
+            rc = reply_grant(s->op, s->fetch + s->done, n, &reply);
+            if (OMPI_SUCCESS != rc) {
+                return rc;
+            }
+        }
+        rc = rttcc_rma_accumulate(c->engine, peer, key, offset, s->rop, s->rtype, &iov, 1, reply, RTTCC_TAG_OSC,
+                                  s->op);
+        if (RTTCC_OK == rc || RTTCC_DONE == rc) {
+            return sent(s->op, rc);
+        }
+        break;
+    }
+    if (RTTCC_OK != rc && RTTCC_DONE != rc) {
+        reply_cancel(s->op, reply);
+        return engine_error(rc);
+    }
+    return OMPI_SUCCESS;
+}
+
+/* One contiguous run of the target, cut into messages. */
+static int issue_run(void *ctx, ptrdiff_t at, size_t len)
+{
+    issue_t *s = ctx;
+    size_t max = rttcc_engine_max_message(mca_osc_rttcc_component.engine);
+    uint32_t key;
+    uint64_t offset;
+    int rc = locate(s->m, s->target, at, len, &key, &offset);
+    if (KIND_ACC == s->kind) {
+        max -= max % s->esize;
+    }
+    while (OMPI_SUCCESS == rc && len > 0) {
+        size_t n = len < max ? len : max;
+        rc = issue_piece(s, key, offset, n);
+        s->done += n;
+        offset += n;
+        len -= n;
+    }
+    return rc;
+}
+
+/* Applies one run here (the target is this process). */
+static int local_run(void *ctx, ptrdiff_t at, size_t len)
+{
+    issue_t *s = ctx;
+    mca_osc_rttcc_module_t *m = s->m;
+    uint8_t *to = (uint8_t *) (MPI_WIN_FLAVOR_DYNAMIC == m->flavor ? (uintptr_t) at : (uintptr_t) m->base + at);
+    if (MPI_WIN_FLAVOR_DYNAMIC != m->flavor && (at < 0 || (size_t) at > m->len || len > m->len - (size_t) at)) {
+        return OMPI_ERR_RMA_RANGE;
+    }
+    switch (s->kind) {
+    case KIND_PUT:
+        memcpy(to, s->data + s->done, len);
+        break;
+    case KIND_GET:
+        memcpy(s->data + s->done, to, len);
+        break;
+    default:
+        if (RTTCC_OK != rttcc_rma_apply_local(mca_osc_rttcc_component.engine, s->rop, s->rtype, to,
+                                              s->data + s->done, len / s->esize,
+                                              NULL != s->fetch ? s->fetch + s->done : NULL)) {
+            return OMPI_ERR_BAD_PARAM;
+        }
+    }
+    s->done += len;
+    return OMPI_SUCCESS;
+}
+
+/* ---------------------------------------------------------------- the common path */
+
+typedef struct {
+    const void *origin;          /* put/acc: source; get: destination */
+    int ocount;
+    ompi_datatype_t *odt;
+    void *result;                /* get_accumulate's */
+    int rcount;
+    ompi_datatype_t *rdt;
+    int target;
+    ptrdiff_t disp;
+    int tcount;
+    ompi_datatype_t *tdt;
+    struct ompi_op_t *op;        /* acc: NULL for put and get */
+    int kind;
+    bool fetch;                  /* get_accumulate */
+    ompi_request_t **request;    /* request forms */
+} rma_call_t;
+
+/* A contiguous buffer's first byte, or NULL if the layout has holes. */
+static uint8_t *contiguous(const void *buf, int count, ompi_datatype_t *dt)
+{
+    ptrdiff_t lb, extent;
+    if (!ompi_datatype_is_contiguous_memory_layout(dt, count)) {
+        return NULL;
+    }
+    ompi_datatype_get_true_extent(dt, &lb, &extent);
+    return (uint8_t *) buf + lb;
+}
+
+static void count_call(const rma_call_t *a, size_t bytes)
+{
+    mca_osc_rttcc_counters_t *k = &mca_osc_rttcc_component.counters;
+    if (KIND_PUT == a->kind) {
+        ++k->puts;
+        k->bytes_put += bytes;
+    } else if (KIND_GET == a->kind) {
+        ++k->gets;
+        k->bytes_got += bytes;
+    } else {
+        ++k->accumulates;
+        k->bytes_put += bytes;
+        if (a->fetch) {
+            k->bytes_got += bytes;
+        }
+    }
+}
+
+/* The engine's op and type for an accumulate, and whether the elements
+ * travel as they lie in memory (the pair types: their packed form drops
+ * the padding the target's memory has). */
+static int acc_codes(const rma_call_t *a, issue_t *s, bool *raw)
+{
+    ompi_datatype_t *prim;
+    uint32_t prim_count;
+    int rc = ompi_osc_base_get_primitive_type_info(a->tdt, &prim, &prim_count);
+    if (OMPI_SUCCESS != rc) {
+        return rc;
+    }
+    s->rtype = osc_rttcc_type_code(prim);
+    s->rop = osc_rttcc_op_code(a->op);
+    if (s->rtype < 0 || s->rop < 0 || !rttcc_rma_op_valid(s->rop, s->rtype)) {
+        opal_output_verbose(10, mca_osc_rttcc_component.output,
+                            "osc:rttcc: no engine code for this op on type %s", prim->name);
+        return OMPI_ERR_NOT_SUPPORTED;
+    }
+    s->esize = rttcc_rma_type_size(s->rtype);
+    size_t psize;
+    ompi_datatype_type_size(prim, &psize);
+    *raw = psize != s->esize;
+    if (*raw && (a->tdt != prim || (a->ocount > 0 && a->odt != prim) || (a->fetch && a->rdt != prim))) {
+        opal_output_verbose(10, mca_osc_rttcc_component.output,
+                            "osc:rttcc: %s accumulates only as the predefined type itself", prim->name);
+        return OMPI_ERR_NOT_SUPPORTED;
+    }
+    return OMPI_SUCCESS;
+}
+
+static int rma_call(rma_call_t *a, struct ompi_win_t *win)
+{
+    mca_osc_rttcc_module_t *m = OSC_RTTCC_MODULE(win);
+    mca_osc_rttcc_component_t *c = &mca_osc_rttcc_component;
+    issue_t s = {.m = m, .target = a->target, .kind = a->kind};
+    bool raw = false, self = a->target == m->rank;
+    size_t tsize, bytes;
+    uint8_t *stage = NULL, *fetch_stage = NULL;
+    ompi_request_t *request = NULL;
+    int rc;
+
+    if (ompi_win_peer_invalid(win, a->target)) {
+        return OMPI_ERR_BAD_PARAM;
+    }
+    if (!osc_rttcc_in_epoch(m, a->target)) {
+        return OMPI_ERR_RMA_SYNC;
+    }
+    if (KIND_ACC == a->kind && OMPI_SUCCESS != (rc = acc_codes(a, &s, &raw))) {
+        return rc;
+    }
+    ompi_datatype_type_size(a->tdt, &tsize);
+    bytes = raw ? (size_t) a->tcount * rttcc_rma_type_size(s.rtype) : tsize * (size_t) a->tcount;
+    if (!raw && a->ocount > 0) {
+        size_t osize;
+        ompi_datatype_type_size(a->odt, &osize);
+        if (osize * (size_t) a->ocount != bytes) {
+            return OMPI_ERR_BAD_PARAM; /* the origin's and the target's type signatures differ */
+        }
+    }
+    count_call(a, bytes);
+    rc = resolve_dynamic(m, a->target, a->tdt, a->tcount, target_at(m, a->target, a->disp));
+    if (OMPI_SUCCESS != rc) {
+        return rc;
+    }
+    if (NULL != a->request && NULL == (request = request_new())) {
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+
+    /* The origin side, packed in the target's order. */
+    s.total = bytes;
+    if (KIND_GET == a->kind) {
+        s.data = contiguous(a->origin, a->ocount, a->odt);
+    } else if (raw || a->ocount == 0) {
+        s.data = (uint8_t *) a->origin;
+    } else if (NULL == (s.data = contiguous(a->origin, a->ocount, a->odt))) {
+        stage = malloc(bytes ? bytes : 1);
+        rc = NULL == stage ? OMPI_ERR_OUT_OF_RESOURCE : osc_rttcc_pack(a->origin, a->ocount, a->odt, stage, bytes);
+        s.data = stage;
+    }
+    if (KIND_GET == a->kind && NULL == s.data) {
+        s.data = stage = malloc(bytes ? bytes : 1); /* unpacked into the origin at the end */
+        rc = NULL == stage ? OMPI_ERR_OUT_OF_RESOURCE : rc;
+    }
+    if (a->fetch && OMPI_SUCCESS == rc && NULL == (s.fetch = raw ? (uint8_t *) a->result : contiguous(a->result, a->rcount, a->rdt))) {
+        s.fetch = fetch_stage = malloc(bytes ? bytes : 1);
+        rc = NULL == fetch_stage ? OMPI_ERR_OUT_OF_RESOURCE : rc;
+    }
+    if (OMPI_SUCCESS != rc) {
+        free(stage);
+        free(fetch_stage);
+        if (NULL != request) {
+            request_complete(request, rc);
+            *a->request = request;
+        }
+        return rc;
+    }
+
+    OPAL_THREAD_LOCK(&c->lock);
+    s.op = op_new(m, a->target, request);
+    if (NULL == s.op) {
+        OPAL_THREAD_UNLOCK(&c->lock);
+        free(stage);
+        free(fetch_stage);
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    /* What the end of the operation unpacks and frees. */
+    if (NULL != fetch_stage) {
+        s.op->landing = fetch_stage;
+        s.op->result = a->result;
+        s.op->result_count = a->rcount;
+        s.op->result_dt = a->rdt;
+    } else if (KIND_GET == a->kind && NULL != stage) {
+        s.op->landing = stage;
+        s.op->result = (void *) a->origin;
+        s.op->result_count = a->ocount;
+        s.op->result_dt = a->odt;
+        stage = NULL;
+    }
+    s.op->stage = stage;
+    if (NULL != s.op->result_dt) {
+        OBJ_RETAIN(s.op->result_dt);
+    }
+    m->peers[a->target].dirty |= !self;
+    rc = osc_rttcc_runs(a->tdt, a->tcount, target_at(m, a->target, a->disp), self ? local_run : issue_run, &s);
+    if (OMPI_SUCCESS != rc && OMPI_SUCCESS == s.op->status) {
+        s.op->status = rc;
+    }
+    osc_rttcc_op_piece_done(s.op, RTTCC_OK); /* the issuer's part: may finish it */
+    OPAL_THREAD_UNLOCK(&c->lock);
+    if (NULL != a->request) {
+        *a->request = request;
+    }
+    return rc;
+}
+
+/* ---------------------------------------------------------------- the MPI calls */
+
+static int put_call(const void *origin, int ocount, ompi_datatype_t *odt, int target, ptrdiff_t disp, int tcount,
+                    ompi_datatype_t *tdt, struct ompi_win_t *win, ompi_request_t **request)
+{
+    rma_call_t a = {.origin = origin, .ocount = ocount, .odt = odt, .target = target, .disp = disp,
+                    .tcount = tcount, .tdt = tdt, .kind = KIND_PUT, .request = request};
+    return rma_call(&a, win);
+}
+
+static int get_call(void *origin, int ocount, ompi_datatype_t *odt, int target, ptrdiff_t disp, int tcount,
+                    ompi_datatype_t *tdt, struct ompi_win_t *win, ompi_request_t **request)
+{
+    rma_call_t a = {.origin = origin, .ocount = ocount, .odt = odt, .target = target, .disp = disp,
+                    .tcount = tcount, .tdt = tdt, .kind = KIND_GET, .request = request};
+    return rma_call(&a, win);
+}
+
+/* A fetching accumulate with MPI_NO_OP reads: a get, which the target's
+ * engine serves under the same lock and in the same order. */
+static int acc_call(const void *origin, int ocount, ompi_datatype_t *odt, void *result, int rcount,
+                    ompi_datatype_t *rdt, int target, ptrdiff_t disp, int tcount, ompi_datatype_t *tdt,
+                    struct ompi_op_t *op, bool fetch, struct ompi_win_t *win, ompi_request_t **request)
+{
+    if (fetch && MPI_NO_OP == op) {
+        mca_osc_rttcc_component.counters.accumulates++;
+        return get_call(result, rcount, rdt, target, disp, tcount, tdt, win, request);
+    }
+    rma_call_t a = {.origin = origin, .ocount = ocount, .odt = odt, .result = result, .rcount = rcount,
+                    .rdt = rdt, .target = target, .disp = disp, .tcount = tcount, .tdt = tdt, .op = op,
+                    .kind = KIND_ACC, .fetch = fetch, .request = request};
+    return rma_call(&a, win);
+}
+
+int osc_rttcc_put(const void *origin, int ocount, ompi_datatype_t *odt, int target, ptrdiff_t disp, int tcount,
+                  ompi_datatype_t *tdt, struct ompi_win_t *win)
+{
+    return put_call(origin, ocount, odt, target, disp, tcount, tdt, win, NULL);
+}
+
+int osc_rttcc_rput(const void *origin, int ocount, ompi_datatype_t *odt, int target, ptrdiff_t disp, int tcount,
+                   ompi_datatype_t *tdt, struct ompi_win_t *win, ompi_request_t **request)
+{
+    return put_call(origin, ocount, odt, target, disp, tcount, tdt, win, request);
+}
+
+int osc_rttcc_get(void *origin, int ocount, ompi_datatype_t *odt, int target, ptrdiff_t disp, int tcount,
+                  ompi_datatype_t *tdt, struct ompi_win_t *win)
+{
+    return get_call(origin, ocount, odt, target, disp, tcount, tdt, win, NULL);
+}
+
+int osc_rttcc_rget(void *origin, int ocount, ompi_datatype_t *odt, int target, ptrdiff_t disp, int tcount,
+                   ompi_datatype_t *tdt, struct ompi_win_t *win, ompi_request_t **request)
+{
+    return get_call(origin, ocount, odt, target, disp, tcount, tdt, win, request);
+}
+
+int osc_rttcc_accumulate(const void *origin, int ocount, ompi_datatype_t *odt, int target, ptrdiff_t disp,
+                         int tcount, ompi_datatype_t *tdt, struct ompi_op_t *op, struct ompi_win_t *win)
+{
+    return acc_call(origin, ocount, odt, NULL, 0, NULL, target, disp, tcount, tdt, op, false, win, NULL);
+}
+
+int osc_rttcc_raccumulate(const void *origin, int ocount, ompi_datatype_t *odt, int target, ptrdiff_t disp,
+                          int tcount, ompi_datatype_t *tdt, struct ompi_op_t *op, struct ompi_win_t *win,
+                          ompi_request_t **request)
+{
+    return acc_call(origin, ocount, odt, NULL, 0, NULL, target, disp, tcount, tdt, op, false, win, request);
+}
+
+int osc_rttcc_get_accumulate(const void *origin, int ocount, ompi_datatype_t *odt, void *result, int rcount,
+                             ompi_datatype_t *rdt, int target, ptrdiff_t disp, int tcount, ompi_datatype_t *tdt,
+                             struct ompi_op_t *op, struct ompi_win_t *win)
+{
+    return acc_call(origin, ocount, odt, result, rcount, rdt, target, disp, tcount, tdt, op, true, win, NULL);
+}
+
+int osc_rttcc_rget_accumulate(const void *origin, int ocount, ompi_datatype_t *odt, void *result, int rcount,
+                              ompi_datatype_t *rdt, int target, ptrdiff_t disp, int tcount, ompi_datatype_t *tdt,
+                              struct ompi_op_t *op, struct ompi_win_t *win, ompi_request_t **request)
+{
+    return acc_call(origin, ocount, odt, result, rcount, rdt, target, disp, tcount, tdt, op, true, win, request);
+}
+
+int osc_rttcc_fetch_and_op(const void *origin, void *result, ompi_datatype_t *dt, int target, ptrdiff_t disp,
+                           struct ompi_op_t *op, struct ompi_win_t *win)
+{
+    return acc_call(origin, 1, dt, result, 1, dt, target, disp, 1, dt, op, true, win, NULL);
+}
+
+int osc_rttcc_compare_and_swap(const void *origin, const void *compare, void *result, ompi_datatype_t *dt,
+                               int target, ptrdiff_t disp, struct ompi_win_t *win)
+{
+    mca_osc_rttcc_module_t *m = OSC_RTTCC_MODULE(win);
+    mca_osc_rttcc_component_t *c = &mca_osc_rttcc_component;
+    const int type = osc_rttcc_type_code(dt);
+    const ptrdiff_t at = target_at(m, target, disp);
+    size_t esize;
+    uint32_t key, reply;
+    uint64_t offset;
+    int rc;
+
+    if (ompi_win_peer_invalid(win, target)) {
+        return OMPI_ERR_BAD_PARAM;
+    }
+    if (!osc_rttcc_in_epoch(m, target)) {
+        return OMPI_ERR_RMA_SYNC;
+    }
+    if (type < 0) {
+        return OMPI_ERR_NOT_SUPPORTED;
+    }
+    esize = rttcc_rma_type_size(type);
+    ++c->counters.atomics;
+    if (target == m->rank) {
+        uint8_t *to = (uint8_t *) (MPI_WIN_FLAVOR_DYNAMIC == m->flavor ? (uintptr_t) at : (uintptr_t) m->base + at);
+        if (MPI_WIN_FLAVOR_DYNAMIC != m->flavor && (at < 0 || (size_t) at > m->len || esize > m->len - (size_t) at)) {
+            return OMPI_ERR_RMA_RANGE;
+        }
+        return RTTCC_OK == rttcc_rma_compare_and_swap_local(c->engine, type, to, compare, origin, result)
+                   ? OMPI_SUCCESS
+                   : OMPI_ERR_BAD_PARAM;
+    }
+    if (OMPI_SUCCESS != (rc = resolve_dynamic(m, target, dt, 1, at))) {
+        return rc;
+    }
+    OPAL_THREAD_LOCK(&c->lock);
+    osc_rttcc_op_t *op = NULL;
+    rc = locate(m, target, at, esize, &key, &offset);
+    if (OMPI_SUCCESS == rc) {
+        op = op_new(m, target, NULL);
+        rc = NULL == op ? OMPI_ERR_OUT_OF_RESOURCE : reply_grant(op, result, esize, &reply);
+    }
+    if (OMPI_SUCCESS == rc) {
+        m->peers[target].dirty = true;
+        int erc = rttcc_rma_compare_and_swap(c->engine, m->peers[target].index, key, offset, type, compare, origin,
+                                             reply, RTTCC_TAG_OSC);
+        if (RTTCC_OK != erc && RTTCC_DONE != erc) {
+            reply_cancel(op, reply);
+            rc = op->status = engine_error(erc);
+        }
+    }
+    if (NULL != op) {
+        osc_rttcc_op_piece_done(op, RTTCC_OK);
+    }
+    OPAL_THREAD_UNLOCK(&c->lock);
+    return rc;
+}

@@ -1,0 +1,515 @@
+/* Epochs and completion: fence, PSCW, locks, flushes.
+ *
+ *   completion   an operation is complete here when its zero-copy sends are
+ *                acknowledged and its replies landed (peer.unfinished); at
+ *                the target when the engine acknowledged every message sent
+ *                before (rttcc_engine_flush): puts land, and requests are
+ *                applied, before they are acknowledged
+ *   fence        flush every target, then a barrier
+ *   PSCW         post: a POST message to each origin; start: wait for the
+ *                POST of each target; complete: flush each target, then a
+ *                COMPLETE message to it; wait: every origin's COMPLETE in
+ *   locks        the target's engine keeps the lock table (rttcc_rma_lock),
+ *                so a lock is granted while the target computes; unlock
+ *                flushes, then releases (no reply needed)
+ */
+#include <stdlib.h>
+
+#include "osc_rttcc.h"
+
+#include "opal/runtime/opal_progress.h"
+#include "opal/sys/atomic.h"
+
+void osc_rttcc_wait_for(volatile bool *flag)
+{
+    while (!*flag) {
+        opal_progress();
+    }
+    opal_atomic_rmb();
+}
+
+/* Reads a counter the engine's callbacks change. */
+static uint32_t read_locked(const uint32_t *x)
+{
+    mca_osc_rttcc_component_t *c = &mca_osc_rttcc_component;
+    OPAL_THREAD_LOCK(&c->lock);
+    uint32_t v = *x;
+    OPAL_THREAD_UNLOCK(&c->lock);
+    return v;
+}
+
+static int read_int_locked(const int *x)
+{
+    mca_osc_rttcc_component_t *c = &mca_osc_rttcc_component;
+    OPAL_THREAD_LOCK(&c->lock);
+    int v = *x;
+    OPAL_THREAD_UNLOCK(&c->lock);
+    return v;
+}
+
+bool osc_rttcc_in_epoch(const mca_osc_rttcc_module_t *m, int target)
+{
+    const osc_rttcc_peer_t *p = &m->peers[target];
+    return m->fence || (m->pscw_access && p->in_access) || p->lock || m->lock_all;
+}
+
+/* Dynamic windows: the regions looked up hold for one epoch. */
+static void forget_regions(osc_rttcc_peer_t *p)
+{
+    p->nregions = 0;
+}
+
+/* Asks the engine for remote completion towards `target` (flush_end waits). */
+static int flush_begin(mca_osc_rttcc_module_t *m, int target, osc_rttcc_flush_t *f)
+{
+    mca_osc_rttcc_component_t *c = &mca_osc_rttcc_component;
+    osc_rttcc_peer_t *p = &m->peers[target];
+    f->kind = OSC_RTTCC_COOKIE_FLUSH;
+    f->done = true;
+    f->status = RTTCC_OK;
+    if (target == m->rank || !p->dirty) {
+        return OMPI_SUCCESS;
+    }
+    OPAL_THREAD_LOCK(&c->lock);
+    f->done = false;
+    int rc = rttcc_engine_flush(c->engine, p->index, RTTCC_TAG_OSC, f);
+    if (RTTCC_OK != rc) {
+        f->done = true;
+        f->status = RTTCC_DONE == rc ? RTTCC_OK : rc;
+    }
+    p->dirty = false;
+    OPAL_THREAD_UNLOCK(&c->lock);
+    return OMPI_SUCCESS;
+}
+
+static int flush_end(mca_osc_rttcc_module_t *m, int target, osc_rttcc_flush_t *f)
+{
+    osc_rttcc_wait_for(&f->done);
+    while (0 != read_locked(&m->peers[target].unfinished)) {
+        opal_progress();
+    }
+    return RTTCC_OK == f->status ? OMPI_SUCCESS : RTTCC_ERR_UNREACH == f->status ? OMPI_ERR_UNREACH : OMPI_ERROR;
+}
+
+static int flush_target(mca_osc_rttcc_module_t *m, int target)
+{
+    osc_rttcc_flush_t f;
+    flush_begin(m, target, &f);
+    return flush_end(m, target, &f);
+}
+
+/* Flushes every target at once, then waits for them all. */
+static int flush_every(mca_osc_rttcc_module_t *m)
+{
+    osc_rttcc_flush_t *f = malloc((size_t) m->size * sizeof *f);
+    int rc = OMPI_SUCCESS;
+    if (NULL == f) {
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    for (int t = 0; t < m->size; ++t) {
+        flush_begin(m, t, &f[t]);
+    }
+    for (int t = 0; t < m->size; ++t) {
+        int trc = flush_end(m, t, &f[t]);
+        rc = OMPI_SUCCESS == rc ? trc : rc;
+    }
+    free(f);
+    return rc;
+}
+
+int osc_rttcc_flush(int target, struct ompi_win_t *win)
+{
+    mca_osc_rttcc_module_t *m = OSC_RTTCC_MODULE(win);
+    if (ompi_win_peer_invalid(win, target)) {
+        return OMPI_ERR_BAD_PARAM;
+    }
+    if (!m->lock_all && !m->peers[target].lock) {
+        return OMPI_ERR_RMA_SYNC;
+    }
+    return flush_target(m, target);
+}
+
+int osc_rttcc_flush_all(struct ompi_win_t *win)
+{
+    mca_osc_rttcc_module_t *m = OSC_RTTCC_MODULE(win);
+    if (!m->lock_all && 0 == m->locks) {
+        return OMPI_ERR_RMA_SYNC;
+    }
+    return flush_every(m);
+}
+
+/* Local completion: the origin buffers may be reused. */
+int osc_rttcc_flush_local(int target, struct ompi_win_t *win)
+{
+    mca_osc_rttcc_module_t *m = OSC_RTTCC_MODULE(win);
+    if (ompi_win_peer_invalid(win, target)) {
+        return OMPI_ERR_BAD_PARAM;
+    }
+    if (!m->lock_all && !m->peers[target].lock) {
+        return OMPI_ERR_RMA_SYNC;
+    }
+    while (0 != read_locked(&m->peers[target].unfinished)) {
+        opal_progress();
+    }
+    return OMPI_SUCCESS;
+}
+
+int osc_rttcc_flush_local_all(struct ompi_win_t *win)
+{
+    mca_osc_rttcc_module_t *m = OSC_RTTCC_MODULE(win);
+    if (!m->lock_all && 0 == m->locks) {
+        return OMPI_ERR_RMA_SYNC;
+    }
+    while (0 != read_locked(&m->unfinished)) {
+        opal_progress();
+    }
+    return OMPI_SUCCESS;
+}
+
+int osc_rttcc_sync(struct ompi_win_t *win)
+{
+    (void) win;
+    opal_atomic_mb(); /* the public and private copies are one (MPI_WIN_UNIFIED) */
+    return OMPI_SUCCESS;
+}
+
+/* ---------------------------------------------------------------- fence */
+
+int osc_rttcc_fence(int assert, struct ompi_win_t *win)
+{
+    mca_osc_rttcc_module_t *m = OSC_RTTCC_MODULE(win);
+    int rc;
+    if (m->pscw_access || m->pscw_exposure || m->locks || m->lock_all) {
+        return OMPI_ERR_RMA_SYNC;
+    }
+    rc = flush_every(m);
+    if (OMPI_SUCCESS != rc) {
+        return rc;
+    }
+    if (!(assert & MPI_MODE_NOPRECEDE) || !(assert & MPI_MODE_NOSUCCEED)) {
+        rc = m->comm->c_coll->coll_barrier(m->comm, m->comm->c_coll->coll_barrier_module);
+    }
+    for (int t = 0; t < m->size; ++t) {
+        forget_regions(&m->peers[t]);
+    }
+    if (m->fence) {
+        ++mca_osc_rttcc_component.counters.epochs;
+    }
+    m->fence = !(assert & MPI_MODE_NOSUCCEED);
+    return rc;
+}
+
+/* ---------------------------------------------------------------- PSCW */
+
+/* The communicator ranks of a group's members (malloc'd). */
+static int *ranks_of(mca_osc_rttcc_module_t *m, ompi_group_t *group, int *n)
+{
+    *n = ompi_group_size(group);
+    int *in = malloc(2 * (size_t) (*n ? *n : 1) * sizeof *in), *out;
+    if (NULL == in) {
+        return NULL;
+    }
+    out = in + *n;
+    for (int i = 0; i < *n; ++i) {
+        in[i] = i;
+    }
+    if (OMPI_SUCCESS != ompi_group_translate_ranks(group, *n, in, m->comm->c_local_group, out)) {
+        free(in);
+        return NULL;
+    }
+    for (int i = 0; i < *n; ++i) {
+        in[i] = out[i];
+    }
+    return in;
+}
+
+static int send_message(mca_osc_rttcc_module_t *m, int rank, uint32_t kind)
+{
+    mca_osc_rttcc_component_t *c = &mca_osc_rttcc_component;
+    osc_rttcc_msg_t msg = {.kind = kind, .cid = m->cid, .rank = m->rank};
+    struct iovec iov = {.iov_base = &msg, .iov_len = sizeof msg};
+    int rc = OMPI_SUCCESS;
+    OPAL_THREAD_LOCK(&c->lock);
+    if (rank == m->rank) {
+        osc_rttcc_take_message(&msg);
+    } else {
+        int erc = rttcc_engine_send(c->engine, m->peers[rank].index, RTTCC_TAG_OSC, &iov, 1, NULL);
+        rc = RTTCC_DONE == erc ? OMPI_SUCCESS : RTTCC_ERR_UNREACH == erc ? OMPI_ERR_UNREACH : OMPI_ERROR;
+    }
+    OPAL_THREAD_UNLOCK(&c->lock);
+    return rc;
+}
+
+void osc_rttcc_take_message(const osc_rttcc_msg_t *msg)
+{
+    mca_osc_rttcc_module_t *m = osc_rttcc_module_of(msg->cid);
+    if (NULL == m || msg->rank < 0 || msg->rank >= m->size) {
+        opal_output_verbose(10, mca_osc_rttcc_component.output,
+                            "osc:rttcc: a message for window %u from rank %d: no such window here", msg->cid,
+                            msg->rank);
+        return;
+    }
+    if (OSC_RTTCC_MSG_POST == msg->kind) {
+        ++m->peers[msg->rank].posts;
+    } else if (OSC_RTTCC_MSG_COMPLETE == msg->kind) {
+        ++m->completes;
+    }
+}
+
+int osc_rttcc_post(ompi_group_t *group, int assert, struct ompi_win_t *win)
+{
+    mca_osc_rttcc_module_t *m = OSC_RTTCC_MODULE(win);
+    int n, rc = OMPI_SUCCESS;
+    if (m->pscw_exposure) {
+        return OMPI_ERR_RMA_SYNC;
+    }
+    int *ranks = ranks_of(m, group, &n);
+    if (NULL == ranks) {
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    OBJ_RETAIN(group);
+    m->post_group = group;
+    m->pscw_exposure = true;
+    opal_atomic_mb(); /* our stores to the window before the origins hear of the post */
+    for (int i = 0; i < n && !(assert & MPI_MODE_NOCHECK) && OMPI_SUCCESS == rc; ++i) {
+        rc = send_message(m, ranks[i], OSC_RTTCC_MSG_POST);
+    }
+    free(ranks);
+    return rc;
+}
+
+int osc_rttcc_start(ompi_group_t *group, int assert, struct ompi_win_t *win)
+{
+    mca_osc_rttcc_component_t *c = &mca_osc_rttcc_component;
+    mca_osc_rttcc_module_t *m = OSC_RTTCC_MODULE(win);
+    int n;
+    if (m->pscw_access || m->lock_all || m->locks) {
+        return OMPI_ERR_RMA_SYNC;
+    }
+    int *ranks = ranks_of(m, group, &n);
+    if (NULL == ranks) {
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    for (int i = 0; i < n; ++i) {
+        osc_rttcc_peer_t *p = &m->peers[ranks[i]];
+        while (!(assert & MPI_MODE_NOCHECK) && 0 == read_int_locked(&p->posts)) {
+            opal_progress();
+        }
+        OPAL_THREAD_LOCK(&c->lock);
+        p->posts -= !(assert & MPI_MODE_NOCHECK);
+        p->in_access = true;
+        OPAL_THREAD_UNLOCK(&c->lock);
+    }
+    free(ranks);
+    OBJ_RETAIN(group);
+    m->start_group = group;
+    m->pscw_access = true;
+    return OMPI_SUCCESS;
+}
+
+int osc_rttcc_complete(struct ompi_win_t *win)
+{
+    mca_osc_rttcc_module_t *m = OSC_RTTCC_MODULE(win);
+    int n, rc = OMPI_SUCCESS;
+    if (!m->pscw_access) {
+        return OMPI_ERR_RMA_SYNC;
+    }
+    int *ranks = ranks_of(m, m->start_group, &n);
+    if (NULL == ranks) {
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    for (int i = 0; i < n; ++i) {
+        int trc = flush_target(m, ranks[i]);
+        if (OMPI_SUCCESS == trc) {
+            trc = send_message(m, ranks[i], OSC_RTTCC_MSG_COMPLETE);
+        }
+        rc = OMPI_SUCCESS == rc ? trc : rc;
+        m->peers[ranks[i]].in_access = false;
+        forget_regions(&m->peers[ranks[i]]);
+    }
+    free(ranks);
+    OBJ_RELEASE(m->start_group);
+    m->start_group = NULL;
+    m->pscw_access = false;
+    ++mca_osc_rttcc_component.counters.epochs;
+    return rc;
+}
+
+static void end_exposure(mca_osc_rttcc_module_t *m)
+{
+    mca_osc_rttcc_component_t *c = &mca_osc_rttcc_component;
+    OPAL_THREAD_LOCK(&c->lock);
+    m->completes -= ompi_group_size(m->post_group);
+    OPAL_THREAD_UNLOCK(&c->lock);
+    OBJ_RELEASE(m->post_group);
+    m->post_group = NULL;
+    m->pscw_exposure = false;
+    opal_atomic_mb(); /* the origins' data before our loads */
+}
+
+int osc_rttcc_wait(struct ompi_win_t *win)
+{
+    mca_osc_rttcc_module_t *m = OSC_RTTCC_MODULE(win);
+    if (!m->pscw_exposure) {
+        return OMPI_ERR_RMA_SYNC;
+    }
+    while (read_int_locked(&m->completes) < ompi_group_size(m->post_group)) {
+        opal_progress();
+    }
+    end_exposure(m);
+    return OMPI_SUCCESS;
+}
+
+int osc_rttcc_test(struct ompi_win_t *win, int *flag)
+{
+    mca_osc_rttcc_module_t *m = OSC_RTTCC_MODULE(win);
+    if (!m->pscw_exposure) {
+        return OMPI_ERR_RMA_SYNC;
+    }
+    opal_progress();
+    *flag = read_int_locked(&m->completes) >= ompi_group_size(m->post_group);
+    if (*flag) {
+        end_exposure(m);
+    }
+    return OMPI_SUCCESS;
+}
+
+/* ---------------------------------------------------------------- locks */
+
+/* Asks for the target's lock; *granted is set when it is held, or when
+ * the request failed (then *status says why). */
+static int lock_begin(mca_osc_rttcc_module_t *m, int target, int type, volatile bool *granted, int *status,
+                      uint8_t *landing)
+{
+    mca_osc_rttcc_component_t *c = &mca_osc_rttcc_component;
+    osc_rttcc_peer_t *p = &m->peers[target];
+    const int exclusive = MPI_LOCK_EXCLUSIVE == type;
+    *granted = false;
+    *status = OMPI_SUCCESS;
+    if (target == m->rank) {
+        if (RTTCC_DONE != rttcc_rma_lock_local(c->engine, m->window, exclusive)) {
+            ++c->counters.lock_waits;
+            do {
+                opal_progress();
+            } while (RTTCC_DONE != rttcc_rma_lock_local(c->engine, m->window, exclusive));
+        }
+        *granted = true;
+        return OMPI_SUCCESS;
+    }
+    (void) p;
+    return osc_rttcc_request_lock(m, target, exclusive, granted, status, landing);
+}
+
+static void unlock_target(mca_osc_rttcc_module_t *m, int target)
+{
+    mca_osc_rttcc_component_t *c = &mca_osc_rttcc_component;
+    OPAL_THREAD_LOCK(&c->lock);
+    if (target == m->rank) {
+        rttcc_rma_unlock_local(c->engine, m->window);
+    } else {
+        (void) rttcc_rma_unlock(c->engine, m->peers[target].index, m->peers[target].window, RTTCC_TAG_OSC);
+    }
+    OPAL_THREAD_UNLOCK(&c->lock);
+}
+
+int osc_rttcc_lock(int type, int target, int assert, struct ompi_win_t *win)
+{
+    mca_osc_rttcc_module_t *m = OSC_RTTCC_MODULE(win);
+    osc_rttcc_peer_t *p;
+    volatile bool granted;
+    uint8_t landing;
+    int rc, status;
+    if (ompi_win_peer_invalid(win, target)) {
+        return OMPI_ERR_BAD_PARAM;
+    }
+    p = &m->peers[target];
+    if (m->pscw_access || m->lock_all || p->lock) {
+        return OMPI_ERR_RMA_SYNC;
+    }
+    p->lock_nocheck = (assert & MPI_MODE_NOCHECK) || m->no_locks;
+    if (!p->lock_nocheck) {
+        rc = lock_begin(m, target, type, &granted, &status, &landing);
+        if (OMPI_SUCCESS != rc) {
+            return rc;
+        }
+        osc_rttcc_wait_for(&granted);
+        if (OMPI_SUCCESS != status) {
+            return status;
+        }
+    }
+    p->lock = type;
+    ++m->locks;
+    return OMPI_SUCCESS;
+}
+
+int osc_rttcc_unlock(int target, struct ompi_win_t *win)
+{
+    mca_osc_rttcc_module_t *m = OSC_RTTCC_MODULE(win);
+    osc_rttcc_peer_t *p;
+    int rc;
+    if (ompi_win_peer_invalid(win, target)) {
+        return OMPI_ERR_BAD_PARAM;
+    }
+    p = &m->peers[target];
+    if (!p->lock) {
+        return OMPI_ERR_RMA_SYNC;
+    }
+    rc = flush_target(m, target);
+    if (!p->lock_nocheck) {
+        unlock_target(m, target);
+    }
+    p->lock = 0;
+    --m->locks;
+    forget_regions(p);
+    ++mca_osc_rttcc_component.counters.epochs;
+    return rc;
+}
+
+int osc_rttcc_lock_all(int assert, struct ompi_win_t *win)
+{
+    mca_osc_rttcc_module_t *m = OSC_RTTCC_MODULE(win);
+    int rc = OMPI_SUCCESS;
+    if (m->pscw_access || m->lock_all || m->locks) {
+        return OMPI_ERR_RMA_SYNC;
+    }
+    m->lock_all_nocheck = (assert & MPI_MODE_NOCHECK) || m->no_locks;
+    if (!m->lock_all_nocheck) {
+        volatile bool *granted = calloc((size_t) m->size, sizeof *granted);
+        int *status = calloc((size_t) m->size, sizeof *status);
+        uint8_t *landing = calloc((size_t) m->size, 1);
+        int asked = 0;
+        if (NULL == granted || NULL == status || NULL == landing) {
+            rc = OMPI_ERR_OUT_OF_RESOURCE;
+        }
+        for (; asked < m->size && OMPI_SUCCESS == rc; ++asked) {
+            rc = lock_begin(m, asked, MPI_LOCK_SHARED, &granted[asked], &status[asked], &landing[asked]);
+        }
+        for (int t = 0; t < asked; ++t) { /* every reply in before the flags go */
+            osc_rttcc_wait_for(&granted[t]);
+            rc = OMPI_SUCCESS == rc ? status[t] : rc;
+        }
+        free((void *) granted);
+        free(status);
+        free(landing);
+    }
+    m->lock_all = OMPI_SUCCESS == rc;
+    return rc;
+}
+
+int osc_rttcc_unlock_all(struct ompi_win_t *win)
+{
+    mca_osc_rttcc_module_t *m = OSC_RTTCC_MODULE(win);
+    if (!m->lock_all) {
+        return OMPI_ERR_RMA_SYNC;
+    }
+    int rc = flush_every(m);
+    for (int t = 0; t < m->size; ++t) {
+        if (!m->lock_all_nocheck) {
+            unlock_target(m, t);
+        }
+        forget_regions(&m->peers[t]);
+    }
+    m->lock_all = false;
+    ++mca_osc_rttcc_component.counters.epochs;
+    return rc;
+}
