@@ -549,21 +549,7 @@ void Exchange::summary(rttcc_exchange_summary_t *out) const {
 
 std::string Exchange::schedule_text() const {
     std::lock_guard<std::mutex> g(hub_.mutex());
-    std::string s;
-    char line[160];
-    const SchedEvent *ev = sched_.events();
-    const nanos t0 = sched_.nevents() ? ev[0].now : 0;
-    for (uint32_t i = 0; i < sched_.nevents(); ++i) {
-        std::snprintf(line, sizeof line, "+%.1fus %s peer %" PRIu32 " rtt %.1fus expected %.1fus\n",
-                      static_cast<double>(ev[i].now - t0) / 1e3, sched_event_name(ev[i].kind), ev[i].peer,
-                      static_cast<double>(ev[i].rtt) / 1e3, static_cast<double>(ev[i].expected) / 1e3);
-        s += line;
-    }
-    if (sched_.events_dropped()) {
-        std::snprintf(line, sizeof line, "(%" PRIu64 " more events not kept)\n", sched_.events_dropped());
-        s += line;
-    }
-    return s;
+    return rttcc::schedule_text(sched_);
 }
 
 }  // namespace rttcc

@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <cassert>
+#include <cinttypes>
+#include <cstdio>
 #include <cstring>
 
 namespace rttcc {
@@ -370,6 +372,24 @@ void PeerScheduler::record(nanos now, uint32_t s, SchedEventKind kind) {
     }
     const Slot &q = slots_[s];
     events_[nevents_++] = SchedEvent{now, q.rtt, q.expected, peer(s), kind};
+}
+
+std::string schedule_text(const PeerScheduler &s) {
+    std::string text;
+    char line[160];
+    const SchedEvent *ev = s.events();
+    const nanos t0 = s.nevents() ? ev[0].now : 0;
+    for (uint32_t i = 0; i < s.nevents(); ++i) {
+        std::snprintf(line, sizeof line, "+%.1fus %s peer %" PRIu32 " rtt %.1fus expected %.1fus\n",
+                      static_cast<double>(ev[i].now - t0) / 1e3, sched_event_name(ev[i].kind), ev[i].peer,
+                      static_cast<double>(ev[i].rtt) / 1e3, static_cast<double>(ev[i].expected) / 1e3);
+        text += line;
+    }
+    if (s.events_dropped()) {
+        std::snprintf(line, sizeof line, "(%" PRIu64 " more events not kept)\n", s.events_dropped());
+        text += line;
+    }
+    return text;
 }
 
 }  // namespace rttcc

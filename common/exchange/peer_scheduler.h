@@ -48,6 +48,7 @@
 #pragma once
 #include <cstdint>
 #include <memory>
+#include <string>
 
 #include "clock/clock.h"
 
@@ -290,5 +291,9 @@ private:
     uint32_t events_cap_ = 0;               // room in events_
     uint64_t events_dropped_ = 0;           // events past events_cap_
 };
+
+// The schedule so far as text, one line per event ("+12.3us start peer 5
+// rtt 40.1us expected 230.0us"), then how many events were not kept.
+std::string schedule_text(const PeerScheduler &s);
 
 }  // namespace rttcc
