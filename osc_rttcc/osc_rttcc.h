@@ -12,6 +12,7 @@
  *   osc_rttcc_window.c     window creation (create, allocate, dynamic), attach, detach, free
  *   osc_rttcc_ops.c        put, get, accumulate, fetching ops and their request forms
  *   osc_rttcc_sync.c       fence, PSCW, locks, flushes: epochs and completion
+ *   osc_rttcc_schedule.c   an epoch's large puts, queued per target, released in RTT order
  *   osc_rttcc_types.c      datatypes and ops as the engine's codes; a type's contiguous runs
  */
 #ifndef MCA_OSC_RTTCC_H
@@ -31,6 +32,7 @@
 
 #include "rttcc/engine.h"
 #include "rttcc/rma.h"
+#include "rttcc/schedule.h"
 #include "rttcc/tags.h"
 
 BEGIN_C_DECLS
@@ -44,6 +46,11 @@ BEGIN_C_DECLS
     X(bytes_put, "bytes put (puts and accumulates)")                                    \
     X(bytes_got, "bytes read (gets and fetching accumulates)")                          \
     X(epochs, "epochs closed: fences, PSCW completions, unlocks")                        \
+    X(queued, "operations queued for their epoch's RTT schedule")                         \
+    X(rounds, "schedules run: rounds releasing an epoch's queued operations")            \
+    X(deferrals, "targets the schedule set aside because their RTT was too high")         \
+    X(forced, "targets started although not eligible (reorder window, backoff, idle)")    \
+    X(overflows, "rounds run before the epoch's end: queue_bytes were queued")            \
     X(lock_waits, "locks of this process's own window that found it taken and waited")
 
 typedef struct mca_osc_rttcc_counters_t {
@@ -59,6 +66,9 @@ typedef struct mca_osc_rttcc_component_t {
     int priority;                /* osc_rttcc_priority */
     int verbose;                 /* osc_rttcc_verbose */
     int output;                  /* opal_output stream */
+    rttcc_schedule_params_t sched; /* osc_rttcc_policy and the scheduler's tunables */
+    size_t eager_bytes;          /* operations smaller than this go at once, unscheduled */
+    size_t queue_bytes;          /* most bytes a window keeps queued for its schedule */
     rttcc_engine_t *engine;      /* the process engine we are a client of, NULL if none */
     opal_mutex_t lock;           /* everything below, and every module's state */
     opal_hash_table_t replies;   /* reply key -> osc_rttcc_op_t awaiting it */
@@ -67,6 +77,17 @@ typedef struct mca_osc_rttcc_component_t {
 } mca_osc_rttcc_component_t;
 
 OMPI_MODULE_DECLSPEC extern mca_osc_rttcc_component_t mca_osc_rttcc_component;
+
+/* A put or accumulate waiting for its target's turn in the schedule; it
+ * holds one of its operation's pending pieces. */
+typedef struct osc_rttcc_piece_t {
+    struct osc_rttcc_op_t *op;
+    uint32_t key;
+    uint64_t offset;
+    void *data;
+    size_t len;
+    int rop, rtype;       /* an accumulate's codes; rop < 0: a put */
+} osc_rttcc_piece_t;
 
 /* What this process knows of one rank of a window. */
 typedef struct osc_rttcc_peer_t {
@@ -81,6 +102,9 @@ typedef struct osc_rttcc_peer_t {
     uint32_t unfinished;  /* operations to it not complete here (replies, zero-copy sends) */
     bool dirty;           /* sent something since its last flush */
     int posts;            /* MPI_Win_post messages from it not yet used by a start */
+    osc_rttcc_piece_t *queue;   /* pieces waiting for the schedule, in order */
+    int nqueue, cap_queue;
+    uint64_t queued_bytes;
     rttcc_rma_region_t *regions; /* dynamic windows: its regions we looked up this epoch */
     int nregions, cap_regions;
 } osc_rttcc_peer_t;
@@ -120,6 +144,10 @@ typedef struct mca_osc_rttcc_module_t {
     bool lock_all;                  /* between MPI_Win_lock_all and MPI_Win_unlock_all */
     bool lock_all_nocheck;
     uint32_t unfinished;            /* operations not complete here, all targets */
+    uint64_t queued_bytes;          /* in the peers' queues */
+    rttcc_schedule_t *schedule;     /* orders the release of the queues (NULL: no queueing) */
+    uint32_t *engine_peers;         /* by rank, for the schedule */
+    uint64_t *round_bytes;          /* by rank: a round's queued bytes */
 } mca_osc_rttcc_module_t;
 
 #define OSC_RTTCC_MODULE(win) ((mca_osc_rttcc_module_t *) (win)->w_osc_module)
@@ -221,6 +249,19 @@ int osc_rttcc_flush_local_all(struct ompi_win_t *win);
 void osc_rttcc_take_message(const osc_rttcc_msg_t *m);
 /* May this process access `target` now (an epoch is open towards it)? */
 bool osc_rttcc_in_epoch(const mca_osc_rttcc_module_t *m, int target);
+
+/* osc_rttcc_schedule.c */
+/* Should an operation of `bytes` to `target` wait for the schedule? */
+bool osc_rttcc_schedules(const mca_osc_rttcc_module_t *m, int target, size_t bytes);
+/* Queues a piece (under the component lock); the piece holds one of op's pending pieces. */
+int osc_rttcc_queue(mca_osc_rttcc_module_t *m, int target, const osc_rttcc_piece_t *piece);
+/* Releases every queue in the schedule's order and waits until each target's
+ * operations are complete here (not under the lock). */
+int osc_rttcc_release(mca_osc_rttcc_module_t *m);
+/* Releases one target's queue at once (not under the lock). */
+void osc_rttcc_release_target(mca_osc_rttcc_module_t *m, int target);
+/* Sends a queued piece (under the component lock): ops.c's engine calls. */
+void osc_rttcc_send_piece(const osc_rttcc_piece_t *piece, uint32_t peer);
 
 /* osc_rttcc_types.c */
 /* The engine's type code of a predefined datatype, -1 if it has none. */

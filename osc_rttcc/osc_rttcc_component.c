@@ -38,7 +38,24 @@ mca_osc_rttcc_component_t mca_osc_rttcc_component = {
     },
     .priority = 50, /* above osc/pt2pt; below osc/sm, which serves windows inside one node */
     .output = -1,
+    .sched = {
+        .policy = RTTCC_SCHED_ADAPTIVE,
+        .threshold_us = 100,
+        .variance_factor = 2.0,
+        .max_concurrent = 8,
+        .reorder_window = 10,
+        .backoff_ms = 0.1,
+    },
+    .eager_bytes = 65536,
+    .queue_bytes = 256u << 20,
 };
+
+static void var(const char *name, const char *help, mca_base_var_type_t type, mca_base_var_enum_t *e,
+                int level, void *storage)
+{
+    (void) mca_base_component_var_register(&mca_osc_rttcc_component.super.osc_version, name, help, type, e, 0, 0,
+                                           (mca_base_var_info_lvl_t) level, MCA_BASE_VAR_SCOPE_READONLY, storage);
+}
 
 /* MPI_T read of one counter: the pvar's context is the counter. */
 static int read_counter(const struct mca_base_pvar_t *pvar, void *value, void *obj)
@@ -52,15 +69,35 @@ static int rttcc_register(void)
 {
     mca_osc_rttcc_component_t *c = &mca_osc_rttcc_component;
     const mca_base_component_t *v = &c->super.osc_version;
-    (void) mca_base_component_var_register(v, "priority",
-                                           "Priority of osc_rttcc on windows whose every rank the process engine "
-                                           "(btl_rttcc's or mtl_rttcc's) reaches",
-                                           MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_6,
-                                           MCA_BASE_VAR_SCOPE_READONLY, &c->priority);
-    (void) mca_base_component_var_register(v, "verbose",
-                                           "Verbosity: 10 = one line per window and per declined one",
-                                           MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_9,
-                                           MCA_BASE_VAR_SCOPE_READONLY, &c->verbose);
+    mca_base_var_enum_value_t policies[] = {
+        {RTTCC_SCHED_LINEAR, "linear"},       {RTTCC_SCHED_GREEDY, "greedy"},
+        {RTTCC_SCHED_THRESHOLD, "threshold"}, {RTTCC_SCHED_BALANCED, "balanced"},
+        {RTTCC_SCHED_ADAPTIVE, "adaptive"},   {0, NULL},
+    };
+    mca_base_var_enum_t *policy_enum = NULL;
+    var("priority", "Priority of osc_rttcc on windows whose every rank the process engine (btl_rttcc's or mtl_rttcc's) "
+        "reaches (osc/sm, at 100, keeps windows inside one node unless excluded)",
+        MCA_BASE_VAR_TYPE_INT, NULL, OPAL_INFO_LVL_6, &c->priority);
+    var("verbose", "Verbosity: 10 = one line per window and per declined one, 30 = each epoch's schedule",
+        MCA_BASE_VAR_TYPE_INT, NULL, OPAL_INFO_LVL_9, &c->verbose);
+    mca_base_var_enum_create("osc_rttcc_policy", policies, &policy_enum);
+    var("policy",
+        "Order in which an epoch's queued puts and accumulates go to their targets (coll_rttcc_policy's "
+        "policies): linear (rank+i), greedy (lowest expected time first), threshold (rank+i among targets whose "
+        "RTT is within threshold_us of the best), balanced (longest expected time first among those), adaptive "
+        "(threshold, widened by each deferral)",
+        MCA_BASE_VAR_TYPE_INT, policy_enum, OPAL_INFO_LVL_5, &c->sched.policy);
+    OBJ_RELEASE(policy_enum);
+    var("threshold_us", "A target goes now if its RTT is at most this many microseconds above the round's best",
+        MCA_BASE_VAR_TYPE_DOUBLE, NULL, OPAL_INFO_LVL_5, &c->sched.threshold_us);
+    var("max_concurrent", "Targets being sent an epoch's queued operations at once (0 = no limit)",
+        MCA_BASE_VAR_TYPE_UNSIGNED_INT, NULL, OPAL_INFO_LVL_5, &c->sched.max_concurrent);
+    var("eager_bytes",
+        "Operations moving fewer bytes go at once; larger puts and accumulates of a fence, PSCW or lock_all "
+        "epoch wait for the epoch's schedule (its end, or queue_bytes)",
+        MCA_BASE_VAR_TYPE_SIZE_T, NULL, OPAL_INFO_LVL_5, &c->eager_bytes);
+    var("queue_bytes", "Most bytes a window keeps queued for its schedule: beyond, the round runs at once",
+        MCA_BASE_VAR_TYPE_SIZE_T, NULL, OPAL_INFO_LVL_6, &c->queue_bytes);
 #define MCA_OSC_RTTCC_PVAR(name, help)                                                                \
     (void) mca_base_component_pvar_register(v, #name, help, OPAL_INFO_LVL_4, MCA_BASE_PVAR_CLASS_COUNTER, \
                                             MCA_BASE_VAR_TYPE_UNSIGNED_LONG, NULL, MCA_BASE_VAR_BIND_NO_OBJECT, \

@@ -346,8 +346,22 @@ typedef struct {
     size_t total;            /* bytes of data */
     int rop, rtype;          /* acc: the engine's op and type */
     size_t esize;            /* acc: element size (pieces are whole elements) */
+    bool queue;              /* pieces wait for the epoch's schedule (osc_rttcc_schedule.c) */
     osc_rttcc_op_t *op;
 } issue_t;
+
+void osc_rttcc_send_piece(const osc_rttcc_piece_t *piece, uint32_t peer)
+{
+    mca_osc_rttcc_component_t *c = &mca_osc_rttcc_component;
+    struct iovec iov = {.iov_base = piece->data, .iov_len = piece->len};
+    int rc = piece->rop < 0 ? rttcc_engine_put(c->engine, peer, piece->key, piece->offset, RTTCC_TAG_OSC, &iov, 1,
+                                               piece->op)
+                            : rttcc_rma_accumulate(c->engine, peer, piece->key, piece->offset, piece->rop,
+                                                   piece->rtype, &iov, 1, 0, RTTCC_TAG_OSC, piece->op);
+    if (RTTCC_OK != rc) { /* else the queue's hold on the op passes to the send's completion */
+        osc_rttcc_op_piece_done(piece->op, RTTCC_DONE == rc ? RTTCC_OK : rc);
+    }
+}
 
 static int issue_piece(issue_t *s, uint32_t key, uint64_t offset, size_t n)
 {
@@ -357,6 +371,11 @@ static int issue_piece(issue_t *s, uint32_t key, uint64_t offset, size_t n)
     struct iovec iov = {.iov_base = bytes, .iov_len = n};
     uint32_t reply = 0;
     int rc;
+    if (s->queue) {
+        const osc_rttcc_piece_t piece = {.op = s->op, .key = key, .offset = offset, .data = bytes, .len = n,
+                                         .rop = KIND_PUT == s->kind ? -1 : s->rop, .rtype = s->rtype};
+        return osc_rttcc_queue(s->m, s->target, &piece);
+    }
     switch (s->kind) {
     case KIND_PUT:
         return sent(s->op, rttcc_engine_put(c->engine, peer, key, offset, RTTCC_TAG_OSC, &iov, 1, s->op));
@@ -607,14 +626,23 @@ static int rma_call(rma_call_t *a, struct ompi_win_t *win)
         OBJ_RETAIN(s.op->result_dt);
     }
     m->peers[a->target].dirty |= !self;
+    s.queue = !self && (KIND_PUT == a->kind || (KIND_ACC == a->kind && !a->fetch)) &&
+              osc_rttcc_schedules(m, a->target, bytes);
+    c->counters.queued += s.queue;
     rc = osc_rttcc_runs(a->tdt, a->tcount, target_at(m, a->target, a->disp), self ? local_run : issue_run, &s);
     if (OMPI_SUCCESS != rc && OMPI_SUCCESS == s.op->status) {
         s.op->status = rc;
     }
     osc_rttcc_op_piece_done(s.op, RTTCC_OK); /* the issuer's part: may finish it */
+    const bool overflow = m->queued_bytes > c->queue_bytes;
     OPAL_THREAD_UNLOCK(&c->lock);
     if (NULL != a->request) {
         *a->request = request;
+    }
+    if (overflow) {
+        ++c->counters.overflows;
+        int xrc = osc_rttcc_release(m);
+        rc = OMPI_SUCCESS == rc ? xrc : rc;
     }
     return rc;
 }

@@ -94,6 +94,7 @@ static int flush_end(mca_osc_rttcc_module_t *m, int target, osc_rttcc_flush_t *f
 static int flush_target(mca_osc_rttcc_module_t *m, int target)
 {
     osc_rttcc_flush_t f;
+    osc_rttcc_release_target(m, target);
     flush_begin(m, target, &f);
     return flush_end(m, target, &f);
 }
@@ -102,9 +103,10 @@ static int flush_target(mca_osc_rttcc_module_t *m, int target)
 static int flush_every(mca_osc_rttcc_module_t *m)
 {
     osc_rttcc_flush_t *f = malloc((size_t) m->size * sizeof *f);
-    int rc = OMPI_SUCCESS;
-    if (NULL == f) {
-        return OMPI_ERR_OUT_OF_RESOURCE;
+    int rc = osc_rttcc_release(m);
+    if (NULL == f || OMPI_SUCCESS != rc) {
+        free(f);
+        return NULL == f ? OMPI_ERR_OUT_OF_RESOURCE : rc;
     }
     for (int t = 0; t < m->size; ++t) {
         flush_begin(m, t, &f[t]);
@@ -148,6 +150,7 @@ int osc_rttcc_flush_local(int target, struct ompi_win_t *win)
     if (!m->lock_all && !m->peers[target].lock) {
         return OMPI_ERR_RMA_SYNC;
     }
+    osc_rttcc_release_target(m, target);
     while (0 != read_locked(&m->peers[target].unfinished)) {
         opal_progress();
     }
@@ -160,6 +163,7 @@ int osc_rttcc_flush_local_all(struct ompi_win_t *win)
     if (!m->lock_all && 0 == m->locks) {
         return OMPI_ERR_RMA_SYNC;
     }
+    osc_rttcc_release(m);
     while (0 != read_locked(&m->unfinished)) {
         opal_progress();
     }
@@ -318,6 +322,7 @@ int osc_rttcc_complete(struct ompi_win_t *win)
     if (NULL == ranks) {
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
+    rc = osc_rttcc_release(m);
     for (int i = 0; i < n; ++i) {
         int trc = flush_target(m, ranks[i]);
         if (OMPI_SUCCESS == trc) {

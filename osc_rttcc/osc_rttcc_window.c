@@ -143,7 +143,13 @@ static void module_release(mca_osc_rttcc_module_t *m)
     OBJ_DESTRUCT(&m->item);
     for (int r = 0; NULL != m->peers && r < m->size; ++r) {
         free(m->peers[r].regions);
+        free(m->peers[r].queue);
     }
+    if (NULL != m->schedule) {
+        rttcc_schedule_destroy(m->schedule);
+    }
+    free(m->engine_peers);
+    free(m->round_bytes);
     free(m->peers);
     free(m->exposures);
     free(m->allocated);
@@ -201,6 +207,17 @@ int osc_rttcc_window_select(struct ompi_win_t *win, void **base, size_t size, in
     for (int r = 0; r < m->size && OMPI_SUCCESS == rc; ++r) {
         if (r != m->rank && !rttcc_mca_reach(&ompi_comm_peer_lookup(m->comm, r)->super.proc_name, &m->peers[r].index)) {
             rc = OMPI_ERR_UNREACH;
+        }
+    }
+    if (OMPI_SUCCESS == rc && m->size > 2) { /* with one target there is nothing to order */
+        m->engine_peers = calloc((size_t) m->size, sizeof *m->engine_peers);
+        m->round_bytes = calloc((size_t) m->size, sizeof *m->round_bytes);
+        rc = NULL == m->engine_peers || NULL == m->round_bytes ||
+                     RTTCC_OK != rttcc_schedule_create(c->engine, &c->sched, &m->schedule)
+                 ? OMPI_ERR_OUT_OF_RESOURCE
+                 : OMPI_SUCCESS;
+        for (int r = 0; r < m->size && OMPI_SUCCESS == rc; ++r) {
+            m->engine_peers[r] = m->peers[r].index;
         }
     }
     OPAL_THREAD_LOCK(&c->lock);
@@ -293,6 +310,7 @@ int osc_rttcc_free(struct ompi_win_t *win)
     if (m->pscw_access || m->pscw_exposure || m->locks || m->lock_all) {
         return OMPI_ERR_RMA_SYNC;
     }
+    osc_rttcc_release(m);
     while (0 != m->unfinished) { /* operations of a fence epoch never closed */
         opal_progress();
     }
