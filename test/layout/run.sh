@@ -20,7 +20,7 @@ bad() { echo "FAIL $1"; [ -n "${2:-}" ] && echo "$2" | head -n 10 | sed 's/^/   
 cd "$top" || exit 1
 
 # ---------------------------------------------------------------- includes
-components=(btl_rttcc mtl_rttcc coll_rttcc)
+components=(btl_rttcc mtl_rttcc coll_rttcc osc_rttcc)
 for c in "${components[@]}"; do
     stray=$(grep -Hn '^#include "' "$c"/*.[ch] | grep -v -E '#include "('"$c"'[a-z_]*\.h|rttcc/[a-z_]+\.h|(opal|ompi)/[^"]+|(opal|ompi)_config\.h|mpi\.h)"')
     if [ -z "$stray" ]; then ok "$c includes its own headers, rttcc/ and Open MPI's only"; else bad "$c reaches elsewhere" "$stray"; fi
@@ -63,7 +63,7 @@ else
     extra=$(nm -D --defined-only "$lib" | awk '{print $3}' | grep -v '^rttcc_')
     if [ -z "$extra" ]; then ok "libmca_common_rttcc exports rttcc_* only ($(nm -D --defined-only "$lib" | wc -l) symbols)"
     else bad "libmca_common_rttcc exports more than rttcc_*" "$extra"; fi
-    for c in btl mtl coll; do
+    for c in btl mtl coll osc; do
         so=.libs/mca_${c}_rttcc.so
         extra=$(nm -D --defined-only "$so" | awk '{print $3}' | grep -v -E "^(mca_${c}_rttcc_component|_init|_fini)$")
         engine=$(nm -C --defined-only "$so" | grep -c 'rttcc::')
