@@ -334,10 +334,6 @@ static ptrdiff_t target_at(const mca_osc_rttcc_module_t *m, int target, ptrdiff_
 
 enum { KIND_PUT, KIND_GET, KIND_ACC };
 
-/* Room an accumulate request's header takes in its message (rttcc/rma.h's
- * requests carry at most this much besides their elements). */
-static const size_t kRequestHeader = 64;
-
 /* One operation being issued: the packed origin bytes walk along the
  * target's runs. */
 typedef struct {
@@ -420,7 +416,7 @@ static int issue_run(void *ctx, ptrdiff_t at, size_t len)
     uint64_t offset;
     int rc = locate(s->m, s->target, at, len, &key, &offset);
     if (KIND_ACC == s->kind) { /* a request and its header travel as one message */
-        max -= kRequestHeader;
+        max -= RTTCC_RMA_REQUEST_HEADER;
         max -= max % s->esize;
     }
     while (OMPI_SUCCESS == rc && len > 0) {

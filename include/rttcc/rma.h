@@ -116,6 +116,10 @@ int rttcc_rma_expose(rttcc_engine_t *engine, uint32_t window, uint32_t peer, voi
 int rttcc_rma_get(rttcc_engine_t *engine, uint32_t peer, uint32_t key, uint64_t offset, size_t len,
                   uint32_t reply_key, uint8_t tag);
 
+/* A request travels as one engine message: an accumulate's elements may
+ * take rttcc_engine_max_message() less this many bytes. */
+#define RTTCC_RMA_REQUEST_HEADER 64
+
 /* Applies `op` with the elements of iov (len a multiple of the type's
  * size) to the elements at `offset` of exposure `key`.  reply_key != 0: the
  * old contents are put there first (MPI_Get_accumulate, MPI_Fetch_and_op). */
