@@ -276,7 +276,7 @@ static const rttcc_rma_region_t *region_of(mca_osc_rttcc_module_t *m, int target
 
 /* Where one run of the target lands: the exposure key and the offset in it,
  * after the bounds check.  Dynamic windows look their regions up first
- * (resolve_dynamic), so this never waits. */
+ * (check_target), so this never waits. */
 static int locate(mca_osc_rttcc_module_t *m, int target, ptrdiff_t at, size_t len, uint32_t *key, uint64_t *offset)
 {
     osc_rttcc_peer_t *p = &m->peers[target];
@@ -302,23 +302,34 @@ static int locate(mca_osc_rttcc_module_t *m, int target, ptrdiff_t at, size_t le
 typedef struct {
     mca_osc_rttcc_module_t *m;
     int target;
-} resolve_ctx_t;
+} check_ctx_t;
 
-static int resolve_run(void *ctx, ptrdiff_t at, size_t len)
+/* One run inside the target's window (a dynamic window's regions are
+ * looked up, which waits). */
+static int check_run(void *ctx, ptrdiff_t at, size_t len)
 {
-    resolve_ctx_t *r = ctx;
+    check_ctx_t *k = ctx;
+    mca_osc_rttcc_module_t *m = k->m;
+    uint32_t key;
+    uint64_t offset;
     int rc = OMPI_SUCCESS;
-    return NULL == region_of(r->m, r->target, (uint64_t) at, len, &rc) ? rc : OMPI_SUCCESS;
+    if (k->target == m->rank) {
+        return MPI_WIN_FLAVOR_DYNAMIC == m->flavor || (at >= 0 && (size_t) at <= m->len && len <= m->len - (size_t) at)
+                   ? OMPI_SUCCESS
+                   : OMPI_ERR_RMA_RANGE;
+    }
+    if (MPI_WIN_FLAVOR_DYNAMIC == m->flavor) {
+        return NULL == region_of(m, k->target, (uint64_t) at, len, &rc) ? rc : OMPI_SUCCESS;
+    }
+    return locate(m, k->target, at, len, &key, &offset);
 }
 
-/* Dynamic windows: looks up every region the target runs touch (waits). */
-static int resolve_dynamic(mca_osc_rttcc_module_t *m, int target, ompi_datatype_t *tdt, int tcount, ptrdiff_t at)
+/* Every run of the target inside its window, before anything is sent: an
+ * operation out of range does nothing (MPI_ERR_RMA_RANGE). */
+static int check_target(mca_osc_rttcc_module_t *m, int target, ompi_datatype_t *tdt, int tcount, ptrdiff_t at)
 {
-    resolve_ctx_t r = {m, target};
-    if (MPI_WIN_FLAVOR_DYNAMIC != m->flavor || target == m->rank) {
-        return OMPI_SUCCESS;
-    }
-    return osc_rttcc_runs(tdt, tcount, at, resolve_run, &r);
+    check_ctx_t k = {m, target};
+    return osc_rttcc_runs(tdt, tcount, at, check_run, &k);
 }
 
 /* The target's address of displacement `disp` (self), or its offset in the window. */
@@ -435,10 +446,7 @@ static int local_run(void *ctx, ptrdiff_t at, size_t len)
     issue_t *s = ctx;
     mca_osc_rttcc_module_t *m = s->m;
     uint8_t *to = (uint8_t *) (MPI_WIN_FLAVOR_DYNAMIC == m->flavor ? (uintptr_t) at : (uintptr_t) m->base + at);
-    if (MPI_WIN_FLAVOR_DYNAMIC != m->flavor && (at < 0 || (size_t) at > m->len || len > m->len - (size_t) at)) {
-        return OMPI_ERR_RMA_RANGE;
-    }
-    switch (s->kind) {
+    switch (s->kind) { /* check_target found it inside the window */
     case KIND_PUT:
         memcpy(to, s->data + s->done, len);
         break;
@@ -564,7 +572,7 @@ static int rma_call(rma_call_t *a, struct ompi_win_t *win)
         }
     }
     count_call(a, bytes);
-    rc = resolve_dynamic(m, a->target, a->tdt, a->tcount, target_at(m, a->target, a->disp));
+    rc = check_target(m, a->target, a->tdt, a->tcount, target_at(m, a->target, a->disp));
     if (OMPI_SUCCESS != rc) {
         return rc;
     }
@@ -762,17 +770,14 @@ int osc_rttcc_compare_and_swap(const void *origin, const void *compare, void *re
     }
     esize = rttcc_rma_type_size(type);
     ++c->counters.atomics;
+    if (OMPI_SUCCESS != (rc = check_target(m, target, dt, 1, at))) {
+        return rc;
+    }
     if (target == m->rank) {
         uint8_t *to = (uint8_t *) (MPI_WIN_FLAVOR_DYNAMIC == m->flavor ? (uintptr_t) at : (uintptr_t) m->base + at);
-        if (MPI_WIN_FLAVOR_DYNAMIC != m->flavor && (at < 0 || (size_t) at > m->len || esize > m->len - (size_t) at)) {
-            return OMPI_ERR_RMA_RANGE;
-        }
         return RTTCC_OK == rttcc_rma_compare_and_swap_local(c->engine, type, to, compare, origin, result)
                    ? OMPI_SUCCESS
                    : OMPI_ERR_BAD_PARAM;
-    }
-    if (OMPI_SUCCESS != (rc = resolve_dynamic(m, target, dt, 1, at))) {
-        return rc;
     }
     OPAL_THREAD_LOCK(&c->lock);
     osc_rttcc_op_t *op = NULL;
