@@ -29,8 +29,8 @@ stray=$(grep -rHn -E '^#include [<"](opal|ompi|mpi)[/._]' common include/rttcc -
 if [ -z "$stray" ]; then ok "the engine (common/, include/rttcc/ but mca.h) includes no Open MPI header"; else bad "Open MPI headers in the engine" "$stray"; fi
 
 # Inside common/, includes run down the floors of the map only:
-# api > engine, exchange, matcher > cc, wire > clock > util.
-declare -A floor=([util]=0 [clock]=1 [cc]=2 [wire]=2 [engine]=3 [exchange]=4 [matcher]=4 [api]=5)
+# api > engine, exchange, matcher > cc, rma, wire > clock > util.
+declare -A floor=([util]=0 [clock]=1 [cc]=2 [rma]=2 [wire]=2 [engine]=3 [exchange]=4 [matcher]=4 [api]=5)
 upward=""
 for d in "${!floor[@]}"; do
     while IFS= read -r line; do
