@@ -165,6 +165,11 @@ private:
     // engine_tx.cc
     int send_message(uint32_t peer, uint8_t tag, uint64_t put_addr, const iovec *iov, int iovcnt, void *cookie);
     int submit(uint32_t peer, TxMessage &m, bool only_if_open, rttcc_fill_fn fill, void *ctx);
+    Peer *live_peer(uint32_t index);  // nullptr for one unknown or dead
+    TxMessage &new_message(Peer &p, const TxMessage &proto);
+    void enqueue(Peer &p, TxMessage &m);
+    uint8_t *take_copy(size_t len);
+    void release_copy(uint8_t *buf, size_t len);
     bool has_room(const Peer &p, const TxMessage &m) const;
     uint32_t data_cap(const Peer &p) const;
     bool sender_waits(const Peer &p, const TxSegment &seg) const;
@@ -296,6 +301,7 @@ private:
     Pool<TxMessage> messages_;           // message descriptors
     Pool<TxSegment> segments_;           // segment descriptors
     InlinePool inline_buffers_;          // copies of small messages
+    BufferPool copy_buffers_;            // larger copies, while they are sent
     BufferPool reassembly_buffers_;      // whole-message buffers for chunked receives
     Hotel hotel_;                        // retransmission timers
     GrantTable grants_{random_u32()};    // memory granted to peers' puts

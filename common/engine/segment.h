@@ -28,8 +28,9 @@ struct TxMessage {
     uint32_t msg_id = 0;     // CHUNK/PUT header id (unique per peer)
     uint64_t put_addr = 0;   // a put: where its first byte lands (regions.h); 0 = a message
     uint8_t tag = 0;         // caller's tag
+    uint8_t client_tag = 0;  // whose on_send_done: the tag's client
     bool all_cut = false;    // the last segment has been made (a 0-byte message has one)
-    uint8_t *inline_buf = nullptr;  // storage for a copied message (pool-owned)
+    uint8_t *inline_buf = nullptr;  // an engine-owned copy of the message (Engine::take_copy)
 
     // Done when every segment was made and every one of them was ACKed.
     bool complete() const { return all_cut && in_flight == 0; }
