@@ -69,8 +69,10 @@ void Engine::release_copy(uint8_t *buf, size_t len) {
         copy_buffers_.put(buf, len);
 }
 
+// RMA requests all go on the data channel: cut in the order they are made,
+// the target holds few of them (request_order.h).
 Channel Engine::channel_for(const TxMessage &m) const {
-    return m.len <= cmd_payload_ ? kCmd : kData;
+    return m.len <= cmd_payload_ && m.tag != RTTCC_TAG_RMA ? kCmd : kData;
 }
 
 // Data-channel segments a peer may have in flight: the send credits and,
