@@ -33,6 +33,7 @@ Engine::Engine(const rttcc_config_t &config, const rttcc_callbacks_t &callbacks,
       cmd_payload_(config.cmd_mtu - kHeaderSize),
       sack_words_(std::min<uint32_t>(kMaxSackWords, cmd_payload_ / 8)),
       inline_buffers_(std::max<size_t>(config.inline_max, 1)),
+      copy_buffers_(config.max_message, SIZE_MAX),  // as many as peers ask for (their replies)
       reassembly_buffers_(config.max_message, size_t{config.reassembly_max_mb} << 20),
       state_mu_(config.thread_safe || config.agent),
       rx_mu_(config.thread_safe || config.agent) {
@@ -76,6 +77,9 @@ Engine::~Engine() {
     // Return every message still held, without callbacks: the caller is gone.
     for (auto &p : peers_) {
         if (!p) continue;
+        p->outstanding.for_each([&](TxMessage &m) {
+            if (m.inline_buf) release_copy(m.inline_buf, m.len);
+        });
         p->tx.clear([&](TxSegment *seg) {
             if (seg->link.linked()) seg->link.unlink();
             segments_.put(seg);
@@ -180,12 +184,13 @@ void copy_iovecs(void *ctx, void *dst, size_t) {
 }  // namespace
 
 int Engine::send(uint32_t index, uint8_t tag, const iovec *iov, int iovcnt, void *cookie) {
+    if (tag == RTTCC_TAG_RMA) return RTTCC_ERR_ARG;
     return send_message(index, tag, 0, iov, iovcnt, cookie);
 }
 
 int Engine::put(uint32_t index, uint32_t key, uint64_t offset, uint8_t tag, const iovec *iov, int iovcnt,
                 void *cookie) {
-    if (key == 0 || key > kPutKeyMask || offset > kPutOffsetMask) return RTTCC_ERR_ARG;
+    if (key == 0 || key > kPutKeyMask || offset > kPutOffsetMask || tag == RTTCC_TAG_RMA) return RTTCC_ERR_ARG;
     return send_message(index, tag, put_addr(key, offset), iov, iovcnt, cookie);
 }
 
@@ -195,9 +200,10 @@ uint32_t Engine::grant(uint32_t peer, void *base, size_t len, bool notify) {
 }
 
 int Engine::flush(uint32_t index, uint8_t tag, void *cookie) {
+    if (tag == RTTCC_TAG_RMA) return RTTCC_ERR_ARG;
     std::lock_guard<MaybeMutex> g(state_mu_);
-    Peer *p = index < peers_.size() ? peers_[index].get() : nullptr;
-    if (!p || p->dead) return RTTCC_ERR_UNREACH;
+    Peer *p = live_peer(index);
+    if (!p) return RTTCC_ERR_UNREACH;
     if (p->outstanding.empty()) return RTTCC_DONE;
     p->flushes.push_back({p->next_message_no - 1, cookie, tag});
     return RTTCC_OK;
@@ -227,7 +233,7 @@ int Engine::send_message(uint32_t index, uint8_t tag, uint64_t put_addr, const i
     for (int i = 0; i < iovcnt; ++i) len += iov[i].iov_len;
     if (len > cfg_.max_message || (put_addr && len == 0)) return RTTCC_ERR_ARG;
     TxMessage m;
-    m.tag = tag;
+    m.tag = m.client_tag = tag;
     m.len = static_cast<uint32_t>(len);
     m.put_addr = put_addr;
     if (len <= cfg_.inline_max) {
@@ -241,9 +247,9 @@ int Engine::send_message(uint32_t index, uint8_t tag, uint64_t put_addr, const i
 }
 
 int Engine::send_now(uint32_t index, uint8_t tag, size_t len, rttcc_fill_fn fill, void *ctx) {
-    if (len > cfg_.inline_max || !fill) return RTTCC_ERR_ARG;
+    if (len > cfg_.inline_max || !fill || tag == RTTCC_TAG_RMA) return RTTCC_ERR_ARG;
     TxMessage m;
-    m.tag = tag;
+    m.tag = m.client_tag = tag;
     m.len = static_cast<uint32_t>(len);
     return submit(index, m, true, fill, ctx);
 }

@@ -8,16 +8,19 @@
 //   engine_rtt.cc     timestamps, RTT samples, congestion control, the RTT table
 //   engine_probe.cc   RTT probes: scheduling, sending, answering, replies
 //   engine_agent.cc   the liveness agent: answers peers while the application is away from MPI
+//   engine_rma.cc     RMA: windows and their locks, requests made and served (rttcc/rma.h)
 //   rtt_dump.cc       the RTT table as CSV and JSON
 //
 // Callbacks run in passes only, never inside a caller's other engine call:
 //
 //   send, put, send_now, grant,        call nobody; the news they make (a dead
-//   revoke, fail_peer, add_peer, ... -> peer, failed sends) waits in dead_ and
-//                                      completions_ for the next pass
+//   revoke, fail_peer, add_peer,     -> peer, failed sends) waits in dead_ and
+//   RMA requests and local ops, ...    completions_ for the next pass
 //   progress, drain, the agent's     -> on_recv and on_put while receiving, the
 //   pass (rx_mu_ held throughout)      news queued at the end; state_mu_ is
-//                                      released before each callback
+//                                      released before each callback (RMA
+//                                      requests are served under it, calling
+//                                      nobody)
 //
 // So a client may hold its own lock through any call but progress() and
 // drain() and take that lock in its callbacks: a pass calling back holds
@@ -30,17 +33,21 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <unordered_map>
 #include <vector>
 
 #include "clock/clock.h"
 #include "engine/clients.h"
 #include "clock/clock_domain.h"
 #include "engine/hotel.h"
+#include "engine/lock_table.h"
 #include "engine/peer.h"
+#include "engine/rma_request.h"
 #include "util/pool.h"
 #include "engine/regions.h"
 #include "rttcc/config.h"
 #include "rttcc/engine.h"
+#include "rttcc/tags.h"
 #include "engine/rtt_table.h"
 #include "wire/wire.h"
 #include "engine/wire_format.h"
@@ -99,14 +106,33 @@ public:
     bool revoke(uint32_t key);
     // The peer broke the protocol (a client saw it): declared dead with `why`.
     void fail_peer(uint32_t peer, const std::string &why);
-    // rttcc_engine_attach / rttcc_engine_detach.
-    int attach(uint8_t tag, const rttcc_callbacks_t &cb) { return clients_.attach(tag, cb); }
+    // rttcc_engine_attach / rttcc_engine_detach.  RTTCC_TAG_RMA is the
+    // engine's own (RMA requests): no client attaches, sends or puts on it.
+    int attach(uint8_t tag, const rttcc_callbacks_t &cb) {
+        return tag == RTTCC_TAG_RMA ? RTTCC_ERR_ARG : clients_.attach(tag, cb);
+    }
     int detach(uint8_t tag) { return clients_.detach(tag); }
     int send_now(uint32_t peer, uint8_t tag, size_t len, rttcc_fill_fn fill, void *ctx);
     // The application's progress call (the agent makes its own passes).
     int progress();
     // rttcc_engine_drain: the segments still unacknowledged at the end.
     size_t drain(unsigned timeout_ms);
+
+    // RMA (rttcc/rma.h), engine_rma.cc.  Windows: their numbers name their
+    // lock tables; an exposure of a window not open is refused (0).
+    uint32_t open_window();
+    bool close_window(uint32_t window);
+    uint32_t expose(uint32_t window, uint32_t peer, void *base, size_t len);
+    // An origin's request to `peer` (its rseq is ours to fill in) with its
+    // payload: copied (RTTCC_DONE) up to inline_max, and always when it has
+    // no payload or is a compare-and-swap; else zero-copy with
+    // on_send_done(cookie) of the client of r.reply_tag.
+    int request(uint32_t peer, RmaRequest r, const iovec *iov, int iovcnt, void *cookie);
+    // This process's own window: the same updates and locks, under state_mu_.
+    int apply_local(int op, int type, void *dst, const void *src, size_t count, void *old);
+    int compare_and_swap_local(int type, void *dst, const void *compare, const void *swap, void *old);
+    int lock_local(uint32_t window, bool exclusive);
+    int unlock_local(uint32_t window);
 
     rttcc_stats_t stats() const;
     bool peer_stats(uint32_t index, rttcc_stats_t *out) const;
@@ -165,6 +191,11 @@ private:
     // engine_tx.cc
     int send_message(uint32_t peer, uint8_t tag, uint64_t put_addr, const iovec *iov, int iovcnt, void *cookie);
     int submit(uint32_t peer, TxMessage &m, bool only_if_open, rttcc_fill_fn fill, void *ctx);
+    Peer *live_peer(uint32_t index);  // nullptr for one unknown or dead
+    TxMessage &new_message(Peer &p, const TxMessage &proto);
+    void enqueue(Peer &p, TxMessage &m);
+    uint8_t *take_copy(size_t len);
+    void release_copy(uint8_t *buf, size_t len);
     bool has_room(const Peer &p, const TxMessage &m) const;
     uint32_t data_cap(const Peer &p) const;
     bool sender_waits(const Peer &p, const TxSegment &seg) const;
@@ -187,13 +218,26 @@ private:
     bool handle_datagram(Channel ch, const RxDatagram &d, nanos now);
     Peer *sender_of(Channel ch, const RxDatagram &d, const PacketHeader **h);
     bool deliverable(const Peer &p, const PacketHeader &h) const;
-    // A put into an exposure (a silent grant): the liveness agent may land it.
+    // A put into an exposure (a silent grant), or (a segment of) an RMA
+    // request, which the engine serves: nobody is told, so the liveness
+    // agent may take it.
     bool lands_silently(const PacketHeader &h) const {
-        return h.type == static_cast<uint8_t>(PacketType::PUT) && !grants_.notifies(put_key(h.put_addr));
+        if (h.type == static_cast<uint8_t>(PacketType::PUT)) return !grants_.notifies(put_key(h.put_addr));
+        return h.tag == RTTCC_TAG_RMA;
     }
     bool accept_segment(Peer &p, const PacketHeader &h, const Arrival &a);
     bool land_put(Peer &p, const PacketHeader &h, const uint8_t *payload, std::unique_lock<MaybeMutex> &lock);
     void take_busy(Peer &p, const PacketHeader &h, const uint8_t *payload, const Arrival &a);
+
+    // engine_rma.cc
+    void take_request(Peer &p, const uint8_t *msg, size_t len);
+    void serve_request(Peer &p, const uint8_t *msg, size_t len);
+    bool serve(Peer &p, const RmaRequest &r, const uint8_t *payload, size_t n);
+    uint8_t *reply_buffer(Peer &p, size_t len);
+    void reply(Peer &p, const RmaRequest &r, uint8_t *buf, size_t len);
+    void answer_lock_grants();
+    void forget_requests(Peer &p);
+    LockTable *window_locks(uint32_t window);
 
     // engine_ack.cc
     // When an owed ACK goes: after ack_delay unless data carries it first;
@@ -296,9 +340,14 @@ private:
     Pool<TxMessage> messages_;           // message descriptors
     Pool<TxSegment> segments_;           // segment descriptors
     InlinePool inline_buffers_;          // copies of small messages
+    BufferPool copy_buffers_;            // larger copies (RMA replies), while they are sent
     BufferPool reassembly_buffers_;      // whole-message buffers for chunked receives
     Hotel hotel_;                        // retransmission timers
     GrantTable grants_{random_u32()};    // memory granted to peers' puts
+    std::unordered_map<uint32_t, LockTable> windows_;  // open RMA windows' locks, by number
+    uint32_t next_window_ = 1;           // the number of the next window opened (never 0)
+    std::vector<LockTable::Request> lock_grants_;  // waiters a release let in, to answer
+    std::vector<uint8_t> due_request_;   // a held RMA request whose turn came
     List<TxSegment, &TxSegment::link> resends_;  // due for retransmission, served first
     List<Peer, &Peer::sends_link> sends_;        // peers with messages to cut and room to send
     List<Peer, &Peer::ack_link> acks_;           // peers owing a delayed ACK, oldest first

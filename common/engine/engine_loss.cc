@@ -175,6 +175,7 @@ void Engine::declare_dead(Peer &p, std::string why) {
     p.ack_owed = false;
     p.reassembly.clear(reassembly_buffers_);
     p.puts.clear();
+    forget_requests(p);
 }
 
 }  // namespace rttcc

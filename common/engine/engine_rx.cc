@@ -100,8 +100,13 @@ bool Engine::handle_datagram(Channel ch, const RxDatagram &d, nanos now) {
     const uint8_t *payload = d.buf + kHeaderSize;
     const uint32_t peer = p->id;
     if (h->type == static_cast<uint8_t>(PacketType::PUT)) return land_put(*p, *h, payload, lock);
+    const bool request = h->tag == RTTCC_TAG_RMA;  // served here, under the lock, calling nobody
     if (h->type == static_cast<uint8_t>(PacketType::DATA)) {
         count(*p, &rttcc_stats_t::msgs_rx);
+        if (request) {
+            take_request(*p, payload, h->payload_len);
+            return false;
+        }
         lock.unlock();
         const rttcc_callbacks_t &cb = clients_.of(h->tag);
         if (cb.on_recv) cb.on_recv(cb.user, peer, h->tag, payload, h->payload_len);
@@ -113,6 +118,11 @@ bool Engine::handle_datagram(Channel ch, const RxDatagram &d, nanos now) {
     if (!m) return false;
     count(*p, &rttcc_stats_t::msgs_rx);
     const uint32_t msg_id = m->msg_id;
+    if (request) {
+        take_request(*p, m->buf, m->len);
+        if (!p->dead) p->reassembly.release(reassembly_buffers_, m);  // dead: freed with the peer's
+        return false;
+    }
     lock.unlock();
     const rttcc_callbacks_t &cb = clients_.of(m->tag);
     if (cb.on_recv) cb.on_recv(cb.user, peer, m->tag, m->buf, m->len);  // m stays put: only this thread adds chunks
@@ -145,7 +155,8 @@ bool Engine::land_put(Peer &p, const PacketHeader &h, const uint8_t *payload, st
 }
 
 // A new segment is accepted, and so acknowledged, only if it can be
-// delivered: a client listens to its tag, a chunk fits its message
+// delivered: a client listens to its tag (the engine to RTTCC_TAG_RMA's,
+// RMA requests), a chunk fits its message
 // (reassembly.h: agrees with its other chunks, overlaps none, and opening
 // one, a buffer is free under reassembly_max_mb), a put lands inside a
 // grant its sender holds.  Otherwise the
@@ -153,11 +164,12 @@ bool Engine::land_put(Peer &p, const PacketHeader &h, const uint8_t *payload, st
 // peer lost instead of a send that succeeded while its bytes were dropped.
 bool Engine::deliverable(const Peer &p, const PacketHeader &h) const {
     const rttcc_callbacks_t &cb = clients_.of(h.tag);
+    const bool heard = cb.on_recv != nullptr || h.tag == RTTCC_TAG_RMA;
     switch (static_cast<PacketType>(h.type)) {
         case PacketType::DATA:
-            return cb.on_recv != nullptr;
+            return heard;
         case PacketType::CHUNK:
-            return cb.on_recv != nullptr &&
+            return heard &&
                    p.reassembly.fit(reassembly_buffers_, chunk_of(h, nullptr), p.rx.next()) == Reassembly::Fit::kYes;
         case PacketType::PUT:
             return (cb.on_put != nullptr || !grants_.notifies(put_key(h.put_addr))) &&

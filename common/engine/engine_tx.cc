@@ -14,31 +14,65 @@ int Engine::submit(uint32_t index, TxMessage &proto, bool only_if_open, rttcc_fi
                    void *ctx) {
     const nanos now = clock_.now();
     std::lock_guard<MaybeMutex> g(state_mu_);
-    Peer *p = index < peers_.size() ? peers_[index].get() : nullptr;
-    if (!p || p->dead) return RTTCC_ERR_UNREACH;
+    Peer *p = live_peer(index);
+    if (!p) return RTTCC_ERR_UNREACH;
     if (only_if_open && (!p->pending[channel_for(proto)].empty() || !has_room(*p, proto))) {
         count(*p, &rttcc_stats_t::window_stalls);
         return RTTCC_ERR_BUSY;
     }
-    TxMessage &m = *messages_.get();
-    m = proto;
-    m.no = p->next_message_no++;
-    p->outstanding.push_back(m);
+    TxMessage &m = new_message(*p, proto);
     if (fill) {
-        m.inline_buf = inline_buffers_.get(m.len);
+        m.inline_buf = take_copy(m.len);
         fill(ctx, m.inline_buf, m.len);
         m.iov[0] = {m.inline_buf, m.len};
         m.iovcnt = 1;
     }
-    count(*p, &rttcc_stats_t::msgs_tx);
-    p->pending[channel_for(m)].push_back(m);
+    enqueue(*p, m);
     pump(*p, now, UINT32_MAX);
     flush_all();
     return fill ? RTTCC_DONE : RTTCC_OK;
 }
 
+Peer *Engine::live_peer(uint32_t index) {
+    Peer *p = index < peers_.size() ? peers_[index].get() : nullptr;
+    return p && !p->dead ? p : nullptr;
+}
+
+// Under state_mu_, as the helpers below: a message to p, a copy of
+// `proto`, numbered and outstanding (flushes wait for it); enqueue() it
+// once filled in.
+TxMessage &Engine::new_message(Peer &p, const TxMessage &proto) {
+    TxMessage &m = *messages_.get();
+    m = proto;
+    m.no = p.next_message_no++;
+    p.outstanding.push_back(m);
+    return m;
+}
+
+// Queues m for cutting: the next pump of p sends it (the caller's, or
+// serve_sends' once p is in sends_).
+void Engine::enqueue(Peer &p, TxMessage &m) {
+    count(p, &rttcc_stats_t::msgs_tx);
+    p.pending[channel_for(m)].push_back(m);
+}
+
+// Engine memory for a copy of `len` bytes: the inline pool's up to
+// inline_max, else copy_buffers_' (nullptr if the system has none left).
+uint8_t *Engine::take_copy(size_t len) {
+    return len <= cfg_.inline_max ? inline_buffers_.get(len) : copy_buffers_.get(len);
+}
+
+void Engine::release_copy(uint8_t *buf, size_t len) {
+    if (len <= cfg_.inline_max)
+        inline_buffers_.put(buf, len);
+    else
+        copy_buffers_.put(buf, len);
+}
+
+// RMA requests all go on the data channel: cut in the order they are made,
+// the target holds few of them (request_order.h).
 Channel Engine::channel_for(const TxMessage &m) const {
-    return m.len <= cmd_payload_ ? kCmd : kData;
+    return m.len <= cmd_payload_ && m.tag != RTTCC_TAG_RMA ? kCmd : kData;
 }
 
 // Data-channel segments a peer may have in flight: the send credits and,
@@ -228,8 +262,8 @@ void Engine::flush_all() {
 }
 
 void Engine::finish_message(Peer &p, TxMessage &m, int status) {
-    if (m.cookie) completions_.push_back({m.cookie, status, m.tag});
-    if (m.inline_buf) inline_buffers_.put(m.inline_buf, m.len);
+    if (m.cookie) completions_.push_back({m.cookie, status, m.client_tag});
+    if (m.inline_buf) release_copy(m.inline_buf, m.len);
     const bool oldest = p.outstanding.front() == &m;
     m.outstanding_link.unlink();
     messages_.put(&m);

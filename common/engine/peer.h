@@ -13,6 +13,7 @@
 #include "engine/mac.h"
 #include "engine/reassembly.h"
 #include "engine/regions.h"
+#include "engine/request_order.h"
 #include "engine/recv_window.h"
 #include "cc/rtt_estimator.h"
 #include "engine/rtt_table.h"
@@ -64,7 +65,8 @@ struct Peer {
           cc_rtt(rtt_params),
           rx(window, rx_first),
           reassembly(window),
-          puts(window) {}
+          puts(window),
+          requests(window) {}
 
     uint32_t id;                       // caller's index of this peer
     WireHandle addr[kChannels] = {};   // resolved address per channel
@@ -102,6 +104,7 @@ struct Peer {
     // it (its no > upto): {upto 8} waits for 7 only, {upto 12} for all three.
     List<TxMessage, &TxMessage::outstanding_link> outstanding;
     uint64_t next_message_no = 1;
+    uint32_t next_request = 0;                    // the number (rseq) of our next RMA request to it
     struct Flush {
         uint64_t upto;  // the newest message it waits for
         void *cookie;   // the caller's, for on_send_done
@@ -128,6 +131,7 @@ struct Peer {
     RecvWindow rx;                   // arrivals and the cumulative ACK
     Reassembly reassembly;           // messages arriving in chunks
     PutArrivals puts;                // one-sided puts landing in what we granted it
+    RequestOrder requests;           // its RMA requests: the one due, those held until then
     Link ack_link;                   // in the engine's delayed-ACK queue
     Link ack_soon_link;              // in the engine's ACKs owed by the end of this progress pass
     bool ack_owed = false;           // an ACK must go out

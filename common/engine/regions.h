@@ -5,7 +5,9 @@
 // bytes fit inside it.  A grant either tells its owner of each put that
 // landed whole (on_put), or is silent: then nobody needs to hear of a put,
 // so it may land while the application is away from MPI (the liveness
-// agent lands it), which is what passive-target RMA needs.
+// agent lands it), which is what passive-target RMA needs.  An RMA
+// window's exposures are silent grants that name their window: its
+// requests (get, accumulate, lock, lookup) name one of them.
 //
 //   put_addr on the wire = key << 40 | offset   (offset < 2^40)
 //   key: 24 bits, never 0, the next value of a counter that starts at a
@@ -17,8 +19,10 @@
 //        skips a key whose slot is taken); size, a power of two, stays at
 //        least twice the live grants.
 #pragma once
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <unordered_map>
 #include <vector>
 
 namespace rttcc {
@@ -38,27 +42,61 @@ public:
     // `first_key`: where the counter starts (the engine's CSPRNG draws it).
     explicit GrantTable(uint32_t first_key) : next_(first_key) {}
 
+    struct Grant {
+        uint32_t key = 0;        // its name on the wire; 0: a free slot
+        uint32_t peer = 0;       // the only sender whose puts may land in it
+        uint8_t *base = nullptr; // first byte
+        size_t len = 0;          // bytes
+        bool notify = true;      // on_put for each put that lands whole; else silent
+        uint32_t window = 0;     // an exposure of this RMA window (silent); 0: none
+    };
+
     // Grants [base, base + len) to `peer`'s puts, told of (`notify`) or
     // silent; returns its key, 0 when len is too large to address or
     // kMaxGrants are live.
     uint32_t grant(uint32_t peer, void *base, size_t len, bool notify = true) {
-        if (len > kPutOffsetMask || live_ == kMaxGrants) return 0;
-        if (2 * (live_ + 1) > slots_.size()) grow();
-        for (;;) {  // ends within slots_.size() steps: at least half the slots are free
-            const uint32_t key = next_++ & kPutKeyMask;
-            Grant &g = slot(key);
-            if (key == 0 || g.key != 0) continue;
-            g = Grant{key, peer, static_cast<uint8_t *>(base), len, notify};
-            ++live_;
-            return key;
-        }
+        return add(Grant{0, peer, static_cast<uint8_t *>(base), len, notify, 0});
+    }
+    // A silent grant that exposes RMA window `window` (not 0) to `peer`.
+    uint32_t expose(uint32_t window, uint32_t peer, void *base, size_t len) {
+        const uint32_t key = add(Grant{0, peer, static_cast<uint8_t *>(base), len, false, window});
+        if (key) exposures_[owner(window, peer)].push_back(key);
+        return key;
     }
 
     bool revoke(uint32_t key) {
         if (key == 0 || slots_.empty() || slot(key).key != key) return false;
-        slot(key) = Grant{};
+        Grant &g = slot(key);
+        if (g.window) {
+            const auto it = exposures_.find(owner(g.window, g.peer));
+            std::vector<uint32_t> &keys = it->second;
+            *std::find(keys.begin(), keys.end(), key) = keys.back();
+            keys.pop_back();
+            if (keys.empty()) exposures_.erase(it);
+        }
+        g = Grant{};
         --live_;
         return true;
+    }
+
+    // Exposure `key` (a window's), if `peer` holds it; else nullptr.
+    const Grant *exposure(uint32_t peer, uint32_t key) const {
+        if (key == 0 || key > kPutKeyMask || slots_.empty()) return nullptr;
+        const Grant &g = slots_[key & (slots_.size() - 1)];
+        return g.key == key && g.peer == peer && g.window ? &g : nullptr;
+    }
+
+    // The exposure of `window` to `peer` that holds the bytes [addr, addr +
+    // len) of this process, or nullptr.
+    const Grant *exposure_holding(uint32_t window, uint32_t peer, uint64_t addr, uint64_t len) const {
+        const auto it = exposures_.find(owner(window, peer));
+        if (it == exposures_.end()) return nullptr;
+        for (uint32_t key : it->second) {
+            const Grant &g = slots_[key & (slots_.size() - 1)];
+            const uint64_t base = reinterpret_cast<uintptr_t>(g.base);
+            if (addr >= base && addr - base <= g.len && len <= g.len - (addr - base)) return &g;
+        }
+        return nullptr;
     }
 
     // Where `len` bytes at `offset` of grant `key` go; nullptr unless
@@ -81,14 +119,22 @@ public:
     size_t live() const { return live_; }
 
 private:
-    struct Grant {
-        uint32_t key = 0;        // its name on the wire; 0: a free slot
-        uint32_t peer = 0;       // the only sender whose puts may land in it
-        uint8_t *base = nullptr; // first byte
-        size_t len = 0;          // bytes
-        bool notify = true;      // on_put for each put that lands whole; else silent
-    };
     Grant &slot(uint32_t key) { return slots_[key & (slots_.size() - 1)]; }
+    static uint64_t owner(uint32_t window, uint32_t peer) { return uint64_t{window} << 32 | peer; }
+
+    uint32_t add(Grant g) {
+        if (g.len > kPutOffsetMask || live_ == kMaxGrants) return 0;
+        if (2 * (live_ + 1) > slots_.size()) grow();
+        for (;;) {  // ends within slots_.size() steps: at least half the slots are free
+            const uint32_t key = next_++ & kPutKeyMask;
+            Grant &s = slot(key);
+            if (key == 0 || s.key != 0) continue;
+            g.key = key;
+            s = g;
+            ++live_;
+            return key;
+        }
+    }
 
     // Doubles the slots.  Live keys stay apart: keys that differ modulo n
     // differ modulo 2n.
@@ -102,6 +148,7 @@ private:
     std::vector<Grant> slots_;  // by key modulo their number; grows, never shrinks
     uint32_t next_;             // the key counter
     size_t live_ = 0;           // grants in slots_
+    std::unordered_map<uint64_t, std::vector<uint32_t>> exposures_;  // keys by (window, peer)
 };
 
 // The puts of one peer still arriving, by the sender's put id.  Every chunk

@@ -3,6 +3,7 @@
 #pragma once
 #include <sys/uio.h>
 
+#include <cstddef>
 #include <cstdint>
 
 #include "clock/clock.h"
@@ -20,7 +21,7 @@ struct TxMessage {
     Link outstanding_link;   // in its peer's outstanding list until it completes (flushes wait on it)
     uint64_t no = 0;         // its number among its peer's messages, from 1 (flushes count by it)
     void *cookie = nullptr;  // caller's completion cookie; nullptr when copied
-    iovec iov[2] = {};       // the message bytes, in at most two pieces
+    iovec iov[3] = {};       // the message bytes, in at most three pieces
     int iovcnt = 0;
     uint32_t len = 0;        // total bytes
     uint32_t cut = 0;        // bytes already cut into segments
@@ -28,8 +29,13 @@ struct TxMessage {
     uint32_t msg_id = 0;     // CHUNK/PUT header id (unique per peer)
     uint64_t put_addr = 0;   // a put: where its first byte lands (regions.h); 0 = a message
     uint8_t tag = 0;         // caller's tag
+    uint8_t client_tag = 0;  // whose on_send_done: the tag's client (an RMA request's: its asker's)
     bool all_cut = false;    // the last segment has been made (a 0-byte message has one)
-    uint8_t *inline_buf = nullptr;  // storage for a copied message (pool-owned)
+    uint8_t *inline_buf = nullptr;  // an engine-owned copy of the message (Engine::take_copy)
+    // The engine's own bytes before the caller's, sent from here: the
+    // header of an RMA request sent zero-copy (iov[0] points at it).
+    static constexpr size_t kPrefixMax = 32;
+    uint8_t prefix[kPrefixMax] = {};
 
     // Done when every segment was made and every one of them was ACKed.
     bool complete() const { return all_cut && in_flight == 0; }

@@ -10,5 +10,7 @@
 #define RTTCC_TAG_OSC 0x3b  /* osc_rttcc's replies and epoch messages (an attached client) */
 #define RTTCC_TAG_COLL 0x3c /* coll_rttcc's exchanges (an attached client) */
 #define RTTCC_TAG_MTL 0x3d  /* mtl_rttcc's messages (the creator under pml/cm) */
+#define RTTCC_TAG_RMA 0x3e  /* the engine's own: RMA requests (rttcc/rma.h), served by the
+                             * target's engine; no client attaches, sends or puts on it */
 
 #endif

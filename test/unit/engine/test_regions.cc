@@ -1,7 +1,8 @@
 // regions.h: a key names memory granted to one peer, its puts land only
 // inside it, a key of a finished call stays dead, and a put is whole
 // exactly when all of its bytes arrived (a peer has at most its window of
-// puts partly landed).
+// puts partly landed); an RMA window's exposures are found by window, peer
+// and address.
 #include <vector>
 
 #include "cmocka_cxx.h"
@@ -99,6 +100,40 @@ static void test_live_grants_are_skipped(void **) {
     assert_int_equal(t.live(), 1002);
 }
 
+// An exposure names its window and its peer: found by its key only for
+// that peer, and by address only among that window's exposures to that
+// peer (a dynamic window's lookup); a revoked one is found by neither.
+static void test_exposures_are_found_by_window_peer_and_address(void **) {
+    std::vector<uint8_t> a(100), b(200), c(50);
+    GrantTable t(rttcc::random_u32());
+    const uint32_t plain = t.grant(1, a.data(), a.size(), /*notify=*/false);
+    const uint32_t ka = t.expose(7, 1, a.data(), a.size()), kb = t.expose(7, 1, b.data(), b.size());
+    const uint32_t kc = t.expose(8, 1, c.data(), c.size()), k2 = t.expose(7, 2, b.data(), b.size());
+    assert_false(t.notifies(ka));  // silent, as any exposure
+    assert_ptr_equal(t.target(1, ka, 0, 100), a.data());
+    assert_int_equal(t.exposure(1, ka)->window, 7);
+    assert_int_equal(t.exposure(1, kc)->window, 8);
+    assert_null(t.exposure(2, ka));     // another peer's
+    assert_null(t.exposure(1, plain));  // silent, but no window's
+    auto at = [](const std::vector<uint8_t> &v, size_t i) { return static_cast<uint64_t>(reinterpret_cast<uintptr_t>(v.data() + i)); };
+    assert_int_equal(t.exposure_holding(7, 1, at(b, 10), 190)->key, kb);
+    assert_int_equal(t.exposure_holding(7, 1, at(a, 0), 100)->key, ka);
+    assert_int_equal(t.exposure_holding(7, 2, at(b, 0), 1)->key, k2);
+    assert_null(t.exposure_holding(7, 1, at(b, 10), 191));  // one byte past its end
+    assert_null(t.exposure_holding(7, 1, at(c, 0), 1));     // window 8's
+    assert_null(t.exposure_holding(7, 3, at(a, 0), 1));     // no exposure to peer 3
+    assert_null(t.exposure_holding(7, 1, ~uint64_t{0}, 2));
+    assert_true(t.revoke(kb));
+    assert_null(t.exposure(1, kb));
+    assert_null(t.exposure_holding(7, 1, at(b, 10), 1));
+    assert_int_equal(t.exposure_holding(7, 1, at(a, 99), 1)->key, ka);
+    for (int i = 0; i < 100; ++i) t.grant(0, &a[0], 1);  // the table grows: exposures are still found
+    assert_int_equal(t.exposure_holding(7, 1, at(a, 5), 5)->key, ka);
+    assert_true(t.revoke(ka));
+    assert_true(t.revoke(k2));
+    assert_null(t.exposure_holding(7, 2, at(b, 0), 1));
+}
+
 static void test_put_is_whole_when_every_byte_landed(void **) {
     PutArrivals a(64);
     PutArrivals::Put done{};
@@ -147,6 +182,7 @@ int main() {
         cmocka_unit_test(test_keys_are_unique_and_never_zero),
         cmocka_unit_test(test_a_finished_calls_key_stays_dead),
         cmocka_unit_test(test_live_grants_are_skipped),
+        cmocka_unit_test(test_exposures_are_found_by_window_peer_and_address),
         cmocka_unit_test(test_put_is_whole_when_every_byte_landed),
         cmocka_unit_test(test_puts_partly_landed_are_capped_at_the_window),
     };

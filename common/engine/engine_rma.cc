@@ -1,0 +1,281 @@
+// RMA (rttcc/rma.h): windows and their locks, the requests an origin
+// makes, and the target's engine serving them.
+//
+//   origin                                target
+//   request(): header + payload     ->    handle_datagram: an RMA-tag message,
+//   on RTTCC_TAG_RMA, numbered rseq       whole (DATA, or reassembled):
+//                                         take_request: in rseq order, held
+//                                           until its turn (request_order.h)
+//                                         serve: checks, then reads or updates
+//                                           the exposure under state_mu_
+//   on_put(reply_key)  <-----------------  reply: a put of an engine-owned copy
+//
+// All of it runs under state_mu_ and calls nobody, so the liveness agent's
+// quiet passes serve requests while the application computes (passive
+// target), and every update of an exposure (a peer's, or this process's
+// own through apply_local) is atomic with the others.  Replies are copies:
+// revoking an exposure while its replies are in flight is safe.
+#include <cstring>
+#include <mutex>
+#include <string>
+
+#include "engine/engine.h"
+
+namespace rttcc {
+
+uint32_t Engine::open_window() {
+    std::lock_guard<MaybeMutex> g(state_mu_);
+    while (next_window_ == 0 || windows_.count(next_window_)) ++next_window_;
+    windows_.emplace(next_window_, LockTable{});
+    return next_window_++;
+}
+
+bool Engine::close_window(uint32_t window) {
+    std::lock_guard<MaybeMutex> g(state_mu_);
+    return windows_.erase(window) == 1;
+}
+
+uint32_t Engine::expose(uint32_t window, uint32_t peer, void *base, size_t len) {
+    std::lock_guard<MaybeMutex> g(state_mu_);
+    return base && len && windows_.count(window) ? grants_.expose(window, peer, base, len) : 0;
+}
+
+int Engine::request(uint32_t index, RmaRequest r, const iovec *iov, int iovcnt, void *cookie) {
+    if (iovcnt < 0 || iovcnt > 2 || r.reply_tag == RTTCC_TAG_RMA) return RTTCC_ERR_ARG;
+    size_t payload = 0;
+    for (int i = 0; i < iovcnt; ++i) payload += iov[i].iov_len;
+    if (!well_formed(r, payload, cfg_.max_message)) return RTTCC_ERR_ARG;
+    const size_t len = sizeof r + payload;
+    const bool copy = len <= cfg_.inline_max || static_cast<RmaKind>(r.kind) != RmaKind::kAcc;
+    const nanos now = clock_.now();
+    std::lock_guard<MaybeMutex> g(state_mu_);
+    Peer *p = live_peer(index);
+    if (!p) return RTTCC_ERR_UNREACH;
+    uint8_t *buf = copy ? take_copy(len) : nullptr;
+    if (copy && !buf) return RTTCC_ERR;
+    r.rseq = p->next_request++;
+    TxMessage proto;
+    proto.tag = RTTCC_TAG_RMA;
+    proto.client_tag = r.reply_tag;
+    proto.len = static_cast<uint32_t>(len);
+    TxMessage &m = new_message(*p, proto);
+    if (copy) {
+        std::memcpy(buf, &r, sizeof r);
+        uint8_t *at = buf + sizeof r;
+        for (int i = 0; i < iovcnt; ++i) {
+            if (iov[i].iov_len) std::memcpy(at, iov[i].iov_base, iov[i].iov_len);
+            at += iov[i].iov_len;
+        }
+        m.inline_buf = buf;
+        m.iov[m.iovcnt++] = {buf, len};
+    } else {
+        static_assert(sizeof r <= TxMessage::kPrefixMax, "a request's header is the message's prefix");
+        std::memcpy(m.prefix, &r, sizeof r);
+        m.iov[m.iovcnt++] = {m.prefix, sizeof r};
+        for (int i = 0; i < iovcnt; ++i)
+            if (iov[i].iov_len) m.iov[m.iovcnt++] = iov[i];
+        m.cookie = cookie;
+    }
+    enqueue(*p, m);
+    pump(*p, now, UINT32_MAX);
+    flush_all();
+    return copy ? RTTCC_DONE : RTTCC_OK;
+}
+
+int Engine::apply_local(int op, int type, void *dst, const void *src, size_t count, void *old) {
+    std::lock_guard<MaybeMutex> g(state_mu_);
+    return rma_apply(op, type, dst, src, count, old);
+}
+
+int Engine::compare_and_swap_local(int type, void *dst, const void *compare, const void *swap, void *old) {
+    const size_t n = rma_type_size(type);
+    uint8_t was[64];  // the old element (old may overlap compare or swap)
+    if (n == 0 || n > sizeof was) return RTTCC_ERR_ARG;
+    std::lock_guard<MaybeMutex> g(state_mu_);
+    std::memcpy(was, dst, n);
+    if (std::memcmp(was, compare, n) == 0) std::memcpy(dst, swap, n);
+    std::memcpy(old, was, n);
+    return RTTCC_OK;
+}
+
+int Engine::lock_local(uint32_t window, bool exclusive) {
+    std::lock_guard<MaybeMutex> g(state_mu_);
+    LockTable *locks = window_locks(window);
+    if (!locks) return RTTCC_ERR_ARG;
+    return locks->try_acquire(LockTable::kSelf, exclusive) ? RTTCC_DONE : RTTCC_ERR_BUSY;
+}
+
+int Engine::unlock_local(uint32_t window) {
+    const nanos now = clock_.now();
+    std::lock_guard<MaybeMutex> g(state_mu_);
+    LockTable *locks = window_locks(window);
+    if (!locks || !locks->release(LockTable::kSelf, &lock_grants_)) return RTTCC_ERR_ARG;
+    answer_lock_grants();
+    serve_sends(now);  // the waiters' replies go now
+    flush_all();
+    return RTTCC_OK;
+}
+
+// ---- the target's side (under state_mu_) ------------------------------
+
+LockTable *Engine::window_locks(uint32_t window) {
+    const auto it = windows_.find(window);
+    return it == windows_.end() ? nullptr : &it->second;
+}
+
+// A whole request from p (the message's bytes, valid during the call):
+// served when its turn comes.  Its number out of order beyond what a
+// legal origin sends breaks the protocol.
+void Engine::take_request(Peer &p, const uint8_t *msg, size_t len) {
+    RmaRequest r;
+    if (len < sizeof r) {
+        broke_protocol(p, "it sent an RMA request of " + std::to_string(len) +
+                              " bytes, shorter than a request's header: it does not follow the rttcc protocol");
+        return;
+    }
+    std::memcpy(&r, msg, sizeof r);
+    switch (p.requests.turn(r.rseq)) {
+        case RequestOrder::Turn::kBad:
+            broke_protocol(p, "it sent RMA request " + std::to_string(r.rseq) + " while " +
+                                  std::to_string(p.requests.next()) + " was due and " +
+                                  std::to_string(p.requests.held()) +
+                                  " were held: a number served already, or further ahead than its window lets "
+                                  "it send; it does not follow the rttcc protocol");
+            return;
+        case RequestOrder::Turn::kLater:
+            p.requests.hold(r.rseq, msg, len);
+            return;
+        case RequestOrder::Turn::kNow:
+            break;
+    }
+    serve_request(p, msg, len);
+    p.requests.served();
+    while (!p.dead && p.requests.take_due(&due_request_)) {
+        serve_request(p, due_request_.data(), due_request_.size());
+        p.requests.served();
+    }
+}
+
+// A request that fails its checks is dropped whole, counted in drop_bad_put.
+void Engine::serve_request(Peer &p, const uint8_t *msg, size_t len) {
+    RmaRequest r;
+    std::memcpy(&r, msg, sizeof r);
+    if (!serve(p, r, msg + sizeof r, len - sizeof r)) drop(&rttcc_stats_t::drop_bad_put);
+}
+
+// Checks the request, then does it; false (nothing done) if it fails a
+// check: its shape; for data, an exposure of an open window that p holds
+// and its bytes inside that exposure; for locks and lookups, an open
+// window (a dynamic one may have nothing attached).
+bool Engine::serve(Peer &p, const RmaRequest &r, const uint8_t *payload, size_t n) {
+    if (!well_formed(r, n, cfg_.max_message)) return false;
+    const bool names_window = r.kind == static_cast<uint8_t>(RmaKind::kLock) ||
+                              r.kind == static_cast<uint8_t>(RmaKind::kUnlock) ||
+                              r.kind == static_cast<uint8_t>(RmaKind::kLookup);
+    const GrantTable::Grant *exposure = names_window ? nullptr : grants_.exposure(p.id, r.key);
+    LockTable *locks = window_locks(names_window ? r.key : exposure ? exposure->window : 0);
+    if (!locks) return false;
+    switch (static_cast<RmaKind>(r.kind)) {
+        case RmaKind::kGet: {
+            const uint8_t *from = grants_.target(p.id, r.key, r.offset, r.len);
+            if (!from) return false;
+            if (uint8_t *buf = reply_buffer(p, r.len)) {
+                std::memcpy(buf, from, r.len);
+                reply(p, r, buf, r.len);
+            }
+            return true;
+        }
+        case RmaKind::kAcc: {
+            uint8_t *at = grants_.target(p.id, r.key, r.offset, r.len);
+            if (!at) return false;
+            uint8_t *old = nullptr;
+            if (r.reply_key && !(old = reply_buffer(p, r.len))) return true;
+            rma_apply(r.op, r.type, at, payload, r.len / rma_type_size(r.type), old);
+            if (old) reply(p, r, old, r.len);
+            return true;
+        }
+        case RmaKind::kCas: {
+            uint8_t *at = grants_.target(p.id, r.key, r.offset, r.len);
+            if (!at) return false;
+            if (uint8_t *old = reply_buffer(p, r.len)) {
+                std::memcpy(old, at, r.len);
+                if (std::memcmp(at, payload, r.len) == 0) std::memcpy(at, payload + r.len, r.len);
+                reply(p, r, old, r.len);
+            }
+            return true;
+        }
+        case RmaKind::kLock:
+            if (locks->acquire({p.id, r.op != 0, r.reply_key, r.reply_tag})) {
+                lock_grants_.push_back({p.id, r.op != 0, r.reply_key, r.reply_tag});
+                answer_lock_grants();
+            }
+            return true;
+        case RmaKind::kUnlock:
+            if (!locks->release(p.id, &lock_grants_)) return false;
+            answer_lock_grants();
+            return true;
+        case RmaKind::kLookup: {
+            const GrantTable::Grant *holder = grants_.exposure_holding(r.key, p.id, r.offset, r.len);
+            rttcc_rma_region_t region{};
+            if (holder) region = {reinterpret_cast<uintptr_t>(holder->base), holder->len, holder->key, 0};
+            if (uint8_t *buf = reply_buffer(p, sizeof region)) {
+                std::memcpy(buf, &region, sizeof region);
+                reply(p, r, buf, sizeof region);
+            }
+            return true;
+        }
+    }
+    return false;
+}
+
+// Engine memory for a reply of `len` bytes to p.  Without any (the system
+// is out of memory), p is declared dead: its request cannot be answered.
+uint8_t *Engine::reply_buffer(Peer &p, size_t len) {
+    uint8_t *buf = take_copy(len);
+    if (!buf)
+        declare_dead(p, "this process is out of memory for a reply of " + std::to_string(len) +
+                            " bytes to its RMA request");
+    return buf;
+}
+
+// Queues the put of `buf` (from reply_buffer, handed over) into the
+// asker's reply grant; the next serve_sends sends it.
+void Engine::reply(Peer &p, const RmaRequest &r, uint8_t *buf, size_t len) {
+    TxMessage proto;
+    proto.tag = proto.client_tag = r.reply_tag;
+    proto.len = static_cast<uint32_t>(len);
+    proto.put_addr = put_addr(r.reply_key, 0);
+    proto.inline_buf = buf;
+    proto.iov[0] = {buf, len};
+    proto.iovcnt = 1;
+    enqueue(p, new_message(p, proto));
+    if (!p.sends_link.linked()) sends_.push_back(p);
+}
+
+// Tells the requests in lock_grants_ that they hold their lock: a byte
+// into each one's reply grant.  (A reply may declare its peer dead, which
+// may grant more: the loop takes those too.)
+void Engine::answer_lock_grants() {
+    while (!lock_grants_.empty()) {
+        const LockTable::Request r = lock_grants_.back();
+        lock_grants_.pop_back();
+        Peer *p = r.who == LockTable::kSelf ? nullptr : live_peer(r.who);
+        if (!p) continue;
+        RmaRequest answered{};
+        answered.reply_key = r.reply_key;
+        answered.reply_tag = r.reply_tag;
+        if (uint8_t *buf = reply_buffer(*p, 1)) {
+            *buf = 1;
+            reply(*p, answered, buf, 1);
+        }
+    }
+}
+
+// p is dead: its held requests go, and so do its locks (their waiters get them).
+void Engine::forget_requests(Peer &p) {
+    p.requests.clear();
+    for (auto &w : windows_) w.second.forget(p.id, &lock_grants_);
+    answer_lock_grants();
+}
+
+}  // namespace rttcc

@@ -1,0 +1,555 @@
+// RMA through the engine (rttcc/rma.h) over the in-memory wire: the
+// target's engine serves gets, accumulates, compare-and-swaps, locks and
+// lookups with no callback to its client, in the order each origin made
+// them whatever the wire does, only on exposures of open windows that the
+// origin holds and inside them; the replies are copies put into the
+// origin's grants.  The liveness agent serves them while the target's
+// application computes.
+#include <algorithm>
+#include <cstring>
+#include <utility>
+
+#include "api/engine_handle.h"
+#include "cmocka_cxx.h"
+#include "engine_harness.h"
+#include "rttcc/rma.h"
+
+using namespace rttcc;
+using namespace rttcc_test;
+
+namespace {
+
+constexpr uint8_t kTag = 9;  // the origins' client tag: replies come on it
+
+// The C handles of the nodes' engines.
+struct Handles {
+    explicit Handles(const std::vector<std::unique_ptr<Node>> &nodes) {
+        for (const auto &n : nodes) all.push_back(rttcc_engine{n->engine, ""});
+    }
+    rttcc_engine_t *operator[](size_t i) { return &all[i]; }
+    std::vector<rttcc_engine> all;
+};
+
+// Node `target` exposes `mem` to `origin` as part of `window`.
+uint32_t expose(Handles &h, int target, uint32_t window, int origin, void *mem, size_t len) {
+    uint32_t key = 0;
+    assert_int_equal(rttcc_rma_expose(h[target], window, origin, mem, len, &key), RTTCC_OK);
+    return key;
+}
+
+uint32_t open_window(Handles &h, int node) {
+    uint32_t w = 0;
+    assert_int_equal(rttcc_rma_window_open(h[node], &w), RTTCC_OK);
+    assert_int_not_equal(w, 0);
+    return w;
+}
+
+// How many replies (puts) node n has heard into grant `key`.
+size_t replies(const Node &n, uint32_t key) {
+    return static_cast<size_t>(std::count_if(n.puts.begin(), n.puts.end(), [&](const Node::Landed &l) { return l.key == key; }));
+}
+
+uint64_t bad_requests(const Node &n) { return n.engine->stats().drop_bad_put; }
+
+// Runs every node for a while (what should happen has had time to).
+void settle(std::vector<std::unique_ptr<Node>> &nodes) { (void)run_until(nodes, [] { return false; }, 0.05); }
+
+void with_agent(rttcc_config_t &c) {
+    c.agent = true;
+    c.thread_safe = false;
+    c.agent_idle_ms = 10;
+    c.peer_timeout_ms = 200;
+}
+
+}  // namespace
+
+// A get lands in the reply grant byte for byte, at offset 0, on the
+// origin's tag, heard once; the target's client hears nothing.  Small
+// (copied into an inline buffer) and large (many segments, a pooled copy).
+static void test_a_get_lands_in_the_reply_grant(void **) {
+    MemNetwork net(4000);
+    auto nodes = make_nodes(net, 2);
+    Handles h(nodes);
+    const uint32_t w = open_window(h, 1);
+    std::vector<uint8_t> window = make_message(1, 300000);
+    const uint32_t key = expose(h, 1, w, 0, window.data(), window.size());
+    for (size_t len : {size_t{100}, size_t{150000}}) {
+        std::vector<uint8_t> got(len + 16, 0xee);
+        const uint32_t reply = nodes[0]->engine->grant(1, got.data(), got.size());
+        assert_int_equal(rttcc_rma_get(h[0], 1, key, 777, len, reply, kTag), RTTCC_DONE);
+        assert_true(run_until(nodes, [&] { return replies(*nodes[0], reply) == 1; }));
+        const Node::Landed &l = nodes[0]->puts.back();
+        assert_int_equal(l.peer, 1);
+        assert_int_equal(l.offset, 0);
+        assert_int_equal(l.len, len);
+        assert_int_equal(l.tag, kTag);
+        assert_memory_equal(got.data(), window.data() + 777, len);
+        for (size_t i = len; i < got.size(); ++i) assert_int_equal(got[i], 0xee);
+        settle(nodes);
+        assert_int_equal(replies(*nodes[0], reply), 1);
+        assert_true(nodes[0]->engine->revoke(reply));
+    }
+    assert_true(nodes[1]->received.empty() && nodes[1]->puts.empty());  // the engine served them
+    assert_true(nodes[0]->received.empty());
+    assert_int_equal(bad_requests(*nodes[1]), 0);
+    assert_true(window == make_message(1, 300000));  // read, not written
+}
+
+// Requests the target cannot check are dropped whole (drop_bad_put) and
+// nothing is read or written: past the exposure's end, a key exposed to
+// another peer, a grant that notifies, a silent grant of no window, a
+// window closed since.  The origin's later requests are still served.
+static void test_requests_outside_an_exposure_are_dropped(void **) {
+    MemNetwork net(4000);
+    auto nodes = make_nodes(net, 3);
+    Handles h(nodes);
+    const uint32_t w = open_window(h, 1), closing = open_window(h, 1);
+    std::vector<uint8_t> window(1000, 0x11), other(1000, 0x22), plain(1000, 0x33), silent(1000, 0x44),
+        closed(1000, 0x55);
+    const uint32_t key = expose(h, 1, w, 0, window.data(), window.size());
+    const uint32_t for2 = expose(h, 1, w, 2, other.data(), other.size());
+    const uint32_t notifying = nodes[1]->engine->grant(0, plain.data(), plain.size());
+    uint32_t no_window = 0;
+    assert_int_equal(rttcc_engine_expose(h[1], 0, silent.data(), silent.size(), &no_window), RTTCC_OK);
+    const uint32_t gone = expose(h, 1, closing, 0, closed.data(), closed.size());
+    assert_int_equal(rttcc_rma_window_close(h[1], closing), RTTCC_OK);
+
+    std::vector<uint8_t> got(2000, 0xee);
+    const uint32_t reply = nodes[0]->engine->grant(1, got.data(), got.size());
+    const int32_t ones[4] = {1, 1, 1, 1};
+    const iovec acc{const_cast<int32_t *>(ones), sizeof ones};
+    auto add = [&](uint32_t k, uint64_t offset) {
+        return rttcc_rma_accumulate(h[0], 1, k, offset, RTTCC_RMA_SUM, RTTCC_RMA_INT32, &acc, 1, 0, kTag, nullptr);
+    };
+    assert_int_equal(rttcc_rma_get(h[0], 1, key, 990, 11, reply, kTag), RTTCC_DONE);  // one byte past the end
+    assert_int_equal(add(key, 990), RTTCC_DONE);
+    assert_int_equal(rttcc_rma_get(h[0], 1, for2, 0, 10, reply, kTag), RTTCC_DONE);  // node 2's
+    assert_int_equal(add(for2, 0), RTTCC_DONE);
+    assert_int_equal(rttcc_rma_get(h[0], 1, notifying, 0, 10, reply, kTag), RTTCC_DONE);
+    assert_int_equal(add(notifying, 0), RTTCC_DONE);
+    assert_int_equal(rttcc_rma_get(h[0], 1, no_window, 0, 10, reply, kTag), RTTCC_DONE);
+    assert_int_equal(add(no_window, 0), RTTCC_DONE);
+    assert_int_equal(rttcc_rma_get(h[0], 1, gone, 0, 10, reply, kTag), RTTCC_DONE);
+    assert_int_equal(add(gone, 0), RTTCC_DONE);
+    assert_int_equal(rttcc_rma_lock(h[0], 1, closing, 1, reply, kTag), RTTCC_DONE);  // a closed window
+    assert_true(run_until(nodes, [&] { return bad_requests(*nodes[1]) == 11; }));
+    settle(nodes);
+    assert_int_equal(bad_requests(*nodes[1]), 11);
+    assert_int_equal(nodes[1]->engine->stats().drops, 11);
+    assert_true(nodes[0]->puts.empty());  // no reply
+    assert_true(std::all_of(got.begin(), got.end(), [](uint8_t b) { return b == 0xee; }));
+    assert_true(std::all_of(window.begin(), window.end(), [](uint8_t b) { return b == 0x11; }));
+    assert_true(std::all_of(other.begin(), other.end(), [](uint8_t b) { return b == 0x22; }));
+    assert_true(std::all_of(plain.begin(), plain.end(), [](uint8_t b) { return b == 0x33; }));
+    assert_true(std::all_of(silent.begin(), silent.end(), [](uint8_t b) { return b == 0x44; }));
+    assert_true(std::all_of(closed.begin(), closed.end(), [](uint8_t b) { return b == 0x55; }));
+    assert_true(nodes[1]->puts.empty() && nodes[1]->received.empty());
+
+    assert_int_equal(add(key, 984), RTTCC_DONE);  // the last four ints: inside
+    assert_true(run_until(nodes, [&] { return window[984] == 0x12; }));
+    assert_int_equal(bad_requests(*nodes[1]), 11);
+    assert_true(nodes[0]->dead.empty() && nodes[1]->dead.empty());
+}
+
+// MPI_Accumulate SUM on int32 and double; MPI_Get_accumulate (reply_key)
+// returns the old elements, then applies; a large one (many segments, sent
+// zero-copy) completes with its cookie, and no request call calls back.
+static void test_accumulates_sum_and_fetch_the_old_values(void **) {
+    MemNetwork net(4000);
+    auto nodes = make_nodes(net, 2);
+    Handles h(nodes);
+    const uint32_t w = open_window(h, 1);
+    std::vector<int32_t> ints(10000);
+    std::vector<double> doubles(8);
+    for (size_t i = 0; i < ints.size(); ++i) ints[i] = static_cast<int32_t>(i);
+    for (size_t i = 0; i < doubles.size(); ++i) doubles[i] = 0.5 * static_cast<double>(i);
+    const uint32_t ki = expose(h, 1, w, 0, ints.data(), ints.size() * 4);
+    const uint32_t kd = expose(h, 1, w, 0, doubles.data(), doubles.size() * 8);
+
+    const int32_t add[3] = {100, -5, 7};
+    const double dadd[2] = {1.25, -0.5};
+    const iovec ia{const_cast<int32_t *>(add), sizeof add}, da{const_cast<double *>(dadd), sizeof dadd};
+    assert_int_equal(rttcc_rma_accumulate(h[0], 1, ki, 8, RTTCC_RMA_SUM, RTTCC_RMA_INT32, &ia, 1, 0, kTag, nullptr),
+                     RTTCC_DONE);
+    assert_int_equal(rttcc_rma_accumulate(h[0], 1, kd, 16, RTTCC_RMA_SUM, RTTCC_RMA_DOUBLE, &da, 1, 0, kTag, nullptr),
+                     RTTCC_DONE);
+    std::vector<int32_t> big(8000, 3);  // 32000 bytes: above inline_max, several segments
+    const iovec halves[2] = {{big.data(), 16000}, {big.data() + 4000, 16000}};
+    std::vector<int32_t> old(8000, -1);
+    const uint32_t reply = nodes[0]->engine->grant(1, old.data(), old.size() * 4);
+    assert_int_equal(rttcc_rma_accumulate(h[0], 1, ki, 4000, RTTCC_RMA_SUM, RTTCC_RMA_INT32, halves, 2, reply, kTag, &big),
+                     RTTCC_OK);
+    assert_true(nodes[0]->completed.empty());  // told in a pass, not here
+    assert_true(run_until(nodes, [&] { return replies(*nodes[0], reply) == 1 && nodes[0]->completed.size() == 1; }));
+    assert_ptr_equal(nodes[0]->completed[0], &big);
+
+    assert_int_equal(ints[2], 102);
+    assert_int_equal(ints[3], -2);
+    assert_int_equal(ints[4], 11);
+    assert_true(doubles[2] == 2.25 && doubles[3] == 1.0 && doubles[4] == 2.0);
+    for (size_t i = 0; i < 8000; ++i) {
+        assert_int_equal(old[i], static_cast<int32_t>(1000 + i));  // before: its index
+        assert_int_equal(ints[1000 + i], static_cast<int32_t>(1003 + i));
+    }
+    assert_int_equal(ints[999], 999);
+    assert_int_equal(ints[9000], 9000);
+    assert_int_equal(bad_requests(*nodes[1]), 0);
+}
+
+// MPI_Compare_and_swap: the old element comes back either way; the swap
+// happens only when it equalled the compare value.
+static void test_compare_and_swap_swaps_only_on_equality(void **) {
+    MemNetwork net(4000);
+    auto nodes = make_nodes(net, 2);
+    Handles h(nodes);
+    const uint32_t w = open_window(h, 1);
+    int64_t cells[2] = {42, 7};
+    const uint32_t key = expose(h, 1, w, 0, cells, sizeof cells);
+    int64_t old = 0;
+    const uint32_t reply = nodes[0]->engine->grant(1, &old, sizeof old);
+    const int64_t wrong = 41, right = 42, swap = -9;
+    assert_int_equal(rttcc_rma_compare_and_swap(h[0], 1, key, 0, RTTCC_RMA_INT64, &wrong, &swap, reply, kTag), RTTCC_DONE);
+    assert_true(run_until(nodes, [&] { return replies(*nodes[0], reply) == 1; }));
+    assert_int_equal(old, 42);
+    assert_int_equal(cells[0], 42);
+    assert_int_equal(rttcc_rma_compare_and_swap(h[0], 1, key, 0, RTTCC_RMA_INT64, &right, &swap, reply, kTag), RTTCC_DONE);
+    assert_true(run_until(nodes, [&] { return replies(*nodes[0], reply) == 2; }));
+    assert_int_equal(old, 42);
+    assert_int_equal(cells[0], -9);
+    assert_int_equal(cells[1], 7);
+}
+
+// This process's own window: the same updates, by the same rules.
+static void test_local_updates(void **) {
+    MemNetwork net(4000);
+    auto nodes = make_nodes(net, 1);
+    Handles h(nodes);
+    int32_t cells[2] = {5, 6}, add[2] = {10, 20}, old[2] = {};
+    assert_int_equal(rttcc_rma_apply_local(h[0], RTTCC_RMA_SUM, RTTCC_RMA_INT32, cells, add, 2, old), RTTCC_OK);
+    assert_true(cells[0] == 15 && cells[1] == 26 && old[0] == 5 && old[1] == 6);
+    assert_int_equal(rttcc_rma_apply_local(h[0], RTTCC_RMA_BAND, RTTCC_RMA_DOUBLE, cells, add, 1, nullptr), RTTCC_ERR_ARG);
+    int32_t compare = 14, swap = 1, was = 0;
+    assert_int_equal(rttcc_rma_compare_and_swap_local(h[0], RTTCC_RMA_INT32, cells, &compare, &swap, &was), RTTCC_OK);
+    assert_true(cells[0] == 15 && was == 15);
+    compare = 15;
+    assert_int_equal(rttcc_rma_compare_and_swap_local(h[0], RTTCC_RMA_INT32, cells, &compare, &swap, &compare), RTTCC_OK);
+    assert_true(cells[0] == 1 && compare == 15);  // the old value may go over the compare value
+}
+
+// Each origin's requests are applied in the order it made them, whatever
+// the wire drops, duplicates and reorders: request i replaces the first
+// n_i ints with i and fetches what they were, which is what a model
+// applying them in order says.  Some are large (chunked, zero-copy).
+static void test_requests_are_applied_in_order_over_a_faulty_wire(void **) {
+    MemNetwork net(4000);
+    auto nodes = make_nodes(net, 2, FaultRates{30000, 30000, 100000, 0}, [](rttcc_config_t &c) {
+        c.retrans_timeout_us = c.min_rto_us = 100000;
+        c.max_rto_us = 200000;
+    });
+    Handles h(nodes);
+    const uint32_t w = open_window(h, 1);
+    constexpr int kRequests = 400, kLarge = 3000;
+    std::vector<int32_t> window(kLarge, -1), model(kLarge, -1);
+    const uint32_t key = expose(h, 1, w, 0, window.data(), window.size() * 4);
+    std::vector<std::vector<int32_t>> values(kRequests), old(kRequests), expected(kRequests);
+    std::vector<uint32_t> keys(kRequests);
+    for (int i = 0; i < kRequests; ++i) {
+        const size_t n = i % 7 == 3 ? kLarge : 1 + i % 3;
+        values[i].assign(n, i);
+        old[i].assign(n, -2);
+        expected[i].assign(model.begin(), model.begin() + static_cast<std::ptrdiff_t>(n));
+        std::fill(model.begin(), model.begin() + static_cast<std::ptrdiff_t>(n), i);
+        keys[i] = nodes[0]->engine->grant(1, old[i].data(), n * 4);
+        const iovec v{values[i].data(), n * 4};
+        const int rc = rttcc_rma_accumulate(h[0], 1, key, 0, RTTCC_RMA_REPLACE, RTTCC_RMA_INT32, &v, 1, keys[i], kTag,
+                                            &values[i]);
+        assert_true(rc == (n == kLarge ? RTTCC_OK : RTTCC_DONE));
+    }
+    assert_true(run_until(nodes, [&] { return nodes[0]->puts.size() == kRequests; }, 60));
+    for (int i = 0; i < kRequests; ++i) assert_true(old[i] == expected[i]);
+    assert_true(window == model);
+    assert_true(nodes[0]->faults->injected > 0 && nodes[1]->faults->injected > 0);
+    assert_int_equal(bad_requests(*nodes[1]), 0);
+    assert_int_equal(nodes[1]->engine->peer(0)->requests.held(), 0);
+    assert_int_equal(nodes[1]->engine->peer(0)->requests.next(), kRequests);
+}
+
+// A request numbered further ahead than the window lets a legal origin
+// get (or one served already, or a message too short to be a request)
+// ends the peer, saying why.
+static void test_requests_out_of_any_legal_order_end_the_peer(void **) {
+    constexpr uint32_t kWindow = 64;
+    for (uint32_t rseq : {kWindow, ~0u}) {
+        MemNetwork net(4000);
+        auto nodes = make_nodes(net, 2, {}, [](rttcc_config_t &c) { c.window = kWindow; });
+        RmaRequest r{};
+        r.kind = static_cast<uint8_t>(RmaKind::kUnlock);
+        r.rseq = rseq;
+        std::vector<uint8_t> bytes(sizeof r);
+        std::memcpy(bytes.data(), &r, sizeof r);
+        PacketHeader hd = forged_header(PacketType::DATA, sizeof r);
+        hd.tag = RTTCC_TAG_RMA;
+        hd.seq = nodes[1]->engine->peer(0)->rx.next();
+        hd.tx_id = transmission_id(hd.seq, 0);
+        iovec payload{bytes.data(), bytes.size()};
+        hd.mac = datagram_mac(RTTCC_AUTH_HEADER, published_key(*nodes[1]), hd, &payload, 1);
+        inject(net, 0, 1, kData, hd, bytes);
+        nodes[1]->engine->progress();
+        assert_int_equal(nodes[1]->engine->stats().protocol_errors, 1);
+        assert_int_equal(nodes[1]->dead.size(), 1);
+        assert_true(nodes[1]->dead_why[0].find("RMA request") != std::string::npos);
+    }
+    MemNetwork net(4000);
+    auto nodes = make_nodes(net, 2);
+    std::vector<uint8_t> bytes(31, 0);
+    PacketHeader hd = forged_header(PacketType::DATA, 31);
+    hd.tag = RTTCC_TAG_RMA;
+    hd.seq = nodes[1]->engine->peer(0)->rx.next();
+    hd.tx_id = transmission_id(hd.seq, 0);
+    iovec payload{bytes.data(), bytes.size()};
+    hd.mac = datagram_mac(RTTCC_AUTH_HEADER, published_key(*nodes[1]), hd, &payload, 1);
+    inject(net, 0, 1, kData, hd, bytes);
+    nodes[1]->engine->progress();
+    assert_int_equal(nodes[1]->dead.size(), 1);
+    assert_true(nodes[1]->dead_why[0].find("shorter than a request's header") != std::string::npos);
+    assert_true(nodes[1]->received.empty());
+}
+
+// Locks across the network: an exclusive holder excludes the others (the
+// target's own process too), shared holders share, waiters are let in in
+// order of arrival, and unlock lets the waiter in.
+static void test_window_locks(void **) {
+    MemNetwork net(4000);
+    auto nodes = make_nodes(net, 3);
+    Handles h(nodes);
+    const uint32_t w = open_window(h, 1);
+    std::vector<uint8_t> mem(64);
+    expose(h, 1, w, 0, mem.data(), mem.size());
+    expose(h, 1, w, 2, mem.data(), mem.size());
+    uint8_t held0 = 0, held2 = 0;
+    const uint32_t r0 = nodes[0]->engine->grant(1, &held0, 1), r2 = nodes[2]->engine->grant(1, &held2, 1);
+
+    assert_int_equal(rttcc_rma_lock(h[0], 1, w, 1, r0, kTag), RTTCC_DONE);
+    assert_true(run_until(nodes, [&] { return replies(*nodes[0], r0) == 1; }));
+    assert_int_equal(held0, 1);
+    assert_int_equal(rttcc_rma_lock(h[2], 1, w, 0, r2, kTag), RTTCC_DONE);
+    settle(nodes);
+    assert_int_equal(replies(*nodes[2], r2), 0);  // excluded
+    assert_int_equal(rttcc_rma_lock_local(h[1], w, 0), RTTCC_ERR_BUSY);
+    assert_int_equal(rttcc_rma_unlock(h[0], 1, w, kTag), RTTCC_DONE);
+    assert_true(run_until(nodes, [&] { return replies(*nodes[2], r2) == 1; }));  // let in
+
+    // Shared with node 2: node 0 and this process share it too.
+    assert_int_equal(rttcc_rma_lock(h[0], 1, w, 0, r0, kTag), RTTCC_DONE);
+    assert_true(run_until(nodes, [&] { return replies(*nodes[0], r0) == 2; }));
+    assert_int_equal(rttcc_rma_lock_local(h[1], w, 0), RTTCC_DONE);
+    assert_int_equal(rttcc_rma_lock_local(h[1], w, 1), RTTCC_ERR_BUSY);
+    assert_int_equal(rttcc_rma_unlock_local(h[1], w), RTTCC_OK);
+    // Node 0 asks for it exclusive and waits behind node 2; this process's
+    // shared request, compatible with node 2's hold, is refused: node 0
+    // came first (and this process never waits).
+    assert_int_equal(rttcc_rma_unlock(h[0], 1, w, kTag), RTTCC_DONE);
+    assert_int_equal(rttcc_rma_lock(h[0], 1, w, 1, r0, kTag), RTTCC_DONE);
+    settle(nodes);
+    assert_int_equal(replies(*nodes[0], r0), 2);
+    assert_int_equal(rttcc_rma_lock_local(h[1], w, 0), RTTCC_ERR_BUSY);
+    assert_int_equal(rttcc_rma_unlock(h[2], 1, w, kTag), RTTCC_DONE);
+    assert_true(run_until(nodes, [&] { return replies(*nodes[0], r0) == 3; }));
+    assert_int_equal(rttcc_rma_lock(h[2], 1, w, 0, r2, kTag), RTTCC_DONE);
+    settle(nodes);
+    assert_int_equal(replies(*nodes[2], r2), 1);
+    assert_int_equal(rttcc_rma_unlock(h[0], 1, w, kTag), RTTCC_DONE);
+    assert_true(run_until(nodes, [&] { return replies(*nodes[2], r2) == 2; }));
+    // Unlocking what one does not hold is a bad request.
+    assert_int_equal(rttcc_rma_unlock(h[0], 1, w, kTag), RTTCC_DONE);
+    assert_true(run_until(nodes, [&] { return bad_requests(*nodes[1]) == 1; }));
+    assert_int_equal(rttcc_rma_unlock_local(h[1], w), RTTCC_ERR_ARG);
+}
+
+// Waiters behind this process's own exclusive lock are let in by its
+// unlock; a waiter behind a peer that dies is let in when it is declared
+// dead, and the dead peer's held requests are dropped.
+static void test_unlock_local_and_a_dead_holder_let_waiters_in(void **) {
+    MemNetwork net(4000);
+    auto nodes = make_nodes(net, 3);
+    Handles h(nodes);
+    const uint32_t w = open_window(h, 1);
+    std::vector<uint8_t> mem(64);
+    const uint32_t k0 = expose(h, 1, w, 0, mem.data(), mem.size());
+    expose(h, 1, w, 2, mem.data(), mem.size());
+    uint8_t held0 = 0, held2 = 0;
+    const uint32_t r0 = nodes[0]->engine->grant(1, &held0, 1), r2 = nodes[2]->engine->grant(1, &held2, 1);
+
+    assert_int_equal(rttcc_rma_lock_local(h[1], w, 1), RTTCC_DONE);
+    assert_int_equal(rttcc_rma_lock(h[0], 1, w, 1, r0, kTag), RTTCC_DONE);
+    settle(nodes);
+    assert_int_equal(replies(*nodes[0], r0), 0);
+    assert_int_equal(rttcc_rma_unlock_local(h[1], w), RTTCC_OK);
+    assert_true(run_until(nodes, [&] { return replies(*nodes[0], r0) == 1; }));
+
+    assert_int_equal(rttcc_rma_lock(h[2], 1, w, 1, r2, kTag), RTTCC_DONE);
+    settle(nodes);
+    assert_int_equal(replies(*nodes[2], r2), 0);
+    // Node 0's next request is lost, the one after it held.
+    bool lose = true;
+    nodes[0]->faults->drop_if = [&](Channel ch, const TxDatagram &) { return ch == kData && std::exchange(lose, false); };
+    const uint8_t ones[2] = {1, 1};
+    const iovec acc{const_cast<uint8_t *>(ones), 1};
+    for (int i = 0; i < 2; ++i)
+        assert_int_equal(rttcc_rma_accumulate(h[0], 1, k0, 0, RTTCC_RMA_SUM, RTTCC_RMA_UINT8, &acc, 1, 0, kTag, nullptr),
+                         RTTCC_DONE);
+    nodes[1]->engine->progress();
+    assert_int_equal(nodes[1]->engine->peer(0)->requests.held(), 1);
+    nodes[1]->engine->fail_peer(0, "the test says so");  // node 0 dies holding the lock
+    assert_int_equal(nodes[1]->engine->peer(0)->requests.held(), 0);
+    assert_true(run_until(nodes, [&] { return replies(*nodes[2], r2) == 1; }));
+    assert_int_equal(held2, 1);
+    assert_int_equal(mem[0], 0);  // neither applied
+}
+
+// A dynamic window's lookup: the region of the window exposed to the
+// asker that holds an address range, or key 0.
+static void test_lookup_finds_the_region_holding_an_address(void **) {
+    MemNetwork net(4000);
+    auto nodes = make_nodes(net, 3);
+    Handles h(nodes);
+    const uint32_t w = open_window(h, 1), other = open_window(h, 1);
+    std::vector<uint8_t> a(100), b(5000), c(100);
+    expose(h, 1, w, 0, a.data(), a.size());
+    const uint32_t kb = expose(h, 1, w, 0, b.data(), b.size());
+    expose(h, 1, w, 2, c.data(), c.size());
+    expose(h, 1, other, 0, c.data(), c.size());
+    rttcc_rma_region_t region{};
+    const uint32_t reply = nodes[0]->engine->grant(1, &region, sizeof region);
+    const uint64_t in_b = reinterpret_cast<uintptr_t>(b.data()) + 1000;
+    assert_int_equal(rttcc_rma_lookup(h[0], 1, w, in_b, 4000, reply, kTag), RTTCC_DONE);
+    assert_true(run_until(nodes, [&] { return replies(*nodes[0], reply) == 1; }));
+    assert_int_equal(region.key, kb);
+    assert_int_equal(region.base, reinterpret_cast<uintptr_t>(b.data()));
+    assert_int_equal(region.len, b.size());
+    const uint64_t in_c = reinterpret_cast<uintptr_t>(c.data());  // node 2's, and another window's
+    assert_int_equal(rttcc_rma_lookup(h[0], 1, w, in_c, 1, reply, kTag), RTTCC_DONE);
+    assert_true(run_until(nodes, [&] { return replies(*nodes[0], reply) == 2; }));
+    assert_int_equal(region.key, 0);
+    assert_int_equal(rttcc_rma_lookup(h[0], 1, w, in_b, 4001, reply, kTag), RTTCC_DONE);  // past b's end
+    assert_true(run_until(nodes, [&] { return replies(*nodes[0], reply) == 3; }));
+    assert_int_equal(region.key, 0);
+}
+
+// Node 1 computes (its application never progresses): its quiet liveness
+// agent serves node 0's get and lock, whose replies land at node 0.
+static void test_the_agent_serves_requests(void **) {
+    MemNetwork net(4000);
+    net.real_time = true;
+    auto nodes = make_nodes(net, 2, {}, with_agent);
+    Handles h(nodes);
+    const uint32_t w = open_window(h, 1);
+    std::vector<uint8_t> window = make_message(2, 100000), got(60000, 0);
+    const uint32_t key = expose(h, 1, w, 0, window.data(), window.size());
+    uint8_t held = 0;
+    const uint32_t reply = nodes[0]->engine->grant(1, got.data(), got.size());
+    const uint32_t locked = nodes[0]->engine->grant(1, &held, 1);
+    assert_int_equal(rttcc_rma_get(h[0], 1, key, 5000, got.size(), reply, kTag), RTTCC_DONE);
+    assert_int_equal(rttcc_rma_lock(h[0], 1, w, 1, locked, kTag), RTTCC_DONE);
+    only_node0(nodes, 2000, [&] { return replies(*nodes[0], reply) == 1 && replies(*nodes[0], locked) == 1; });
+    assert_int_equal(replies(*nodes[0], reply), 1);
+    assert_int_equal(replies(*nodes[0], locked), 1);
+    assert_memory_equal(got.data(), window.data() + 5000, got.size());
+    assert_int_equal(held, 1);
+    const rttcc_stats_t s = nodes[1]->engine->stats();
+    assert_true(s.agent_passes > 0);
+    assert_int_equal(s.turned_away, 0);
+    assert_int_equal(s.drop_bad_put, 0);
+    assert_int_equal(nodes[0]->dead.size(), 0);
+}
+
+// The target revokes its exposure and overwrites and frees the window
+// while its reply to a large get is in flight (some of it lost, so resent
+// after): the reply is its own copy, so the origin gets the bytes as they
+// were when the get was served, and nothing reads the freed window.
+static void test_revoking_with_a_reply_in_flight_is_safe(void **) {
+    MemNetwork net(4000);
+    auto nodes = make_nodes(net, 2);
+    Handles h(nodes);
+    const uint32_t w = open_window(h, 1);
+    const std::vector<uint8_t> was = make_message(3, 400000);
+    auto window = std::make_unique<std::vector<uint8_t>>(was);
+    const uint32_t key = expose(h, 1, w, 0, window->data(), window->size());
+    std::vector<uint8_t> got(400000, 0);
+    const uint32_t reply = nodes[0]->engine->grant(1, got.data(), got.size());
+    int lost = 0;
+    nodes[1]->faults->drop_if = [&](Channel ch, const TxDatagram &) { return ch == kData && lost++ < 10; };
+    assert_int_equal(rttcc_rma_get(h[0], 1, key, 0, got.size(), reply, kTag), RTTCC_DONE);
+    nodes[1]->engine->progress();  // serves it: the reply goes, its first datagrams lost
+    assert_int_equal(nodes[1]->engine->stats().msgs_rx, 1);
+    assert_true(nodes[1]->engine->revoke(key));
+    std::fill(window->begin(), window->end(), 0);
+    window.reset();
+    assert_true(run_until(nodes, [&] { return replies(*nodes[0], reply) == 1; }));
+    assert_true(got == was);
+    assert_true(nodes[1]->engine->stats().retx > 0);
+    assert_int_equal(rttcc_rma_window_close(h[1], w), RTTCC_OK);
+}
+
+// What an origin may not ask is refused before anything is sent, and the
+// engine's tag is nobody's.
+static void test_bad_requests_are_refused_at_the_origin(void **) {
+    MemNetwork net(4000);
+    auto nodes = make_nodes(net, 2);
+    Handles h(nodes);
+    uint8_t b[64] = {};
+    const iovec one{b, 8}, odd{b, 6}, none{b, 0};
+    const rttcc_callbacks_t cb{};
+    Engine &e = *nodes[0]->engine;
+    assert_int_equal(rttcc_rma_get(h[0], 1, 5, 0, 8, 6, RTTCC_TAG_RMA), RTTCC_ERR_ARG);  // the engine's tag
+    assert_int_equal(rttcc_rma_get(h[0], 1, 5, 0, 0, 6, kTag), RTTCC_ERR_ARG);            // nothing to get
+    assert_int_equal(rttcc_rma_get(h[0], 1, 5, 0, (1u << 20) + 1, 6, kTag), RTTCC_ERR_ARG);  // over max_message
+    assert_int_equal(rttcc_rma_get(h[0], 1, 5, 0, 8, 0, kTag), RTTCC_ERR_ARG);            // no reply grant
+    assert_int_equal(rttcc_rma_get(h[0], 7, 5, 0, 8, 6, kTag), RTTCC_ERR_UNREACH);        // no such peer
+    assert_int_equal(rttcc_rma_accumulate(h[0], 1, 5, 0, RTTCC_RMA_BAND, RTTCC_RMA_DOUBLE, &one, 1, 0, kTag, nullptr),
+                     RTTCC_ERR_ARG);  // an op the type does not take
+    assert_int_equal(rttcc_rma_accumulate(h[0], 1, 5, 0, RTTCC_RMA_SUM, RTTCC_RMA_INT32, &odd, 1, 0, kTag, nullptr),
+                     RTTCC_ERR_ARG);  // not whole elements
+    assert_int_equal(rttcc_rma_accumulate(h[0], 1, 5, 0, RTTCC_RMA_SUM, RTTCC_RMA_INT32, &none, 1, 0, kTag, nullptr),
+                     RTTCC_ERR_ARG);
+    assert_int_equal(rttcc_rma_accumulate(h[0], 1, 5, 0, RTTCC_RMA_SUM, RTTCC_RMA_TYPE_COUNT, &one, 1, 0, kTag, nullptr),
+                     RTTCC_ERR_ARG);
+    assert_int_equal(rttcc_rma_compare_and_swap(h[0], 1, 5, 0, RTTCC_RMA_TYPE_COUNT, b, b, 6, kTag), RTTCC_ERR_ARG);
+    assert_int_equal(rttcc_rma_lock(h[0], 1, 5, 1, 0, kTag), RTTCC_ERR_ARG);
+    assert_int_equal(e.stats().msgs_tx, 0);
+    assert_int_equal(e.peer(1)->next_request, 0);  // no number used
+
+    assert_int_equal(e.attach(RTTCC_TAG_RMA, cb), RTTCC_ERR_ARG);
+    assert_int_equal(e.send(1, RTTCC_TAG_RMA, &one, 1, nullptr), RTTCC_ERR_ARG);
+    assert_int_equal(e.put(1, 5, 0, RTTCC_TAG_RMA, &one, 1, nullptr), RTTCC_ERR_ARG);
+    assert_int_equal(e.flush(1, RTTCC_TAG_RMA, nullptr), RTTCC_ERR_ARG);
+
+    const uint32_t w = open_window(h, 0);
+    uint32_t key = 0;
+    assert_int_equal(rttcc_rma_expose(h[0], w + 1, 1, b, sizeof b, &key), RTTCC_ERR_ARG);  // not open
+    assert_int_equal(rttcc_rma_expose(h[0], w, 1, b, 0, &key), RTTCC_ERR_ARG);
+    assert_int_equal(rttcc_rma_lock_local(h[0], w + 1, 1), RTTCC_ERR_ARG);
+    assert_int_equal(rttcc_rma_window_close(h[0], w), RTTCC_OK);
+    assert_int_equal(rttcc_rma_window_close(h[0], w), RTTCC_ERR_ARG);
+    assert_int_equal(rttcc_rma_expose(h[0], w, 1, b, sizeof b, &key), RTTCC_ERR_ARG);
+    assert_int_not_equal(open_window(h, 0), w);  // numbers are not reused
+}
+
+int main() {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_a_get_lands_in_the_reply_grant),
+        cmocka_unit_test(test_requests_outside_an_exposure_are_dropped),
+        cmocka_unit_test(test_accumulates_sum_and_fetch_the_old_values),
+        cmocka_unit_test(test_compare_and_swap_swaps_only_on_equality),
+        cmocka_unit_test(test_local_updates),
+        cmocka_unit_test(test_requests_are_applied_in_order_over_a_faulty_wire),
+        cmocka_unit_test(test_requests_out_of_any_legal_order_end_the_peer),
+        cmocka_unit_test(test_window_locks),
+        cmocka_unit_test(test_unlock_local_and_a_dead_holder_let_waiters_in),
+        cmocka_unit_test(test_lookup_finds_the_region_holding_an_address),
+        cmocka_unit_test(test_the_agent_serves_requests),
+        cmocka_unit_test(test_revoking_with_a_reply_in_flight_is_safe),
+        cmocka_unit_test(test_bad_requests_are_refused_at_the_origin),
+    };
+    return cmocka_run_group_tests(tests, nullptr, nullptr);
+}
