@@ -202,7 +202,8 @@ typedef struct pair {
     window_t w;
     unsigned char *sbuf, *rbuf; /* the origin's, -max bytes each */
     double *addends;
-    int64_t fetched; /* fop and cas results */
+    int64_t add, swap, compare; /* fop's and cas's origin operands: read until the op completes */
+    int64_t fetched;            /* their results */
 } pair_t;
 
 static int latency_iters(size_t bytes, double scale, int *warm)
@@ -225,27 +226,29 @@ static int bandwidth_iters(size_t bytes, int window, double scale, int *warm)
 /* One op of test t towards rank 1; i numbers it from 0 (the value cas expects). */
 static void issue(pair_t *p, enum test t, size_t bytes, long i, size_t slot)
 {
-    const int one = 1;
-    const int64_t add = 1, swap = i + 1, compare = i;
+    const int target = 1;
     switch (t) {
     case T_PUT:
     case T_PUT_BW:
-        CHECK(MPI_Put(p->sbuf, (int) bytes, MPI_BYTE, one, (MPI_Aint) (slot * bytes), (int) bytes, MPI_BYTE, p->w.win));
+        CHECK(MPI_Put(p->sbuf, (int) bytes, MPI_BYTE, target, (MPI_Aint) (slot * bytes), (int) bytes, MPI_BYTE, p->w.win));
         break;
     case T_GET:
     case T_GET_BW:
-        CHECK(MPI_Get(p->rbuf + slot * bytes, (int) bytes, MPI_BYTE, one, (MPI_Aint) (slot * bytes), (int) bytes,
+        CHECK(MPI_Get(p->rbuf + slot * bytes, (int) bytes, MPI_BYTE, target, (MPI_Aint) (slot * bytes), (int) bytes,
                       MPI_BYTE, p->w.win));
         break;
     case T_ACC:
-        CHECK(MPI_Accumulate(p->addends, (int) (bytes / 8), MPI_DOUBLE, one, 0, (int) (bytes / 8), MPI_DOUBLE, MPI_SUM,
+        CHECK(MPI_Accumulate(p->addends, (int) (bytes / 8), MPI_DOUBLE, target, 0, (int) (bytes / 8), MPI_DOUBLE, MPI_SUM,
                              p->w.win));
         break;
     case T_FOP:
-        CHECK(MPI_Fetch_and_op(&add, &p->fetched, MPI_INT64_T, one, 0, MPI_SUM, p->w.win));
+        p->add = 1;
+        CHECK(MPI_Fetch_and_op(&p->add, &p->fetched, MPI_INT64_T, target, 0, MPI_SUM, p->w.win));
         break;
     case T_CAS:
-        CHECK(MPI_Compare_and_swap(&swap, &compare, &p->fetched, MPI_INT64_T, one, 0, p->w.win));
+        p->compare = i;
+        p->swap = i + 1;
+        CHECK(MPI_Compare_and_swap(&p->swap, &p->compare, &p->fetched, MPI_INT64_T, target, 0, p->w.win));
         break;
     default:
         fail("no such test (test, -)", t, 0);
@@ -257,11 +260,9 @@ static void prepare(pair_t *p, enum test t, size_t bytes, size_t used)
 {
     if (1 == p->rank) {
         CHECK(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 1, 0, p->w.win));
-        if (T_PUT == t || T_PUT_BW == t) {
-            fill(p->w.base, used, 1);
-        } else if (T_GET == t || T_GET_BW == t) {
+        if (T_PUT == t || T_PUT_BW == t || T_GET == t || T_GET_BW == t) {
             for (size_t s = 0; s < used / bytes; ++s) {
-                fill(p->w.base + s * bytes, bytes, 0);
+                fill(p->w.base + s * bytes, bytes, T_PUT == t || T_PUT_BW == t);
             }
         } else {
             memset(p->w.base, 0, T_ACC == t ? bytes : sizeof(int64_t));
@@ -271,7 +272,9 @@ static void prepare(pair_t *p, enum test t, size_t bytes, size_t used)
         if (T_PUT == t || T_PUT_BW == t) {
             fill(p->sbuf, bytes, 0);
         } else if (T_GET == t || T_GET_BW == t) {
-            fill(p->rbuf, used, 1);
+            for (size_t s = 0; s < used / bytes; ++s) {
+                fill(p->rbuf + s * bytes, bytes, 1);
+            }
         } else if (T_ACC == t) {
             for (size_t k = 0; k < bytes / 8; ++k) {
                 p->addends[k] = addend(k);
