@@ -17,9 +17,10 @@
 #   rttcc        --mca pml ob1 --mca btl rttcc,self --mca osc rttcc
 #   pt2pt-tcp    --mca pml ob1 --mca btl tcp,self --mca osc pt2pt
 #   pt2pt-rttcc  --mca pml ob1 --mca btl rttcc,self --mca osc pt2pt
-#   ucx-tcp      --mca pml ucx --mca osc ucx -x UCX_TLS=tcp,self -x UCX_NET_DEVICES=eth0
-#                and {pml,osc}_ucx_{tls,devices} any (by default both decline
-#                without an InfiniBand device)
+#   ucx-tcp      --mca pml ucx --mca osc ucx --mca opal_common_ucx_tls any
+#                --mca opal_common_ucx_devices any -x UCX_TLS=tcp,self
+#                -x UCX_NET_DEVICES=eth0 (without the two "any", pml/ucx and
+#                osc/ucx decline when no InfiniBand transport is there)
 # Naming the osc component turns it on: Debian's openmpi-mca-params.conf has
 # osc = ^ucx,pt2pt and pml = ^ucx.  A config whose components ompi_info does
 # not list is skipped with a note (osc_rttcc until it is installed).
@@ -133,8 +134,8 @@ config_args[pt2pt-tcp]="--mca pml ob1 --mca btl tcp,self --mca osc pt2pt"
 config_needs[pt2pt-tcp]="btl:tcp osc:pt2pt"
 config_args[pt2pt-rttcc]="--mca pml ob1 --mca btl rttcc,self --mca osc pt2pt"
 config_needs[pt2pt-rttcc]="btl:rttcc osc:pt2pt"
-config_args[ucx-tcp]="--mca pml ucx --mca pml_ucx_tls any --mca pml_ucx_devices any --mca osc ucx
-    --mca osc_ucx_tls any --mca osc_ucx_devices any -x UCX_TLS=tcp,self -x UCX_NET_DEVICES=eth0"
+config_args[ucx-tcp]="--mca pml ucx --mca osc ucx --mca opal_common_ucx_tls any --mca opal_common_ucx_devices any
+    -x UCX_TLS=tcp,self -x UCX_NET_DEVICES=eth0"
 config_needs[ucx-tcp]="pml:ucx osc:ucx"
 config_args[coll:rttcc]="--mca pml ob1 --mca btl rttcc,self"
 config_needs[coll:rttcc]="btl:rttcc coll:rttcc"
@@ -150,8 +151,9 @@ available() {
 }
 
 osc_configs=() skipped=""
+osc_names=" rttcc pt2pt-tcp pt2pt-rttcc ucx-tcp "
 for c in ${configs_wanted:-rttcc pt2pt-tcp ucx-tcp}; do
-    [ -n "${config_args[$c]:-}" ] || { echo "osc_compare.sh: no config '$c' (${!config_args[*]})" >&2; exit 2; }
+    [[ $osc_names == *" $c "* ]] || { echo "osc_compare.sh: no config '$c' (one of:$osc_names)" >&2; exit 2; }
     if lacks=$(available "$c"); then osc_configs+=("$c"); else skipped+="# $c: skipped, ompi_info lists no $lacks"$'\n'; fi
 done
 configs=()
@@ -312,15 +314,20 @@ if [ "$mode" = latency ]; then
     clear_testbed
     {
         echo
-        echo "## Latency, rank 0 on $RTTCC_TB_PREFIX-h1 to rank 1 on $RTTCC_TB_PREFIX-h2 (unshaped veth): median over runs of the" \
-             "$([ "$metric" = avg ] && echo "timed span over the iterations (osu's average)" || echo "median iteration") per run, us"
-        echo
-        lat_table lat
-        echo
-        echo "## Bandwidth, windows of $bw_window ops and one MPI_Win_flush: median over runs, MB/s (10^6 B/s)"
-        echo
-        lat_table bw
-        echo
+        if [[ ,$tests, =~ ,(put|get|acc|fop|cas), ]]; then
+            echo "## Latency, rank 0 on $RTTCC_TB_PREFIX-h1 to rank 1 on $RTTCC_TB_PREFIX-h2 (unshaped veth): median over runs" \
+                 "of the $([ "$metric" = avg ] && echo "timed span over the iterations (osu's average)" || echo "median iteration")" \
+                 "per run, us"
+            echo
+            lat_table lat
+            echo
+        fi
+        if [[ ,$tests, == *_bw,* ]]; then
+            echo "## Bandwidth, windows of $bw_window ops and one MPI_Win_flush: median over runs, MB/s (10^6 B/s)"
+            echo
+            lat_table bw
+            echo
+        fi
         footer lat.
     } | tee -a "$out/summary.txt"
 else
