@@ -30,9 +30,10 @@
 # 1 on h2 (-hosts: 2 unshaped hosts), 8 B to -max (4 MiB).  Two tables: per
 # (test, sync, bytes) each config's median over the runs of the per-run
 # latency (-metric avg: the timed span over the iterations, as osu reports;
-# p50: the median iteration) or bandwidth (MB/s), the ratio of every config
-# to -ref (pt2pt-tcp), and rttcc's verdict against the targets:
-# latency <= 0.7x, bandwidth >= 1.5x of the reference.
+# p50: the median iteration; the other in parentheses) or bandwidth (MB/s),
+# the ratio (by -metric) of every config to -ref (pt2pt-tcp), and rttcc's
+# verdict against the targets: latency <= 0.7x, bandwidth >= 1.5x
+# of the reference.
 #
 # -alltoall: osc_bench's alltoall written as MPI_Put in a fence epoch, on
 # coll_table.sh's scenarios (b: one slow host, d: a background flood; 4
@@ -199,14 +200,16 @@ lat_table() {
         (kind == "bw") == ($2 ~ /_bw$/) {
             row = $2 " " $3 " " $4
             v = (kind == "bw") ? $7 : (metric == "p50" ? $6 : $5)
-            vals[$1 "@" row] = vals[$1 "@" row] " " v; n[$1 "@" row]++
+            vals[$1 "@" row] = vals[$1 "@" row] " " v
+            vals["other:" $1 "@" row] = vals["other:" $1 "@" row] " " (metric == "p50" ? $5 : $6)
             if (!(row in seen)) { seen[row] = 1; rows[++nr] = row }
         }
         END {
             nl = split(labels, L, " ")
             unit = (kind == "bw") ? "MB/s" : "us"
             printf "| test | sync | bytes |"
-            for (i = 1; i <= nl; ++i) printf " %s %s |", L[i], unit
+            other = (metric == "p50") ? "avg" : "p50"
+            for (i = 1; i <= nl; ++i) printf " %s %s |", L[i], (kind == "bw") ? unit : unit " " metric " (" other ")"
             for (i = 1; i <= nl; ++i) if (L[i] != ref) printf " %s/%s |", L[i], ref
             has_rttcc = 0; for (i = 1; i <= nl; ++i) if (L[i] == "rttcc") has_rttcc = 1
             if (has_rttcc) printf " target |"
@@ -221,7 +224,12 @@ lat_table() {
                 split(rows[k], f, " ")
                 printf "| %s | %s | %s |", f[1], f[2], human(f[3])
                 r = med(ref "@" rows[k])
-                for (i = 1; i <= nl; ++i) { m[i] = med(L[i] "@" rows[k]); printf " %s |", (m[i] == "") ? "-" : sprintf(kind == "bw" ? "%.1f" : "%.2f", m[i]) }
+                for (i = 1; i <= nl; ++i) {
+                    m[i] = med(L[i] "@" rows[k])
+                    if (m[i] == "") printf " - |"
+                    else if (kind == "bw") printf " %.1f |", m[i]
+                    else printf " %.2f (%.2f) |", m[i], med("other:" L[i] "@" rows[k])
+                }
                 for (i = 1; i <= nl; ++i) if (L[i] != ref) printf " %s |", (m[i] == "" || r + 0 <= 0) ? "-" : sprintf("%.2f", m[i] / r)
                 if (has_rttcc) {
                     q = ""
