@@ -126,22 +126,12 @@ fi
 [ "$(id -u)" -eq 0 ] || { echo "coll_table.sh: needs root (namespaces, tc)" >&2; exit 2; }
 
 export RTTCC_TB_PREFIX=rttccb RTTCC_TB_DIR=/tmp/rttccb-testbed
-tb=$top/contrib/testbed/testbed
 exec 9>/tmp/rttccb-coll_table.lock
 flock -n 9 || { echo "coll_table.sh: another run holds /tmp/rttccb-coll_table.lock" >&2; exit 2; }
 
-# Processes left in the testbed's namespaces (ranks, daemons, the flooder of
-# an interrupted run), then the namespaces and links themselves.
-clear_testbed() {
-    local ns
-    for ns in $(ip netns list | awk '$1 ~ /^rttccb-h[0-9]+$/ { print $1 }'); do
-        ip netns pids "$ns" 2>/dev/null | xargs -r kill -KILL 2>/dev/null || true
-    done
-    "$tb" down 2>/dev/null || true
-    rm -rf /tmp/ompi.rttccb-h[0-9]*   # Open MPI session directories of killed daemons
-}
 work=$(mktemp -d /tmp/coll_table.XXXXXX)
-mpirun_pid="" flood_pid=""
+source "$top/bench/scenarios.sh"
+mpirun_pid=""
 cleanup() {
     if [ -n "$flood_pid" ]; then kill "$flood_pid" 2>/dev/null || true; fi
     if [ -n "$mpirun_pid" ]; then kill "$mpirun_pid" 2>/dev/null || true; fi   # timeout passes it on to mpirun
@@ -195,49 +185,6 @@ if [ -n "$configs_wanted" ]; then
 fi
 ((${#configs[@]})) || { echo "coll_table.sh: no config left to run" >&2; exit 2; }
 
-# Scenario set-up: the testbed, and shape_S called before every run.
-subnet3() { local s; s=$("$tb" subnet); echo "${s%.0/24}"; }
-setup() {
-    case $1 in
-        a | b) "$tb" up 4 >/dev/null ;;
-        c) "$tb" up 4 --groups 2 >/dev/null ;;
-        d) "$tb" up 5 >/dev/null ;;
-    esac
-}
-reshape() {
-    local h
-    case $1 in
-        a) ;;
-        b) for h in 1 2 3 4; do
-               "$tb" unshape "rttccb-h$h"
-               "$tb" shape "rttccb-h$h" "$([ "$h" = 2 ] && echo "$slow" || echo "$fast")" "$queue"
-           done ;;
-        c | d) for h in 1 2 3 4; do
-               "$tb" unshape "rttccb-h$h"
-               "$tb" shape "rttccb-h$h" "$fast" "$queue"
-           done
-           if [ "$1" = c ]; then "$tb" unshape-link 2; "$tb" shape-link 2 "$link" "$queue"; fi ;;
-    esac
-}
-# Packets dropped by the scenario's bottleneck queue(s) in the run, both directions.
-drops() {
-    local s
-    case $1 in
-        a) echo 0; return ;;
-        b | d) s=$("$tb" stats rttccb-h2) ;;
-        c) s=$("$tb" stats-link 2) ;;
-    esac
-    tr ' ' '\n' <<<"$s" | awk -F= '/dropped/ { n += $2 } END { print n + 0 }'
-}
-describe() {
-    case $1 in
-        a) echo "a: homogeneous, unshaped veth links" ;;
-        b) echo "b: h2's link at $slow, h1,h3,h4 at $fast, $queue-packet queues" ;;
-        c) echo "c: groups {h1,h2} and {h3,h4} joined by one $link link, hosts at $fast, $queue-packet queues" ;;
-        d) echo "d: hosts at $fast, $queue-packet queues; h5 floods h2 with UDP at $flood Mbit/s, ${flood_on} s on / ${flood_off} s off" ;;
-    esac
-}
-
 bench_args=(-sizes "$sizes" -iters "$iters" -warmup "$warmup" -budget "$budget")
 # Per run: generous for the slowest config (4 MiB blocks on the slow link take ~2 s an iteration).
 run_timeout=$((quick ? 180 : 900))
@@ -250,18 +197,12 @@ run() {
     local more=()
     [ "$s" = d ] && more=(-time "$window")
     if [ "$label" = bound ]; then
-        case $s in
-            a) return ;;
-            b | d) more+=(-through 1) ;;
-            c) more+=(-across 2) ;;
-        esac
+        [ "$s" = a ] && return
+        # shellcheck disable=SC2207
+        more+=($(bound_args "$s"))
     fi
     reshape "$s"
-    if [ "$s" = d ]; then
-        ip netns exec rttccb-h5 "$work/udp_flood" -dst "$(subnet3).2" -rate "$flood" -on "$flood_on" \
-            -off "$flood_off" >"$work/flood" 2>&1 &
-        flood_pid=$!
-    fi
+    flood_start "$s"
     t0=$(date +%s) load=$(cut -d' ' -f1 /proc/loadavg)
     # shellcheck disable=SC2086
     timeout -k 5 "$run_timeout" "$top/contrib/testbed/mpirun-tb" -np 4 "${transport[@]}" \
@@ -270,12 +211,7 @@ run() {
     mpirun_pid=$!
     wait "$mpirun_pid" || rc=$?
     mpirun_pid=""
-    if [ -n "$flood_pid" ]; then
-        kill "$flood_pid" 2>/dev/null || true
-        wait "$flood_pid" 2>/dev/null || true
-        flood_pid=""
-        cat "$work/flood" >>"$raw"
-    fi
+    flood_stop "$raw"
     # rttcc's own counters (btl_rttcc_stats), summed over the ranks: segments resent, by timeout
     retx=$(awk '/^rttcc-stats/ { for (i = 1; i <= NF; ++i) { split($i, kv, "="); if (kv[1] == "retx") r += kv[2]
                                                                        if (kv[1] == "retx_timeout") t += kv[2] } }
@@ -291,22 +227,6 @@ run() {
                        print l, v["op"], v["bytes"], v["max_us"], v["mean_us"], v["avg_max_us"], v["avg_mean_us"], v["iters"],
                              v["neck_bytes"] + 0 }' \
         "$raw" >>"$out/$s.all"
-}
-
-# A tc rate (100mbit, 1gbit, 500kbit, 200000bit) in bit/s.
-bits_per_s() {
-    awk -v r="$1" 'BEGIN { n = r + 0; u = tolower(r); sub(/^[0-9.]+/, "", u)
-                          f = (u == "kbit") ? 1e3 : (u == "mbit") ? 1e6 : (u == "gbit") ? 1e9 : 1; print n * f }'
-}
-# The rate of scenario S's bottleneck (bit/s), for the line bound; 0 in a.
-neck_rate() {
-    case $1 in
-        b) bits_per_s "$slow" ;;
-        c) bits_per_s "$link" ;;
-        d) awk -v f="$(bits_per_s "$fast")" -v m="$flood" -v on="$flood_on" -v off="$flood_off" \
-               'BEGIN { print f - m * 1e6 * on / (on + off) }' ;;
-        *) echo 0 ;;
-    esac
 }
 
 # table S OP METRIC(max|mean): the medians over runs per size and config, the ratios.

@@ -57,6 +57,10 @@ plan=(
     "coll_bench:4:-sizes 1K,64K -iters 3 -warmup 1"
     "coll_bench:4 5:-sizes 64K -iters 3 -warmup 1 -through 1"
     "coll_bench:4:-sizes 64K -iters 3 -warmup 1 -across 2"
+    # bench/osc_compare.sh's benchmark, over osc/pt2pt until osc_rttcc is installed
+    "osc_bench:2:-scale 0.02 -max 256K:--mca osc pt2pt"
+    "osc_bench:2:-scale 0.02 -max 64K -win create -tests put,get,acc,fop,cas:--mca osc pt2pt"
+    "osc_bench:4:-tests alltoall -sizes 1K,64K -iters 3 -warmup 1:--mca osc pt2pt"
 )
 # pml/cm over mtl_rttcc (BTL=tcp,self runs leave these out)
 cm_plan=(
@@ -84,8 +88,9 @@ cm_plan=(
 )
 selected=("$@")
 
-# The tests, and the benchmark behind bench/coll_table.sh (whose data checks and bound the plan runs too).
-for src in "$here"/*.c "$here/../../bench/coll_bench.c"; do
+# The tests, and the benchmarks behind bench/coll_table.sh and bench/osc_compare.sh (whose data checks
+# and coll_bench's bound the plan runs too).
+for src in "$here"/*.c "$here/../../bench/coll_bench.c" "$here/../../bench/osc_bench.c"; do
     mpicc -O2 -Wall -Wextra -Werror -o "$build/mt_$(basename "$src" .c)" "$src" -lpthread -lm ||
         { echo "FAIL build $src"; echo "0 passed, 1 failed"; exit 1; }
 done
