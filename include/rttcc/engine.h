@@ -86,7 +86,7 @@ typedef struct rttcc_callbacks {
     X(drop_auth, "dropped: its MAC was wrong (forged, altered, or signed with another key)") \
     X(drop_undeliverable, "dropped unacknowledged: no client for its tag, a chunk that does not fit (no buffer, overlapping), a put outside its region") \
     X(drop_beyond_window, "dropped: sequence number beyond the receive window")    \
-    X(drop_bad_put, "dropped: a put outside what was granted to its sender, or inconsistent") \
+    X(drop_bad_put, "dropped: a put or an RMA request outside what was granted or exposed to its sender, or inconsistent") \
     X(protocol_errors, "peers declared dead for sending what the protocol never sends (puts, early control messages beyond their caps)") \
     X(window_stalls, "times a send found its peer's window or credits full")       \
     X(wire_stalls, "times the wire refused a datagram (socket buffer full)")       \
