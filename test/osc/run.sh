@@ -66,7 +66,8 @@ plan=(
 )
 # pml/cm over mtl_rttcc
 cm_plan=(
-    "ops:2:-sizes 1,7,1000,65536,1048579 -sync $no_nocheck"
+    "ops:2:-sizes 1,7,1000,65536 -sync $no_nocheck"
+    "ops:2:-sizes 1048579 -ops put,get,acc,rget -sync fence,lock_excl,flush,flush_local_all"
     "ops:3:-targets all -sizes 64,4096 -flavor dynamic -sync $no_nocheck"
     "datatypes:2:-elements 24,2400 -ops put,get,acc -flavor allocate"
     "accumulate:3:-types ^$unsupported_pairs"
