@@ -22,6 +22,7 @@ for src in "$here"/*.c; do
     mpicc -O2 -o "$build/$(basename "$src" .c)" "$src" -lpthread || { echo "0 passed, 1 failed"; exit 1; }
 done
 "$tb" up 3 --slots 2 >/dev/null || { echo "FAIL testbed up"; echo "0 passed, 1 failed"; exit 1; }
+start_all=$(date +%s)
 
 over_rttcc() { [[ $btl == *rttcc* ]] || [ "${STACK:-}" = cm ]; }
 
@@ -153,5 +154,5 @@ done
 left=$(ip netns list | grep -c '^rttcco-' || true)
 links=$(ip -o link show | grep -c 'rttcco-' || true)
 if [ "$left" -eq 0 ] && [ "$links" -eq 0 ]; then ok "teardown left nothing"; else bad "teardown left $left namespaces, $links links"; fi
-
+echo "osc $osc, btl $btl: $(($(date +%s) - start_all)) s"
 summary
