@@ -559,6 +559,9 @@ static int rma_call(rma_call_t *a, struct ompi_win_t *win)
     if (!osc_rttcc_in_epoch(m, a->target)) {
         return OMPI_ERR_RMA_SYNC;
     }
+    if (NULL != a->request && !m->lock_all && !m->peers[a->target].lock) {
+        return OMPI_ERR_RMA_SYNC; /* request forms belong to passive-target epochs (MPI 3.1, 11.3.5) */
+    }
     if (KIND_ACC == a->kind && OMPI_SUCCESS != (rc = acc_codes(a, &s, &raw))) {
         return rc;
     }
@@ -572,7 +575,8 @@ static int rma_call(rma_call_t *a, struct ompi_win_t *win)
         }
     }
     count_call(a, bytes);
-    rc = check_target(m, a->target, a->tdt, a->tcount, target_at(m, a->target, a->disp));
+    rc = raw ? check_run(&(check_ctx_t){m, a->target}, target_at(m, a->target, a->disp), bytes)
+             : check_target(m, a->target, a->tdt, a->tcount, target_at(m, a->target, a->disp));
     if (OMPI_SUCCESS != rc) {
         return rc;
     }
@@ -638,7 +642,9 @@ static int rma_call(rma_call_t *a, struct ompi_win_t *win)
     s.queue = !self && (KIND_PUT == a->kind || (KIND_ACC == a->kind && !a->fetch)) &&
               osc_rttcc_schedules(m, a->target, bytes);
     c->counters.queued += s.queue;
-    rc = osc_rttcc_runs(a->tdt, a->tcount, target_at(m, a->target, a->disp), self ? local_run : issue_run, &s);
+    /* Pair types travel as they lie in memory: one run of whole elements. */
+    rc = raw ? (self ? local_run : issue_run)(&s, target_at(m, a->target, a->disp), bytes)
+             : osc_rttcc_runs(a->tdt, a->tcount, target_at(m, a->target, a->disp), self ? local_run : issue_run, &s);
     if (OMPI_SUCCESS != rc && OMPI_SUCCESS == s.op->status) {
         s.op->status = rc;
     }

@@ -238,7 +238,11 @@ static void fold(const tinfo *t, enum opcode op, const unsigned char *in, unsign
     if (REPLACE == op) {
         memcpy(acc, in, (size_t) n * (size_t) t->ext);
     } else if (NO_OP != op) {
-        OT(MPI_Reduce_local(in, acc, n, t->type, mpi_op(op)));
+        /* Open MPI 4.1.4's MPI_Reduce_local compares MPI_OFFSET as unsigned
+         * (MAX(3, -21) = -21): the reference takes the signed 64-bit type
+         * MPI_Offset is. */
+        MPI_Datatype type = MPI_OFFSET == t->type && 8 == sizeof(MPI_Offset) ? MPI_INT64_T : t->type;
+        OT(MPI_Reduce_local(in, acc, n, type, mpi_op(op)));
     }
 }
 
