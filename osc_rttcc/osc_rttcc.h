@@ -226,6 +226,9 @@ void osc_rttcc_op_piece_done(osc_rttcc_op_t *op, int status);
  * held or the request failed (*status: why). */
 int osc_rttcc_request_lock(mca_osc_rttcc_module_t *m, int target, int exclusive, volatile bool *granted, int *status,
                            uint8_t *landing);
+/* The operation waiting for the reply into grant `key`, taken out of the
+ * replies table; NULL if none (under the component lock). */
+osc_rttcc_op_t *osc_rttcc_reply_take(uint32_t key);
 /* Every operation waiting for a reply from engine peer `index` fails (it died); under the component lock. */
 void osc_rttcc_fail_replies(uint32_t index);
 

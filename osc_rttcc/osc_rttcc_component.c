@@ -148,17 +148,16 @@ static void on_recv(void *user, uint32_t peer, uint8_t tag, const void *data, si
 static void on_put(void *user, uint32_t peer, uint32_t key, uint64_t offset, size_t len, uint8_t tag)
 {
     mca_osc_rttcc_component_t *c = &mca_osc_rttcc_component;
-    void *value = NULL;
+    osc_rttcc_op_t *op;
     (void) user;
     (void) peer;
     (void) offset;
     (void) len;
     (void) tag;
     OPAL_THREAD_LOCK(&c->lock);
-    if (OPAL_SUCCESS == opal_hash_table_get_value_uint32(&c->replies, key, &value)) {
-        opal_hash_table_remove_value_uint32(&c->replies, key);
+    if (NULL != (op = osc_rttcc_reply_take(key))) {
         rttcc_engine_revoke(c->engine, key);
-        osc_rttcc_op_piece_done(value, RTTCC_OK);
+        osc_rttcc_op_piece_done(op, RTTCC_OK);
     }
     OPAL_THREAD_UNLOCK(&c->lock);
 }

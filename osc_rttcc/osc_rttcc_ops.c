@@ -139,6 +139,31 @@ void osc_rttcc_op_piece_done(osc_rttcc_op_t *op, int status)
     }
 }
 
+/* The replies table: reply key -> the operation waiting for it.  Engine
+ * keys come from a counter, and opal's hash table probes linearly from
+ * key mod capacity: consecutive keys make one cluster that every removal
+ * rehashes (quadratic in the replies outstanding).  The table therefore
+ * holds key * odd, a bijection of 32-bit integers that scatters them. */
+#define kScatter 2654435761u
+#define kGather 244002641u /* kScatter * kGather == 1 (mod 2^32): slot * kGather is the key */
+_Static_assert((uint32_t) (kScatter * kGather) == 1u, "kGather inverts kScatter");
+
+static void reply_add(uint32_t key, osc_rttcc_op_t *op)
+{
+    opal_hash_table_set_value_uint32(&mca_osc_rttcc_component.replies, key * kScatter, op);
+}
+
+osc_rttcc_op_t *osc_rttcc_reply_take(uint32_t key)
+{
+    void *op = NULL;
+    opal_hash_table_t *t = &mca_osc_rttcc_component.replies;
+    if (OPAL_SUCCESS != opal_hash_table_get_value_uint32(t, key * kScatter, &op)) {
+        return NULL;
+    }
+    opal_hash_table_remove_value_uint32(t, key * kScatter);
+    return op;
+}
+
 /* A grant of `len` bytes at `at` to the target, whose reply completes a piece of `op`. */
 static int reply_grant(osc_rttcc_op_t *op, void *at, size_t len, uint32_t *key)
 {
@@ -146,7 +171,7 @@ static int reply_grant(osc_rttcc_op_t *op, void *at, size_t len, uint32_t *key)
     if (RTTCC_OK != rttcc_engine_grant(c->engine, op->module->peers[op->target].index, at, len, key)) {
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
-    opal_hash_table_set_value_uint32(&c->replies, *key, op);
+    reply_add(*key, op);
     ++op->pending;
     return OMPI_SUCCESS;
 }
@@ -155,7 +180,7 @@ static int reply_grant(osc_rttcc_op_t *op, void *at, size_t len, uint32_t *key)
 static void reply_cancel(osc_rttcc_op_t *op, uint32_t key)
 {
     mca_osc_rttcc_component_t *c = &mca_osc_rttcc_component;
-    opal_hash_table_remove_value_uint32(&c->replies, key);
+    (void) osc_rttcc_reply_take(key);
     rttcc_engine_revoke(c->engine, key);
     --op->pending;
 }
@@ -178,18 +203,19 @@ static int sent(osc_rttcc_op_t *op, int rc)
 void osc_rttcc_fail_replies(uint32_t index)
 {
     mca_osc_rttcc_component_t *c = &mca_osc_rttcc_component;
-    uint32_t key, next_key;
+    uint32_t slot, next_slot;
     void *value, *node, *next_node;
-    int rc = opal_hash_table_get_first_key_uint32(&c->replies, &key, &value, &node);
+    int rc = opal_hash_table_get_first_key_uint32(&c->replies, &slot, &value, &node);
     while (OPAL_SUCCESS == rc) {
         osc_rttcc_op_t *op = value;
-        rc = opal_hash_table_get_next_key_uint32(&c->replies, &next_key, &value, node, &next_node);
+        rc = opal_hash_table_get_next_key_uint32(&c->replies, &next_slot, &value, node, &next_node);
         if (op->module->peers[op->target].index == index) {
-            opal_hash_table_remove_value_uint32(&c->replies, key);
+            const uint32_t key = slot * kGather;
+            (void) osc_rttcc_reply_take(key);
             rttcc_engine_revoke(c->engine, key);
             osc_rttcc_op_piece_done(op, RTTCC_ERR_UNREACH);
         }
-        key = next_key;
+        slot = next_slot;
         node = next_node;
     }
 }
