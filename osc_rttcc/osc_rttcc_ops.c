@@ -665,7 +665,8 @@ static int rma_call(rma_call_t *a, struct ompi_win_t *win)
         OBJ_RETAIN(s.op->result_dt);
     }
     m->peers[a->target].dirty |= !self;
-    s.queue = !self && (KIND_PUT == a->kind || (KIND_ACC == a->kind && !a->fetch)) &&
+    /* A request form completes by itself (MPI_Wait would wait on the queue forever). */
+    s.queue = !self && NULL == a->request && (KIND_PUT == a->kind || (KIND_ACC == a->kind && !a->fetch)) &&
               osc_rttcc_schedules(m, a->target, bytes);
     c->counters.queued += s.queue;
     /* Pair types travel as they lie in memory: one run of whole elements. */

@@ -57,10 +57,10 @@ plan=(
     "coll_bench:4:-sizes 1K,64K -iters 3 -warmup 1"
     "coll_bench:4 5:-sizes 64K -iters 3 -warmup 1 -through 1"
     "coll_bench:4:-sizes 64K -iters 3 -warmup 1 -across 2"
-    # bench/osc_compare.sh's benchmark, over osc/pt2pt until osc_rttcc is installed
-    "osc_bench:2:-scale 0.02 -max 256K:--mca osc pt2pt"
-    "osc_bench:2:-scale 0.02 -max 64K -win create -tests put,get,acc,fop,cas:--mca osc pt2pt"
-    "osc_bench:4:-tests alltoall -sizes 1K,64K -iters 3 -warmup 1:--mca osc pt2pt"
+    # bench/osc_compare.sh's benchmark, over osc_rttcc (test/osc/ has the one-sided tests)
+    "osc_bench:2:-scale 0.02 -max 256K:--mca osc rttcc"
+    "osc_bench:2:-scale 0.02 -max 64K -win create -tests put,get,acc,fop,cas:--mca osc rttcc"
+    "osc_bench:4:-tests alltoall -sizes 1K,64K -iters 3 -warmup 1:--mca osc rttcc"
 )
 # pml/cm over mtl_rttcc (BTL=tcp,self runs leave these out)
 cm_plan=(

@@ -47,7 +47,11 @@ plan=(
     "ops:8:-targets all -sizes 64,4096 -flavor allocate -sync fence,pscw,lock_shared,lock_all,flush_all,flush_local,win_sync"
     "ops:5:-sizes 7,100000 -flavor dynamic -sync $no_nocheck"
     "datatypes:2:-elements 24"
-    "datatypes:3:-elements 98304 -ops put,get,acc -flavor create,dynamic -layouts unsigned,vector,indexed,struct,subarray,resized,struct_mixed,struct_spread"
+    "datatypes:3:-elements 98304 -ops put,get,acc -flavor create,dynamic -layouts unsigned,vector,subarray"
+    "datatypes:3:-elements 4096 -ops put,get,acc -flavor create,dynamic -layouts indexed,struct,resized,struct_mixed,struct_spread"
+    # the epoch schedule's paths: every put queued (eager_bytes 0), rounds forced by a small queue_bytes, each policy
+    "ops:4:-targets all -sizes 1,4096,65536 -sync fence,pscw,lock_all:--mca osc_rttcc_eager_bytes 0 --mca osc_rttcc_queue_bytes 16384 --mca osc_rttcc_policy linear --mca osc_rttcc_verbose 30::pt2pt,sm"
+    "ops:5:-targets all -sizes 100000 -ops put,acc -sync fence,pscw,lock_all:--mca osc_rttcc_eager_bytes 1024 --mca osc_rttcc_policy balanced --mca osc_rttcc_max_concurrent 2 --mca osc_rttcc_verbose 30::pt2pt,sm"
     "datatypes:3:-elements 2400,98304 -ops gacc -flavor allocate -layouts unsigned,vector,indexed_block,subarray::pt2pt"
     "datatypes:4:-elements 24,2400 -ops put,get,acc -sync lock -flavor allocate"
     "accumulate:2:-types ^$unsupported_pairs -flavor create,allocate,dynamic"
@@ -107,6 +111,9 @@ run_one() {  # run_one NAME NP ARGS EXTRA STACK
     [ $rc -eq 124 ] && why="timed out"
     [ -z "$why" ] && [ $rc -ne 0 ] && why="exit code $rc"
     [ -z "$why" ] && ! grep -q "^PASS $name" "$out" && why="no PASS line"
+    # a line that asks for the schedule's verbose output must show rounds were run
+    [ -z "$why" ] && [[ $extra == *osc_rttcc_verbose\ 30* ]] && ! grep -q "the epoch's schedule" "$out" &&
+        why="no epoch was scheduled (osc_rttcc_verbose 30 printed no schedule)"
     if [ -z "$why" ] && { [[ $btl == *rttcc* ]] || [ -n "$label" ]; }; then
         why=$(rttcc_stats_ok "$out" "$np") || true
     fi
