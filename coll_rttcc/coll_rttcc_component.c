@@ -2,7 +2,6 @@
 #include "coll_rttcc.h"
 #include "rttcc/mca.h"
 
-#include "opal/mca/base/mca_base_pvar.h"
 #include "opal/mca/base/mca_base_var.h"
 #include "opal/mca/base/mca_base_var_enum.h"
 #include "opal/util/output.h"
@@ -59,24 +58,19 @@ static void var(const char *name, const char *help, mca_base_var_type_t type, mc
 static int rttcc_register(void)
 {
     mca_coll_rttcc_component_t *c = &mca_coll_rttcc_component;
-    mca_base_var_enum_value_t policies[] = {
-        {RTTCC_SCHED_LINEAR, "linear"},       {RTTCC_SCHED_GREEDY, "greedy"},
-        {RTTCC_SCHED_THRESHOLD, "threshold"}, {RTTCC_SCHED_BALANCED, "balanced"},
-        {RTTCC_SCHED_ADAPTIVE, "adaptive"},   {0, NULL},
-    };
-    mca_base_var_enum_t *policy_enum = NULL;
-
+    mca_base_var_enum_t *policy_enum = rttcc_mca_policy_enum("coll_rttcc_policy");
     var("priority", "Priority of coll_rttcc on communicators whose every peer the process engine (btl_rttcc's or mtl_rttcc's) reaches",
         MCA_BASE_VAR_TYPE_INT, NULL, OPAL_INFO_LVL_6, &c->priority);
     var("verbose", "Verbosity: 10 = one line per call, 30 = each call's schedule, peer by peer",
         MCA_BASE_VAR_TYPE_INT, NULL, OPAL_INFO_LVL_9, &c->verbose);
-    mca_base_var_enum_create("coll_rttcc_policy", policies, &policy_enum);
     var("policy",
         "Order of the puts: linear (rank+i, the control), greedy (lowest expected time first), threshold "
         "(rank+i among peers whose RTT is within threshold_us of the best; the others deferred), balanced "
         "(longest expected time first among those), adaptive (threshold, widened by each deferral)",
         MCA_BASE_VAR_TYPE_INT, policy_enum, OPAL_INFO_LVL_5, &c->xp.policy);
-    OBJ_RELEASE(policy_enum);
+    if (NULL != policy_enum) {
+        OBJ_RELEASE(policy_enum);
+    }
     var("threshold_us", "A peer goes now if its RTT is at most this many microseconds above the call's best",
         MCA_BASE_VAR_TYPE_DOUBLE, NULL, OPAL_INFO_LVL_5, &c->xp.threshold_us);
     var("variance_factor", "RTTVAR multiples by which a noisy peer's RTT may exceed the threshold",
@@ -113,24 +107,11 @@ static int rttcc_register(void)
     return register_pvars();
 }
 
-/* MPI_T read of one counter: the pvar's context is the counter. */
-static int read_counter(const struct mca_base_pvar_t *pvar, void *value, void *obj)
-{
-    (void) obj;
-    *(unsigned long *) value = (unsigned long) *(volatile int64_t *) pvar->ctx;
-    return OPAL_SUCCESS;
-}
-
 static int register_pvars(void)
 {
     const mca_base_component_t *c = &mca_coll_rttcc_component.super.collm_version;
-#define MCA_COLL_RTTCC_PVAR(name, help)                                                              \
-    (void) mca_base_component_pvar_register(c, #name, help, OPAL_INFO_LVL_4, MCA_BASE_PVAR_CLASS_COUNTER, \
-                                            MCA_BASE_VAR_TYPE_UNSIGNED_LONG, NULL,                       \
-                                            MCA_BASE_VAR_BIND_NO_OBJECT,                                 \
-                                            MCA_BASE_PVAR_FLAG_READONLY | MCA_BASE_PVAR_FLAG_CONTINUOUS, \
-                                            read_counter, NULL, NULL,                                    \
-                                            (void *) &mca_coll_rttcc_component.counters.name);
+#define MCA_COLL_RTTCC_PVAR(name, help) \
+    (void) rttcc_mca_register_counter(c, #name, help, &mca_coll_rttcc_component.counters.name);
     MCA_COLL_RTTCC_COUNTERS(MCA_COLL_RTTCC_PVAR)
 #undef MCA_COLL_RTTCC_PVAR
     return OPAL_SUCCESS;

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "glue.h"
+#include "rttcc/exchange.h"
 
 #include "opal/mca/base/mca_base_var.h"
 #include "opal/mca/base/mca_base_var_enum.h"
@@ -149,4 +150,17 @@ uint32_t rttcc_mca_job_key(void)
     x *= 0xff51afd7ed558ccdULL;
     x ^= x >> 33;
     return (uint32_t) x ^ 0x52545443u;
+}
+
+mca_base_var_enum_t *rttcc_mca_policy_enum(const char *name)
+{
+    mca_base_var_enum_value_t values[] = {
+        {RTTCC_SCHED_LINEAR, NULL},   {RTTCC_SCHED_GREEDY, NULL}, {RTTCC_SCHED_THRESHOLD, NULL},
+        {RTTCC_SCHED_BALANCED, NULL}, {RTTCC_SCHED_ADAPTIVE, NULL}, {0, NULL},
+    };
+    mca_base_var_enum_t *e = NULL;
+    for (int i = 0; NULL == values[i].string && i < 5; ++i) {
+        values[i].string = rttcc_sched_policy_name(values[i].value);
+    }
+    return OPAL_SUCCESS == mca_base_var_enum_create(name, values, &e) ? e : NULL;
 }

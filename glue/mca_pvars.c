@@ -162,3 +162,21 @@ int rttcc_mca_register_pvars(const mca_base_component_t *c)
     }
     return OPAL_SUCCESS;
 }
+
+/* A component counter's MPI_T read: the pvar's context is the counter. */
+static int read_component_counter(const struct mca_base_pvar_t *pvar, void *value, void *obj)
+{
+    (void) obj;
+    *(unsigned long *) value = (unsigned long) *(volatile int64_t *) pvar->ctx;
+    return OPAL_SUCCESS;
+}
+
+int rttcc_mca_register_counter(const mca_base_component_t *component, const char *name, const char *help,
+                               volatile int64_t *counter)
+{
+    int rc = mca_base_component_pvar_register(component, name, help, OPAL_INFO_LVL_4, MCA_BASE_PVAR_CLASS_COUNTER,
+                                              MCA_BASE_VAR_TYPE_UNSIGNED_LONG, NULL, MCA_BASE_VAR_BIND_NO_OBJECT,
+                                              MCA_BASE_PVAR_FLAG_READONLY | MCA_BASE_PVAR_FLAG_CONTINUOUS,
+                                              read_component_counter, NULL, NULL, (void *) counter);
+    return rc < 0 ? rc : OPAL_SUCCESS;
+}

@@ -4,7 +4,6 @@
 
 #include "mtl_rttcc.h"
 
-#include "opal/mca/base/mca_base_pvar.h"
 #include "opal/mca/pmix/pmix.h"
 #include "opal/runtime/opal_progress.h"
 #include "opal/util/output.h"
@@ -66,28 +65,11 @@ static int rttcc_register(void)
     return mca_mtl_rttcc_register_pvars();
 }
 
-/* MPI_T read of one counter (its offset is the pvar's context). */
-static int read_counter(const struct mca_base_pvar_t *pvar, void *value, void *obj)
-{
-    int offset = *(const int *) pvar->ctx;
-    *(unsigned long *) value = (unsigned long) *(int64_t *) ((char *) &mca_mtl_rttcc_component.counters + offset);
-    return OPAL_SUCCESS;
-}
-
 int mca_mtl_rttcc_register_pvars(void)
 {
-    static int offsets[] = {
-#define MTL_RTTCC_OFFSET(name, help) (int) offsetof(mca_mtl_rttcc_counters_t, name),
-        MCA_MTL_RTTCC_COUNTERS(MTL_RTTCC_OFFSET)
-#undef MTL_RTTCC_OFFSET
-    };
-    int i = 0;
-#define MTL_RTTCC_PVAR(name, help)                                                                            \
-    (void) mca_base_component_pvar_register(&mca_mtl_rttcc_component.super.mtl_version, #name, help,           \
-                                            OPAL_INFO_LVL_4, MCA_BASE_PVAR_CLASS_COUNTER,                      \
-                                            MCA_BASE_VAR_TYPE_UNSIGNED_LONG, NULL, MCA_BASE_VAR_BIND_NO_OBJECT, \
-                                            MCA_BASE_PVAR_FLAG_READONLY | MCA_BASE_PVAR_FLAG_CONTINUOUS,       \
-                                            read_counter, NULL, NULL, &offsets[i++]);
+    const mca_base_component_t *v = &mca_mtl_rttcc_component.super.mtl_version;
+#define MTL_RTTCC_PVAR(name, help) \
+    (void) rttcc_mca_register_counter(v, #name, help, &mca_mtl_rttcc_component.counters.name);
     MCA_MTL_RTTCC_COUNTERS(MTL_RTTCC_PVAR)
 #undef MTL_RTTCC_PVAR
     return OMPI_SUCCESS;

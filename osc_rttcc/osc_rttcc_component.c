@@ -6,7 +6,6 @@
 #include "rttcc/mca.h"
 
 #include "ompi/proc/proc.h"
-#include "opal/mca/base/mca_base_pvar.h"
 #include "opal/mca/base/mca_base_var.h"
 #include "opal/util/output.h"
 
@@ -57,37 +56,25 @@ static void var(const char *name, const char *help, mca_base_var_type_t type, mc
                                            (mca_base_var_info_lvl_t) level, MCA_BASE_VAR_SCOPE_READONLY, storage);
 }
 
-/* MPI_T read of one counter: the pvar's context is the counter. */
-static int read_counter(const struct mca_base_pvar_t *pvar, void *value, void *obj)
-{
-    (void) obj;
-    *(unsigned long *) value = (unsigned long) *(volatile int64_t *) pvar->ctx;
-    return OPAL_SUCCESS;
-}
-
 static int rttcc_register(void)
 {
     mca_osc_rttcc_component_t *c = &mca_osc_rttcc_component;
     const mca_base_component_t *v = &c->super.osc_version;
-    mca_base_var_enum_value_t policies[] = {
-        {RTTCC_SCHED_LINEAR, "linear"},       {RTTCC_SCHED_GREEDY, "greedy"},
-        {RTTCC_SCHED_THRESHOLD, "threshold"}, {RTTCC_SCHED_BALANCED, "balanced"},
-        {RTTCC_SCHED_ADAPTIVE, "adaptive"},   {0, NULL},
-    };
-    mca_base_var_enum_t *policy_enum = NULL;
+    mca_base_var_enum_t *policy_enum = rttcc_mca_policy_enum("osc_rttcc_policy");
     var("priority", "Priority of osc_rttcc on windows whose every rank the process engine (btl_rttcc's or mtl_rttcc's) "
         "reaches (osc/sm, at 100, keeps windows inside one node unless excluded)",
         MCA_BASE_VAR_TYPE_INT, NULL, OPAL_INFO_LVL_6, &c->priority);
     var("verbose", "Verbosity: 10 = one line per window and per declined one, 30 = each epoch's schedule",
         MCA_BASE_VAR_TYPE_INT, NULL, OPAL_INFO_LVL_9, &c->verbose);
-    mca_base_var_enum_create("osc_rttcc_policy", policies, &policy_enum);
     var("policy",
         "Order in which an epoch's queued puts and accumulates go to their targets (coll_rttcc_policy's "
         "policies): linear (rank+i), greedy (lowest expected time first), threshold (rank+i among targets whose "
         "RTT is within threshold_us of the best), balanced (longest expected time first among those), adaptive "
         "(threshold, widened by each deferral)",
         MCA_BASE_VAR_TYPE_INT, policy_enum, OPAL_INFO_LVL_5, &c->sched.policy);
-    OBJ_RELEASE(policy_enum);
+    if (NULL != policy_enum) {
+        OBJ_RELEASE(policy_enum);
+    }
     var("threshold_us", "A target goes now if its RTT is at most this many microseconds above the round's best",
         MCA_BASE_VAR_TYPE_DOUBLE, NULL, OPAL_INFO_LVL_5, &c->sched.threshold_us);
     var("max_concurrent", "Targets being sent an epoch's queued operations at once (0 = no limit)",
@@ -98,11 +85,7 @@ static int rttcc_register(void)
         MCA_BASE_VAR_TYPE_SIZE_T, NULL, OPAL_INFO_LVL_5, &c->eager_bytes);
     var("queue_bytes", "Most bytes a window keeps queued for its schedule: beyond, the round runs at once",
         MCA_BASE_VAR_TYPE_SIZE_T, NULL, OPAL_INFO_LVL_6, &c->queue_bytes);
-#define MCA_OSC_RTTCC_PVAR(name, help)                                                                \
-    (void) mca_base_component_pvar_register(v, #name, help, OPAL_INFO_LVL_4, MCA_BASE_PVAR_CLASS_COUNTER, \
-                                            MCA_BASE_VAR_TYPE_UNSIGNED_LONG, NULL, MCA_BASE_VAR_BIND_NO_OBJECT, \
-                                            MCA_BASE_PVAR_FLAG_READONLY | MCA_BASE_PVAR_FLAG_CONTINUOUS,  \
-                                            read_counter, NULL, NULL, (void *) &c->counters.name);
+#define MCA_OSC_RTTCC_PVAR(name, help) (void) rttcc_mca_register_counter(v, #name, help, &c->counters.name);
     MCA_OSC_RTTCC_COUNTERS(MCA_OSC_RTTCC_PVAR)
 #undef MCA_OSC_RTTCC_PVAR
     return OMPI_SUCCESS;

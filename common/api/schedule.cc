@@ -13,16 +13,7 @@
 
 struct rttcc_schedule {
     rttcc_schedule(rttcc_engine_t *e, const rttcc_schedule_params_t &p)
-        : engine(e->impl), sched(rttcc::sched_policy_of(p.policy), params_of(p)) {}
-    static rttcc::SchedParams params_of(const rttcc_schedule_params_t &p) {
-        rttcc::SchedParams s;
-        s.threshold_us = p.threshold_us;
-        s.variance_factor = p.variance_factor;
-        s.max_concurrent = p.max_concurrent;
-        s.reorder_window = p.reorder_window;
-        s.backoff_ms = p.backoff_ms;
-        return s;
-    }
+        : engine(e->impl), sched(rttcc::sched_policy_of(p.policy), rttcc::sched_params_of(p)) {}
     std::shared_ptr<rttcc::Engine> engine;  // its RTT table and clock
     rttcc::PeerScheduler sched;
 };

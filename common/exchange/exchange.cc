@@ -16,16 +16,6 @@ constexpr uint32_t kRefreshPerFinish = 4;  // not-yet-picked peers re-read from 
 constexpr double kRateGain = 0.25;         // EWMA gain of a peer's measured put rate
 constexpr uint64_t kRateMinBytes = 16384;  // blocks smaller than this say little about the rate
 
-SchedParams sched_params_of(const rttcc_exchange_params_t &p) {
-    SchedParams s;
-    s.threshold_us = p.threshold_us;
-    s.variance_factor = p.variance_factor;
-    s.max_concurrent = p.max_concurrent;
-    s.reorder_window = p.reorder_window;
-    s.backoff_ms = p.backoff_ms;
-    return s;
-}
-
 }  // namespace
 
 SchedPolicy sched_policy_of(int p) {

@@ -58,6 +58,18 @@ class Exchange;
 
 // The scheduler policy an RTTCC_SCHED_* value names (linear if none).
 SchedPolicy sched_policy_of(int rttcc_sched);
+// The scheduler's tunables from a C parameter struct that names them as
+// SchedParams does (rttcc_exchange_params_t, rttcc_schedule_params_t).
+template <typename P>
+SchedParams sched_params_of(const P &p) {
+    SchedParams s;
+    s.threshold_us = p.threshold_us;
+    s.variance_factor = p.variance_factor;
+    s.max_concurrent = p.max_concurrent;
+    s.reorder_window = p.reorder_window;
+    s.backoff_ms = p.backoff_ms;
+    return s;
+}
 
 // The grant limit a call uses (0 = none) for the max_grants parameter and
 // the engine's congestion control (rttcc_cc): with congestion control the

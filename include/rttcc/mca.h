@@ -31,6 +31,16 @@ int rttcc_mca_register(const mca_base_component_t *component);
 /* The values of the engine's parameters (after rttcc_mca_register). */
 const rttcc_config_t *rttcc_mca_config(void);
 
+/* The scheduler policies (RTTCC_SCHED_*, rttcc/exchange.h) as an MCA enum
+ * called `name`, for a component's policy variable; the caller releases it
+ * (OBJ_RELEASE) once registered. */
+mca_base_var_enum_t *rttcc_mca_policy_enum(const char *name);
+
+/* A component's own MPI_T counter: a continuous read-only pvar <component>_<name>
+ * that reads *counter. */
+int rttcc_mca_register_counter(const mca_base_component_t *component, const char *name, const char *help,
+                               volatile int64_t *counter);
+
 /* ---------------------------------------------------------------- help texts */
 
 /* A topic of help-rttcc.txt on stderr.  `once_per_node`: only the node's
