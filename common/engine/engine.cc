@@ -206,6 +206,7 @@ int Engine::flush(uint32_t index, uint8_t tag, void *cookie) {
     if (!p) return RTTCC_ERR_UNREACH;
     if (p->outstanding.empty()) return RTTCC_DONE;
     p->flushes.push_back({p->next_message_no - 1, cookie, tag});
+    ask_for_ack(*p, clock_.now());
     return RTTCC_OK;
 }
 

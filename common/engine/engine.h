@@ -248,6 +248,11 @@ private:
     void put_ack(Peer &p, PacketHeader &h, nanos now);
     PacketHeader &send_ack(Peer &p, nanos now);
     void send_due_acks(nanos now);
+    // A flush waits: the peer is asked to ACK, without its delay, everything
+    // we sent so far (a bare ACK with kFlagAckNow naming our last segment),
+    // and take_ack_request() is its side.
+    void ask_for_ack(Peer &p, nanos now);
+    void take_ack_request(Peer &p, const PacketHeader &h, nanos now);
     void attach_sack(Peer &p, PacketHeader &h);
     void process_ack(Peer &p, const PacketHeader &h, const uint8_t *payload, const Arrival &a);
     uint32_t take_sack(Peer &p, seq_t ack, const uint8_t *payload, uint32_t words, nanos now);

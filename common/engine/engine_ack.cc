@@ -30,6 +30,25 @@ void Engine::owe_ack(Peer &p, const PacketHeader &h, const Arrival &a, AckWhen w
         acks_soon_.push_back(p);
 }
 
+void Engine::ask_for_ack(Peer &p, nanos now) {
+    if (p.tx.in_flight() == 0) return;  // nothing in flight yet: its segments will ask (sender_waits)
+    PacketHeader &h = send_ack(p, now);
+    h.flags |= kFlagAckNow;
+    h.seq = p.tx.next() - 1;
+    flush_all();
+}
+
+// The ACK goes now if every segment through the one named arrived, else
+// when the receive window gets there (accept_segment).
+void Engine::take_ack_request(Peer &p, const PacketHeader &h, nanos now) {
+    if (seq_lt(h.seq, p.rx.next())) {
+        send_ack(p, now);
+        return;
+    }
+    p.ack_asked = true;
+    p.ack_asked_seq = h.seq;
+}
+
 // An ACK the wire refused (alone or on a segment) is due again at once.
 void Engine::owe_ack_again(Peer &p) {
     if (p.ack_owed) return;

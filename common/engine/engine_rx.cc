@@ -87,6 +87,11 @@ bool Engine::handle_datagram(Channel ch, const RxDatagram &d, nanos now) {
             break;
     }
     if (h->flags & kFlagAckValid) process_ack(*p, *h, d.buf + kHeaderSize, a);
+    if (h->type == static_cast<uint8_t>(PacketType::ACK) && (h->flags & kFlagAckNow)) {
+        take_ack_request(*p, *h, now);
+        flush_all();
+        return false;
+    }
     bool fresh = false;
     if (h->type != static_cast<uint8_t>(PacketType::ACK)) {
         if (quiet_ && !lands_silently(*h))
@@ -218,8 +223,10 @@ bool Engine::accept_segment(Peer &p, const PacketHeader &h, const Arrival &a) {
     // sender is waiting on (kFlagAckNow), unless we have data queued for it:
     // then data sent in this progress pass carries the ACK (two peers sending
     // to each other), or it goes alone at the pass's end.
-    const bool waits = h.flags & kFlagAckNow;
-    const AckWhen when = gap_before || p.rx.has_gap() || (waits && !p.has_pending()) ? AckWhen::kNow
+    const bool asked = p.ack_asked && seq_lt(p.ack_asked_seq, p.rx.next());  // a flush waits for this much
+    if (asked) p.ack_asked = false;
+    const bool waits = (h.flags & kFlagAckNow) || asked;
+    const AckWhen when = gap_before || p.rx.has_gap() || asked || (waits && !p.has_pending()) ? AckWhen::kNow
                          : waits                                                    ? AckWhen::kThisPass
                                                                                     : AckWhen::kDelayed;
     owe_ack(p, h, a, when);

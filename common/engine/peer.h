@@ -135,6 +135,8 @@ struct Peer {
     Link ack_link;                   // in the engine's delayed-ACK queue
     Link ack_soon_link;              // in the engine's ACKs owed by the end of this progress pass
     bool ack_owed = false;           // an ACK must go out
+    bool ack_asked = false;          // it flushes: ACK at once once everything through ack_asked_seq is in
+    seq_t ack_asked_seq = 0;         // the last segment it had sent when it asked
     nanos ack_owed_since = 0;        // when it became owed
     uint32_t echo_tx_id = 0;         // tx_id to echo: the latest new segment, or a timed one
     bool echo_timed = false;         // echo_tx_id is a timed transmission: keep it until ACKed

@@ -318,6 +318,31 @@ static void test_a_flush_waits_for_what_went_before(void **) {
     assert_true(n0.failed.empty());
 }
 
+// A flush does not wait for the peer's delayed ACK: it asks for the ACK
+// at once (the engine's clock stands still here, so a delayed ACK would
+// never come).
+static void test_a_flush_asks_for_its_ack(void **) {
+    MemNetwork net(4000);
+    auto nodes = make_nodes(net, 2, {}, [](rttcc_config_t &c) {
+        c.ack_delay_us = 1000000;
+        c.agent = false;
+    });
+    Node &n0 = *nodes[0];
+    std::vector<uint8_t> window(1000, 0);
+    const uint32_t key = nodes[1]->engine->grant(0, window.data(), window.size(), /*notify=*/false);
+    std::vector<uint8_t> small = make_message(5, 8);
+    iovec s{small.data(), small.size()};
+    int f;
+    assert_int_equal(n0.engine->put(1, key, 8, 9, &s, 1, nullptr), RTTCC_DONE);
+    assert_int_equal(n0.engine->flush(1, 9, &f), RTTCC_OK);
+    for (int i = 0; i < 20 && position(n0.completed, &f) == n0.completed.size(); ++i) {
+        nodes[1]->engine->progress();
+        n0.engine->progress();
+    }
+    assert_true(position(n0.completed, &f) < n0.completed.size());
+    assert_memory_equal(window.data() + 8, small.data(), small.size());
+}
+
 // A flush towards a peer that dies first fails, as what it waited for.
 static void test_a_flush_to_a_dead_peer_fails(void **) {
     MemNetwork net(4000);
@@ -343,6 +368,7 @@ int main() {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_puts_into_an_exposure_land_silently),
         cmocka_unit_test(test_a_flush_waits_for_what_went_before),
+        cmocka_unit_test(test_a_flush_asks_for_its_ack),
         cmocka_unit_test(test_a_flush_to_a_dead_peer_fails),
         cmocka_unit_test(test_puts_land_in_place),
         cmocka_unit_test(test_puts_survive_a_faulty_wire),
