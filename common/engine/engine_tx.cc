@@ -97,7 +97,7 @@ bool Engine::has_room(const Peer &p, const TxMessage &m) const {
 // delayed ACK would idle the link for ack_delay_us every round trip.
 bool Engine::sender_waits(const Peer &p, const TxSegment &seg) const {
     if (seg.cmd_channel) return false;
-    if (p.data_in_flight >= data_cap(p) || p.tx.full() || seg.retries || !p.flushes.empty()) return true;
+    if (p.data_in_flight >= data_cap(p) || p.tx.full() || seg.retries) return true;
     const TxMessage &m = *seg.msg;
     return m.all_cut && !m.inline_buf && p.pending[kData].is_back(m);
 }
