@@ -48,7 +48,7 @@ plan=(
     "ops:5:-sizes 7,100000 -flavor dynamic -sync $no_nocheck"
     "datatypes:2:-elements 24"
     "datatypes:3:-elements 98304 -ops put,get,acc -flavor create,dynamic -layouts unsigned,vector,subarray"
-    "datatypes:3:-elements 4096 -ops put,get,acc -flavor create,dynamic -layouts indexed,struct,resized,struct_mixed,struct_spread"
+    "datatypes:3:-elements 4800 -ops put,get,acc -flavor create,dynamic -layouts indexed,struct,resized,struct_mixed,struct_spread"
     # the epoch schedule's paths: every put queued (eager_bytes 0), rounds forced by a small queue_bytes, each policy
     "ops:4:-targets all -sizes 1,4096,65536 -sync fence,pscw,lock_all:--mca osc_rttcc_eager_bytes 0 --mca osc_rttcc_queue_bytes 16384 --mca osc_rttcc_policy linear --mca osc_rttcc_verbose 30::pt2pt,sm"
     "ops:5:-targets all -sizes 100000 -ops put,acc -sync fence,pscw,lock_all:--mca osc_rttcc_eager_bytes 1024 --mca osc_rttcc_policy balanced --mca osc_rttcc_max_concurrent 2 --mca osc_rttcc_verbose 30::pt2pt,sm"
