@@ -101,7 +101,7 @@ typedef struct osc_rttcc_peer_t {
     bool in_access;       /* in the PSCW access group of the current start */
     uint32_t unfinished;  /* operations to it not complete here (replies, zero-copy sends) */
     bool dirty;           /* sent something since its last flush */
-    int posts;            /* MPI_Win_post messages from it not yet used by a start */
+    uint32_t posts;       /* MPI_Win_post messages from it not yet used by a start */
     osc_rttcc_piece_t *queue;   /* pieces waiting for the schedule, in order */
     int nqueue, cap_queue;
     uint64_t queued_bytes;
@@ -118,7 +118,8 @@ typedef struct osc_rttcc_region_t {
 
 typedef struct mca_osc_rttcc_module_t {
     ompi_osc_base_module_t super;
-    opal_list_item_t item;          /* in the component's modules */
+    opal_list_item_t item;          /* in the component's modules (once listed) */
+    bool listed;
     ompi_communicator_t *comm;      /* our duplicate of the window's communicator */
     uint32_t cid;                   /* its id: names the window in our messages */
     int rank, size;
@@ -139,7 +140,7 @@ typedef struct mca_osc_rttcc_module_t {
     ompi_group_t *start_group;
     bool pscw_exposure;             /* between MPI_Win_post and MPI_Win_wait/test */
     ompi_group_t *post_group;
-    int completes;                  /* MPI_Win_complete messages in for the current post */
+    uint32_t completes;             /* MPI_Win_complete messages in for the current post */
     int locks;                      /* targets locked by MPI_Win_lock */
     bool lock_all;                  /* between MPI_Win_lock_all and MPI_Win_unlock_all */
     bool lock_all_nocheck;

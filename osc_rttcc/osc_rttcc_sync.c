@@ -38,15 +38,6 @@ static uint32_t read_locked(const uint32_t *x)
     return v;
 }
 
-static int read_int_locked(const int *x)
-{
-    mca_osc_rttcc_component_t *c = &mca_osc_rttcc_component;
-    OPAL_THREAD_LOCK(&c->lock);
-    int v = *x;
-    OPAL_THREAD_UNLOCK(&c->lock);
-    return v;
-}
-
 bool osc_rttcc_in_epoch(const mca_osc_rttcc_module_t *m, int target)
 {
     const osc_rttcc_peer_t *p = &m->peers[target];
@@ -296,7 +287,7 @@ int osc_rttcc_start(ompi_group_t *group, int assert, struct ompi_win_t *win)
     }
     for (int i = 0; i < n; ++i) {
         osc_rttcc_peer_t *p = &m->peers[ranks[i]];
-        while (!(assert & MPI_MODE_NOCHECK) && 0 == read_int_locked(&p->posts)) {
+        while (!(assert & MPI_MODE_NOCHECK) && 0 == read_locked(&p->posts)) {
             opal_progress();
         }
         OPAL_THREAD_LOCK(&c->lock);
@@ -358,7 +349,7 @@ int osc_rttcc_wait(struct ompi_win_t *win)
     if (!m->pscw_exposure) {
         return OMPI_ERR_RMA_SYNC;
     }
-    while (read_int_locked(&m->completes) < ompi_group_size(m->post_group)) {
+    while (read_locked(&m->completes) < (uint32_t) ompi_group_size(m->post_group)) {
         opal_progress();
     }
     end_exposure(m);
@@ -372,7 +363,7 @@ int osc_rttcc_test(struct ompi_win_t *win, int *flag)
         return OMPI_ERR_RMA_SYNC;
     }
     opal_progress();
-    *flag = read_int_locked(&m->completes) >= ompi_group_size(m->post_group);
+    *flag = read_locked(&m->completes) >= (uint32_t) ompi_group_size(m->post_group);
     if (*flag) {
         end_exposure(m);
     }
@@ -387,7 +378,6 @@ static int lock_begin(mca_osc_rttcc_module_t *m, int target, int type, volatile 
                       uint8_t *landing)
 {
     mca_osc_rttcc_component_t *c = &mca_osc_rttcc_component;
-    osc_rttcc_peer_t *p = &m->peers[target];
     const int exclusive = MPI_LOCK_EXCLUSIVE == type;
     *granted = false;
     *status = OMPI_SUCCESS;
@@ -401,7 +391,6 @@ static int lock_begin(mca_osc_rttcc_module_t *m, int target, int type, volatile 
         *granted = true;
         return OMPI_SUCCESS;
     }
-    (void) p;
     return osc_rttcc_request_lock(m, target, exclusive, granted, status, landing);
 }
 

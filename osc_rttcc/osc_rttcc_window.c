@@ -136,7 +136,7 @@ static void module_release(mca_osc_rttcc_module_t *m)
     if (m->window) {
         rttcc_rma_window_close(c->engine, m->window);
     }
-    if (NULL != osc_rttcc_module_of(m->cid) && opal_list_get_size(&c->modules) > 0) {
+    if (m->listed) {
         opal_list_remove_item(&c->modules, &m->item);
     }
     OPAL_THREAD_UNLOCK(&c->lock);
@@ -227,6 +227,7 @@ int osc_rttcc_window_select(struct ompi_win_t *win, void **base, size_t size, in
     if (OMPI_SUCCESS == rc) {
         /* Routable before any peer can know the window: they learn of it in share(). */
         opal_list_append(&c->modules, &m->item);
+        m->listed = true;
     }
     OPAL_THREAD_UNLOCK(&c->lock);
     if (OMPI_SUCCESS == rc) {
