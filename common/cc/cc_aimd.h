@@ -15,6 +15,10 @@
 //                (on a slow link a window's segments queue behind each other:
 //                RTTVAR is then several serialisation times) and is at least
 //                one base RTT, so jitter on a fast, idle path is no signal.
+//   floor:       both need queueing of at least aimd_queue_floor_us (100):
+//                a fast path's base RTT comes from single-segment exchanges,
+//                and a bulk transfer's round trips then carry the receiving
+//                core's own backlog (tens of us), which is no network queue.
 //   reaction:    ssthresh = max(cwnd / 2, 2), cwnd = min(cwnd, ssthresh),
 //                at most once per RTT; the ACK does not grow the window.
 //   otherwise:   slow start (cwnd += acked) up to ssthresh, then congestion
@@ -32,6 +36,7 @@ class AimdCc final : public CongestionControl {
 public:
     explicit AimdCc(const CcParams &p)
         : CongestionControl(p.max_cwnd),
+          floor_(p.aimd_queue_floor),
           cwnd_(clamp_cwnd(p.initial_cwnd)),
           ssthresh_(clamp_cwnd(p.max_cwnd)) {}
 
@@ -67,7 +72,7 @@ private:
     // True when the sample exceeds SRTT + 4 * RTTVAR of the state before it;
     // never before the estimator had a sample.
     bool is_spike(const AckEvent &e) const {
-        return e.rtt != 0 && prev_srtt_ != 0 && e.rtt > prev_srtt_ + 4 * prev_rttvar_;
+        return e.rtt != 0 && prev_srtt_ != 0 && e.rtt > prev_srtt_ + std::max(4 * prev_rttvar_, floor_);
     }
 
     // RTTVARs of queueing above the base delay that make a standing queue:
@@ -79,7 +84,7 @@ private:
     // True when the smoothed RTT sits well above the path's base delay: more
     // than one base RTT and more than kQueueRttvars RTTVARs of queueing.
     bool is_standing_queue(const AckEvent &e) const {
-        return e.rtt != 0 && base_ != 0 && e.srtt > std::max(2 * base_, base_ + kQueueRttvars * e.rttvar);
+        return e.rtt != 0 && base_ != 0 && e.srtt > base_ + std::max({base_, kQueueRttvars * e.rttvar, floor_});
     }
 
     // Multiplicative decrease, once per round trip.
@@ -102,6 +107,7 @@ private:
         cwnd_ = clamp_cwnd(cwnd_ + left / cwnd_);
     }
 
+    nanos floor_;             // least queueing that is a signal (aimd_queue_floor_us)
     double cwnd_;             // congestion window, segments; in [1, max_cwnd]
     double ssthresh_;         // slow start below this, congestion avoidance above; >= 1
     nanos prev_srtt_ = 0;     // SRTT after the previous sample; 0 before any

@@ -27,6 +27,7 @@ CcParams cc_params_from(const rttcc_config_t &cfg) {
     p.kind = kind_from(cfg.cc);
     p.initial_cwnd = cfg.initial_cwnd;
     p.max_cwnd = cfg.max_cwnd;
+    p.aimd_queue_floor = usec(cfg.aimd_queue_floor_us);
     p.timely_tlow = usec(cfg.timely_tlow_us);
     p.timely_thigh = usec(cfg.timely_thigh_us);
     p.timely_add_step = cfg.timely_add_step;

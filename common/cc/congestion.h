@@ -39,6 +39,7 @@ struct CcParams {
     CcKind kind;              // which controller, none = no window
     uint32_t initial_cwnd;    // window at start, segments
     uint32_t max_cwnd;        // window ceiling, segments
+    nanos aimd_queue_floor;   // AIMD: least queueing that signals congestion
     nanos timely_tlow;        // TIMELY: below this RTT, always increase
     nanos timely_thigh;       // TIMELY: above this RTT, always decrease
     double timely_add_step;   // TIMELY: additive increase, segments per RTT

@@ -123,6 +123,9 @@ enum rttcc_probe_strategy { RTTCC_PROBE_VALUES(RTTCC_ENUM_CONSTANT) };
       "process does not slow its sends; the round trip while no one-way delay is known)")                       \
     P(initial_cwnd, UINT, 4, 1, 0, SEGMENTS, 5, NONE, "Congestion window at start (at most max_cwnd)")           \
     P(max_cwnd, UINT, 128, 1, 0, SEGMENTS, 5, NONE, "Largest congestion window (also bounded by send_credits)")  \
+    P(aimd_queue_floor_us, UINT, 100, 0, 0, US, 6, NONE,                                                       \
+      "AIMD: queueing below this is no congestion signal (a busy receiving core, not a network queue): a spike "   \
+      "must exceed SRTT + 4*RTTVAR and SRTT by this much, a standing queue the base RTT by this much")          \
     P(timely_tlow_us, UINT, 50, 0, 0, US, 6, NONE, "TIMELY: below this RTT the window always grows")            \
     P(timely_thigh_us, UINT, 500, 0, 0, US, 6, NONE, "TIMELY: above this RTT the window always shrinks")        \
     P(timely_add_step, DOUBLE, 1.0, 0, 0, NONE, 6, NONE, "TIMELY: additive increase, segments per RTT (> 0)")   \

@@ -40,6 +40,12 @@ static CcParams params(CcKind kind, uint32_t initial_cwnd, uint32_t max_cwnd) {
     return p;
 }
 
+// AIMD's rules alone, without the floor below which queueing is no signal.
+static CcParams without_floor(CcParams p) {
+    p.aimd_queue_floor = 0;
+    return p;
+}
+
 // An ACK of `acked` segments with sample `rtt` and explicit estimator state.
 static AckEvent ack(nanos now, nanos rtt, nanos srtt, uint32_t acked = 1, nanos rttvar = 0,
                     nanos min_rtt = 0) {
@@ -113,7 +119,7 @@ static void test_aimd_avoidance_grows_one_segment_per_rtt(void **) {
 }
 
 static void test_aimd_halves_on_rtt_spike_once_per_rtt(void **) {
-    AimdCc cc(params(CcKind::kAimd, 64, 128));
+    AimdCc cc(without_floor(params(CcKind::kAimd, 64, 128)));
     const nanos srtt = usec(100), var = usec(5);  // bound: 100 + 4 * 5 = 120 us
     cc.on_ack(ack(0, usec(100), srtt, 0, var));
     cc.on_ack(ack(usec(10), usec(120), srtt, 0, var));  // at the bound: no congestion
@@ -163,7 +169,7 @@ static void test_aimd_ignores_the_first_sample(void **) {
 }
 
 static void test_aimd_acks_without_samples_keep_the_bound(void **) {
-    AimdCc cc(params(CcKind::kAimd, 64, 128));
+    AimdCc cc(without_floor(params(CcKind::kAimd, 64, 128)));
     cc.on_ack(ack(0, usec(100), usec(100), 0, usec(5)));
     cc.on_ack(AckEvent{usec(5), 1, 0, 0, 0, 0, 0});  // no sample, no state: grows, bound kept
     assert_near(cc.cwnd(), 65, 0);
@@ -182,6 +188,27 @@ static void test_aimd_detects_spike_through_the_estimator(void **) {
     d.ack(usec(300), 0, usec(10));
     assert_near(cc.cwnd(), 32, 0);
     assert_false(usec(300) > d.est.srtt() + 4 * d.est.rttvar());  // the state after it hides it
+}
+
+// A fast path learns its base RTT from single-segment exchanges (10 us);
+// a bulk transfer then sees 60 us round trips, the receiving core's own
+// backlog: less than aimd_queue_floor_us (100) above SRTT and the base, so
+// no signal, and the window grows.  A network queue (300 us) still halves.
+static void test_aimd_queueing_below_the_floor_is_no_signal(void **) {
+    AimdCc cc(params(CcKind::kAimd, 16, 128));
+    Driver d{cc};
+    for (int i = 0; i < 50; ++i) d.ack(usec(10), 1, usec(20));
+    const double before = cc.cwnd();
+    for (int r = 0; r < 20; ++r) d.round(usec(60));
+    assert_true(cc.cwnd() > before);
+    AimdCc bare(without_floor(params(CcKind::kAimd, 16, 128)));  // the same samples without the floor
+    Driver b{bare};
+    for (int i = 0; i < 50; ++i) b.ack(usec(10), 1, usec(20));
+    for (int r = 0; r < 20; ++r) b.round(usec(60));
+    assert_true(bare.cwnd() < before);
+    const double grown = cc.cwnd();
+    d.ack(usec(300), 1, usec(60));
+    assert_near(cc.cwnd(), grown / 2, 1);
 }
 
 static void test_aimd_fast_retransmit_halves_once_per_rtt(void **) {
@@ -551,6 +578,7 @@ int main() {
         cmocka_unit_test(test_aimd_slow_start_doubles_per_rtt_up_to_max),
         cmocka_unit_test(test_aimd_avoidance_grows_one_segment_per_rtt),
         cmocka_unit_test(test_aimd_halves_on_rtt_spike_once_per_rtt),
+        cmocka_unit_test(test_aimd_queueing_below_the_floor_is_no_signal),
         cmocka_unit_test(test_aimd_slow_start_stops_at_ssthresh_within_an_ack),
         cmocka_unit_test(test_aimd_decrease_never_raises_the_window),
         cmocka_unit_test(test_aimd_ignores_the_first_sample),
