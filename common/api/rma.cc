@@ -48,6 +48,15 @@ int rttcc_rma_apply(int op, int type, void *dst, const void *src, size_t count, 
     return rttcc::rma_apply(op, type, dst, src, count, old);
 }
 
+int rttcc_rma_post(rttcc_engine_t *engine, uint32_t peer, uint32_t key, uint64_t offset, int op, int type,
+                   const void *data, size_t len) {
+    if (len > UINT16_MAX) return RTTCC_ERR_BUSY;
+    if (op < 0 || op > UINT8_MAX || type < 0 || type > UINT8_MAX) return RTTCC_ERR_ARG;
+    const rttcc::RmaBatchEntry e{offset, key, static_cast<uint16_t>(len), static_cast<uint8_t>(op),
+                                 static_cast<uint8_t>(type)};
+    return guarded([&] { return engine->impl->post(peer, e, data); });
+}
+
 int rttcc_rma_window_open(rttcc_engine_t *engine, uint32_t *window) {
     return guarded([&] {
         *window = engine->impl->open_window();

@@ -201,12 +201,18 @@ uint32_t Engine::grant(uint32_t peer, void *base, size_t len, bool notify) {
 
 int Engine::flush(uint32_t index, uint8_t tag, void *cookie) {
     if (tag == RTTCC_TAG_RMA) return RTTCC_ERR_ARG;
+    const nanos now = clock_.now();
     std::lock_guard<MaybeMutex> g(state_mu_);
     Peer *p = live_peer(index);
     if (!p) return RTTCC_ERR_UNREACH;
+    // A batch goes now, and its last segment asks for the ACK the flush
+    // waits for; else a bare ACK request asks.
+    const bool batched = p->batch && !p->batch->empty();
+    const int rc = close_batch(*p, true, now);
+    if (rc != RTTCC_OK) return rc;
     if (p->outstanding.empty()) return RTTCC_DONE;
     p->flushes.push_back({p->next_message_no - 1, cookie, tag});
-    ask_for_ack(*p, clock_.now());
+    if (!batched) ask_for_ack(*p, now);
     return RTTCC_OK;
 }
 
@@ -298,6 +304,7 @@ int Engine::pass(const RxTurn &, bool by_agent) {
         wire_full_ = false;
         take_failures(now);
         expire_timers(now);
+        close_batches(now);
         serve_resends(now);
         serve_sends(now);
         if (cfg_.probe_enable) serve_probes(now);
@@ -314,6 +321,7 @@ size_t Engine::drain(unsigned timeout_ms) {
         std::lock_guard<MaybeMutex> g(state_mu_);
         draining_ = true;
         const nanos now = clock_.now();
+        close_batches(now);
         while (Peer *p = acks_.front()) send_ack(*p, now);
         flush_all();
     }

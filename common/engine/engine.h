@@ -128,6 +128,8 @@ public:
     // no payload or is a compare-and-swap; else zero-copy with
     // on_send_done(cookie) of the client of r.reply_tag.
     int request(uint32_t peer, RmaRequest r, const iovec *iov, int iovcnt, void *cookie);
+    // rttcc_rma_post: an entry for peer's batch (rma_batch.h), copied.
+    int post(uint32_t peer, const RmaBatchEntry &e, const void *bytes);
     // This process's own window: the same updates and locks, under state_mu_.
     int apply_local(int op, int type, void *dst, const void *src, size_t count, void *old);
     int compare_and_swap_local(int type, void *dst, const void *compare, const void *swap, void *old);
@@ -230,6 +232,13 @@ private:
     void take_busy(Peer &p, const PacketHeader &h, const uint8_t *payload, const Arrival &a);
 
     // engine_rma.cc
+    // Origin side: a request numbered and queued; the batch a flush, a
+    // request or a progress pass closes first (ack_now: a flush waits).
+    int send_request(Peer &p, RmaRequest &r, const iovec *iov, int iovcnt, void *cookie, bool ack_now, nanos now);
+    int close_batch(Peer &p, bool ack_now, nanos now);
+    void close_batches(nanos now);
+    size_t batch_cap(const Peer &p) const;
+    bool serve_batch(Peer &p, const RmaRequest &r, const uint8_t *payload, size_t n);
     void take_request(Peer &p, const uint8_t *msg, size_t len);
     void serve_request(Peer &p, const uint8_t *msg, size_t len);
     bool serve(Peer &p, const RmaRequest &r, const uint8_t *payload, size_t n);
@@ -355,6 +364,7 @@ private:
     std::vector<uint8_t> due_request_;   // a held RMA request whose turn came
     List<TxSegment, &TxSegment::link> resends_;  // due for retransmission, served first
     List<Peer, &Peer::sends_link> sends_;        // peers with messages to cut and room to send
+    std::vector<uint32_t> batching_;             // peers posted to since the last pass (RmaBatch::listed)
     List<Peer, &Peer::ack_link> acks_;           // peers owing a delayed ACK, oldest first
     List<Peer, &Peer::ack_soon_link> acks_soon_; // peers owing one by the end of this pass
     TxBatch batch_[kChannels];           // datagrams staged per channel

@@ -170,6 +170,7 @@ void Engine::declare_dead(Peer &p, std::string why) {
         while (TxMessage *m = queue.pop_front()) finish_message(p, *m, RTTCC_ERR_UNREACH);
     complete_flushes(p, RTTCC_ERR_UNREACH);
     if (p.sends_link.linked()) sends_.remove(p);
+    if (p.batch) p.batch->clear();
     if (p.ack_link.linked()) acks_.remove(p);
     if (p.ack_soon_link.linked()) acks_soon_.remove(p);
     p.ack_owed = false;

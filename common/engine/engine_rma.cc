@@ -41,24 +41,35 @@ uint32_t Engine::expose(uint32_t window, uint32_t peer, void *base, size_t len) 
 }
 
 int Engine::request(uint32_t index, RmaRequest r, const iovec *iov, int iovcnt, void *cookie) {
-    if (iovcnt < 0 || iovcnt > 2 || r.reply_tag == RTTCC_TAG_RMA) return RTTCC_ERR_ARG;
+    if (iovcnt < 0 || iovcnt > 2 || r.reply_tag == RTTCC_TAG_RMA || r.kind == static_cast<uint8_t>(RmaKind::kBatch))
+        return RTTCC_ERR_ARG;
     size_t payload = 0;
     for (int i = 0; i < iovcnt; ++i) payload += iov[i].iov_len;
     if (!well_formed(r, payload, cfg_.max_message)) return RTTCC_ERR_ARG;
-    const size_t len = sizeof r + payload;
-    const bool copy = len <= cfg_.inline_max || static_cast<RmaKind>(r.kind) != RmaKind::kAcc;
     const nanos now = clock_.now();
     std::lock_guard<MaybeMutex> g(state_mu_);
     Peer *p = live_peer(index);
     if (!p) return RTTCC_ERR_UNREACH;
+    const int rc = close_batch(*p, false, now);  // what was posted before goes before
+    return rc == RTTCC_OK ? send_request(*p, r, iov, iovcnt, cookie, false, now) : rc;
+}
+
+// Numbers r and queues it with its payload (well formed): copied
+// (RTTCC_DONE) up to inline_max and for all but accumulates, else zero-copy.
+int Engine::send_request(Peer &p, RmaRequest &r, const iovec *iov, int iovcnt, void *cookie, bool ack_now,
+                         nanos now) {
+    size_t len = sizeof r;
+    for (int i = 0; i < iovcnt; ++i) len += iov[i].iov_len;
+    const bool copy = len <= cfg_.inline_max || static_cast<RmaKind>(r.kind) != RmaKind::kAcc;
     uint8_t *buf = copy ? take_copy(len) : nullptr;
     if (copy && !buf) return RTTCC_ERR;
-    r.rseq = p->next_request++;
+    r.rseq = p.next_request++;
     TxMessage proto;
     proto.tag = RTTCC_TAG_RMA;
     proto.client_tag = r.reply_tag;
     proto.len = static_cast<uint32_t>(len);
-    TxMessage &m = new_message(*p, proto);
+    proto.ack_now = ack_now;
+    TxMessage &m = new_message(p, proto);
     if (copy) {
         std::memcpy(buf, &r, sizeof r);
         uint8_t *at = buf + sizeof r;
@@ -76,10 +87,71 @@ int Engine::request(uint32_t index, RmaRequest r, const iovec *iov, int iovcnt, 
             if (iov[i].iov_len) m.iov[m.iovcnt++] = iov[i];
         m.cookie = cookie;
     }
-    enqueue(*p, m);
-    pump(*p, now, UINT32_MAX);
+    enqueue(p, m);
+    pump(p, now, UINT32_MAX);
     flush_all();
     return copy ? RTTCC_DONE : RTTCC_OK;
+}
+
+// The batch's payload bound: a copied request (inline_max).  Across hosts
+// that is several segments, sent together when the batch closes.
+size_t Engine::batch_cap(const Peer &) const {
+    const size_t copy = std::min<size_t>(cfg_.inline_max, cfg_.max_message);
+    return copy > sizeof(RmaRequest) ? copy - sizeof(RmaRequest) : 0;
+}
+
+int Engine::post(uint32_t index, const RmaBatchEntry &e, const void *bytes) {
+    if (!well_formed(e) || e.offset > kPutOffsetMask) return RTTCC_ERR_ARG;
+    const nanos now = clock_.now();
+    std::lock_guard<MaybeMutex> g(state_mu_);
+    Peer *p = live_peer(index);
+    if (!p) return RTTCC_ERR_UNREACH;
+    const size_t cap = batch_cap(*p);
+    if (!RmaBatch::fits_alone(e.len, cap)) return RTTCC_ERR_BUSY;  // the caller sends it alone
+    if (!p->batch) p->batch = std::make_unique<RmaBatch>();
+    RmaBatch &b = *p->batch;
+    if (!b.fits(e.len, cap)) {
+        const int rc = close_batch(*p, false, now);
+        if (rc != RTTCC_OK) return rc;
+    }
+    if (!b.listed) batching_.reserve(peers_.size());  // before anything changes (it may throw)
+    b.add(e, bytes, cap);
+    if (!b.listed) {
+        b.listed = true;
+        batching_.push_back(p->id);
+    }
+    count(*p, &rttcc_stats_t::rma_posted);
+    return RTTCC_DONE;
+}
+
+// Sends p's batch, if it has one, as one request.  Out of memory for its
+// copy, it stays (nothing posted is lost) and the caller hears RTTCC_ERR.
+int Engine::close_batch(Peer &p, bool ack_now, nanos now) {
+    if (!p.batch || p.batch->empty()) return RTTCC_OK;
+    RmaBatch &b = *p.batch;
+    RmaRequest r{};
+    r.kind = static_cast<uint8_t>(RmaKind::kBatch);
+    r.offset = b.entries();
+    r.len = b.size();
+    const iovec iov = {const_cast<uint8_t *>(b.data()), b.size()};
+    const int rc = send_request(p, r, &iov, 1, nullptr, ack_now, now);
+    if (rc != RTTCC_DONE) return rc;
+    count(p, &rttcc_stats_t::rma_batches);
+    b.clear();
+    return RTTCC_OK;
+}
+
+// A progress pass sends every batch: the posts of one burst share one.
+void Engine::close_batches(nanos now) {
+    size_t kept = 0;
+    for (const uint32_t id : batching_) {
+        Peer &p = *peers_[id];
+        if (close_batch(p, false, now) == RTTCC_OK || p.dead)
+            p.batch->listed = false;
+        else
+            batching_[kept++] = id;  // out of memory for its copy: the next pass tries again
+    }
+    batching_.resize(kept);
 }
 
 int Engine::apply_local(int op, int type, void *dst, const void *src, size_t count, void *old) {
@@ -172,6 +244,7 @@ bool Engine::serve(Peer &p, const RmaRequest &r, const uint8_t *payload, size_t 
     const bool names_window = r.kind == static_cast<uint8_t>(RmaKind::kLock) ||
                               r.kind == static_cast<uint8_t>(RmaKind::kUnlock) ||
                               r.kind == static_cast<uint8_t>(RmaKind::kLookup);
+    if (r.kind == static_cast<uint8_t>(RmaKind::kBatch)) return serve_batch(p, r, payload, n);  // exposures of its own
     const GrantTable::Grant *exposure = names_window ? nullptr : grants_.exposure(p.id, r.key);
     LockTable *locks = window_locks(names_window ? r.key : exposure ? exposure->window : 0);
     if (!locks) return false;
@@ -214,6 +287,8 @@ bool Engine::serve(Peer &p, const RmaRequest &r, const uint8_t *payload, size_t 
             if (!locks->release(p.id, &lock_grants_)) return false;
             answer_lock_grants();
             return true;
+        case RmaKind::kBatch:
+            break;  // served above
         case RmaKind::kLookup: {
             const GrantTable::Grant *holder = grants_.exposure_holding(r.key, p.id, r.offset, r.len);
             rttcc_rma_region_t region{};
@@ -226,6 +301,21 @@ bool Engine::serve(Peer &p, const RmaRequest &r, const uint8_t *payload, size_t 
         }
     }
     return false;
+}
+
+// Every entry is checked (an exposure of an open window that p holds, its
+// bytes inside it) before the first is applied.
+bool Engine::serve_batch(Peer &p, const RmaRequest &r, const uint8_t *payload, size_t n) {
+    const bool fine = for_each_entry(payload, n, r.offset, [&](const RmaBatchEntry &e, const uint8_t *) {
+        const GrantTable::Grant *exposure = grants_.exposure(p.id, e.key);
+        return exposure && window_locks(exposure->window) && grants_.target(p.id, e.key, e.offset, e.len);
+    });
+    if (!fine) return false;
+    for_each_entry(payload, n, r.offset, [&](const RmaBatchEntry &e, const uint8_t *bytes) {
+        uint8_t *at = grants_.target(p.id, e.key, e.offset, e.len);
+        return rma_apply(e.op, e.type, at, bytes, e.len / rma_type_size(e.type), nullptr) == RTTCC_OK;
+    });
+    return true;
 }
 
 // Engine memory for a reply of `len` bytes to p.  Without any (the system

@@ -88,17 +88,19 @@ bool Engine::has_room(const Peer &p, const TxMessage &m) const {
     return channel_for(m) == kCmd || p.data_in_flight < data_cap(p);
 }
 
-// True when the sender waits for this data segment's ACK: it fills the
-// window or the credits, it is a resend, or it ends the last queued message
-// and that message completes on its ACK (zero-copy; a copied one completed
+// True when the sender waits for this segment's ACK: it ends a message a
+// flush waits for (ack_now); or, on the data channel, it fills the window
+// or the credits, it is a resend, or it ends the last queued message and
+// that message completes on its ACK (zero-copy; a copied one completed
 // when it was queued, and its reply may still carry the ACK).  Its receiver
 // then ACKs within the same progress pass (on data going back, if any): with
 // a window of a few segments (congestion control on a slow or short path), a
 // delayed ACK would idle the link for ack_delay_us every round trip.
 bool Engine::sender_waits(const Peer &p, const TxSegment &seg) const {
+    const TxMessage &m = *seg.msg;
+    if (m.ack_now && seg.offset + seg.len == m.len) return true;
     if (seg.cmd_channel) return false;
     if (p.data_in_flight >= data_cap(p) || p.tx.full() || seg.retries) return true;
-    const TxMessage &m = *seg.msg;
     return m.all_cut && !m.inline_buf && p.pending[kData].is_back(m);
 }
 

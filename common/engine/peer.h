@@ -14,6 +14,7 @@
 #include "engine/reassembly.h"
 #include "engine/regions.h"
 #include "engine/request_order.h"
+#include "engine/rma_batch.h"
 #include "engine/recv_window.h"
 #include "cc/rtt_estimator.h"
 #include "engine/rtt_table.h"
@@ -105,6 +106,7 @@ struct Peer {
     List<TxMessage, &TxMessage::outstanding_link> outstanding;
     uint64_t next_message_no = 1;
     uint32_t next_request = 0;                    // the number (rseq) of our next RMA request to it
+    std::unique_ptr<RmaBatch> batch;              // posts to it not yet a request (made at the first post)
     struct Flush {
         uint64_t upto;  // the newest message it waits for
         void *cookie;   // the caller's, for on_send_done

@@ -8,14 +8,15 @@
 //   | kind | op   | type | rtag | rseq   | key    | reply_key | offset   | len      | payload
 //   +------+------+------+------+--------+--------+-----------+----------+----------+---------
 //
-//   kind      GET      ACC                CAS            LOCK        UNLOCK  LOOKUP
-//   op        -        rttcc_rma_op_t     -              exclusive   -       -
-//   type      -        rttcc_rma_type_t   the element's  -           -       -
-//   offset    into exposure `key` ..................     -           -       an address of the target
-//   len       bytes    payload bytes      one element    -           -       bytes from that address
-//   payload   -        the elements       compare, swap  -           -       -
-//   reply     bytes    old elements       old element    one byte    -       rttcc_rma_region_t
-//                      (if reply_key)                    (when held)
+//   kind      GET      ACC                CAS            LOCK        UNLOCK  LOOKUP         BATCH
+//   op        -        rttcc_rma_op_t     -              exclusive   -       -              -
+//   type      -        rttcc_rma_type_t   the element's  -           -       -              -
+//   key       the exposure ..........................    the target's window number         -
+//   offset    into exposure `key` ..................     -           -       an address     its entries
+//   len       bytes    payload bytes      one element    -           -       bytes there    payload bytes
+//   payload   -        the elements       compare, swap  -           -       -              entries (rma_batch.h)
+//   reply     bytes    old elements       old element    one byte    -       rttcc_rma_     -
+//                      (if reply_key)                    (when held)         region_t
 //
 // Replies are puts into the origin's grant reply_key at offset 0, on its
 // client tag rtag.  rseq numbers one origin's requests to one target from
@@ -25,13 +26,14 @@
 #include <cstdint>
 
 #include "engine/regions.h"
+#include "engine/rma_batch.h"
 #include "rma/ops.h"
 #include "rttcc/rma.h"
 #include "rttcc/tags.h"
 
 namespace rttcc {
 
-enum class RmaKind : uint8_t { kGet = 1, kAcc, kCas, kLock, kUnlock, kLookup };
+enum class RmaKind : uint8_t { kGet = 1, kAcc, kCas, kLock, kUnlock, kLookup, kBatch };
 
 #pragma pack(push, 1)
 struct RmaRequest {
@@ -42,7 +44,7 @@ struct RmaRequest {
     uint32_t rseq;       // its number among its origin's requests to this target
     uint32_t key;        // the exposure it names; LOCK, UNLOCK, LOOKUP: the target's window number
     uint32_t reply_key;  // the origin's grant its reply lands in (ACC: 0 for none)
-    uint64_t offset;     // into the exposure; LOOKUP: an address of the target
+    uint64_t offset;     // into the exposure; LOOKUP: an address of the target; BATCH: its entries
     uint64_t len;        // see the table above
 };
 #pragma pack(pop)
@@ -71,6 +73,9 @@ inline bool well_formed(const RmaRequest &r, size_t payload, size_t max_message)
             return payload == 0;
         case RmaKind::kLookup:
             return replies && payload == 0;
+        case RmaKind::kBatch:  // its entries: for_each_entry
+            return r.reply_key == 0 && r.len == payload && r.offset != 0 &&
+                   r.offset <= payload / (sizeof(RmaBatchEntry) + 1);
     }
     return false;
 }

@@ -31,6 +31,7 @@ struct TxMessage {
     uint8_t tag = 0;         // caller's tag
     uint8_t client_tag = 0;  // whose on_send_done: the tag's client (an RMA request's: its asker's)
     bool all_cut = false;    // the last segment has been made (a 0-byte message has one)
+    bool ack_now = false;    // its last segment asks for an ACK at once (a flush waits for it)
     uint8_t *inline_buf = nullptr;  // an engine-owned copy of the message (Engine::take_copy)
     // The engine's own bytes before the caller's, sent from here: the
     // header of an RMA request sent zero-copy (iov[0] points at it).

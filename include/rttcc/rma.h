@@ -22,7 +22,8 @@
  * target's engine under its state lock: every update of an exposure goes
  * through that lock, so each element is updated atomically.  Requests from
  * one origin to one target are applied in the order they were made (MPI's
- * accumulate_ordering rar,raw,war,waw); puts are not ordered with them.
+ * accumulate_ordering rar,raw,war,waw); puts are not ordered with them,
+ * except posted ones (rttcc_rma_post), which travel as requests.
  * A request the target cannot check (bad key, out of bounds, an op the type
  * does not take) is dropped and counted in drop_bad_put: the origin checks
  * bounds and types first, so only a broken or hostile origin sends one.
@@ -126,6 +127,18 @@ int rttcc_rma_get(rttcc_engine_t *engine, uint32_t peer, uint32_t key, uint64_t 
 int rttcc_rma_accumulate(rttcc_engine_t *engine, uint32_t peer, uint32_t key, uint64_t offset, int op,
                          int type, const struct iovec *iov, int iovcnt, uint32_t reply_key, uint8_t tag,
                          void *cookie);
+
+/* A small put (op RTTCC_RMA_REPLACE on RTTCC_RMA_BYTE) or accumulate
+ * without reply, gathered with the others made to `peer` until this
+ * process's next progress pass, flush of `peer` or other request to it, into
+ * one request (a burst of them costs one datagram, not one each).  Copied:
+ * RTTCC_DONE, and rttcc_engine_flush completes it remotely.  RTTCC_ERR_BUSY
+ * if it is too large to share a datagram: send it with rttcc_engine_put or
+ * rttcc_rma_accumulate.  Applied at the target in order with the requests,
+ * each entry checked as an accumulate is (a batch with one bad entry is
+ * dropped whole). */
+int rttcc_rma_post(rttcc_engine_t *engine, uint32_t peer, uint32_t key, uint64_t offset, int op, int type,
+                   const void *data, size_t len);
 
 /* MPI_Compare_and_swap of one element: the old value is put into reply_key. */
 int rttcc_rma_compare_and_swap(rttcc_engine_t *engine, uint32_t peer, uint32_t key, uint64_t offset,

@@ -284,10 +284,6 @@ static void test_puts_into_an_exposure_land_silently(void **) {
     assert_true(nodes[1]->engine->revoke(key));
 }
 
-static size_t position(const std::vector<void *> &v, const void *x) {
-    return static_cast<size_t>(std::find(v.begin(), v.end(), x) - v.begin());
-}
-
 // A flush completes once everything sent before it was acknowledged, copied
 // puts included, and not later: the bytes are in place when it does.
 static void test_a_flush_waits_for_what_went_before(void **) {

@@ -1,0 +1,231 @@
+// RMA batches (rttcc_rma_post, rma_batch.h) over the in-memory wire: the
+// small puts and accumulates an origin posts between two progress passes
+// travel as one request, are applied at the target in order with the
+// origin's other requests, are checked whole before any is applied, and a
+// flush sends them with its ACK request on board.
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "api/engine_handle.h"
+#include "cmocka_cxx.h"
+#include "engine_harness.h"
+#include "rttcc/rma.h"
+
+using namespace rttcc;
+using namespace rttcc_test;
+
+namespace {
+
+constexpr uint8_t kTag = 9;
+
+struct Target {
+    rttcc_engine h0, h1;
+    uint32_t window = 0, key = 0;
+    Target(std::vector<std::unique_ptr<Node>> &nodes, void *mem, size_t len)
+        : h0{nodes[0]->engine, ""}, h1{nodes[1]->engine, ""} {
+        assert_int_equal(rttcc_rma_window_open(&h1, &window), RTTCC_OK);
+        assert_int_equal(rttcc_rma_expose(&h1, window, 0, mem, len, &key), RTTCC_OK);
+    }
+};
+
+int put8(rttcc_engine_t *e, uint32_t key, uint64_t offset, const void *bytes, size_t len) {
+    return rttcc_rma_post(e, 1, key, offset, RTTCC_RMA_REPLACE, RTTCC_RMA_BYTE, bytes, len);
+}
+
+const rttcc_stats_t stats(const Node &n) { return n.engine->stats(); }
+
+// A batch's payload bound: a copied request's.
+size_t batch_cap(const Node &n) {
+    return std::min(n.engine->config().inline_max, n.engine->config().max_message) - sizeof(RmaRequest);
+}
+
+// Node 0 flushes node 1 and both progress until the flush completes.
+void flush(std::vector<std::unique_ptr<Node>> &nodes, void *cookie) {
+    const int rc = nodes[0]->engine->flush(1, kTag, cookie);
+    assert_true(rc == RTTCC_OK || rc == RTTCC_DONE);
+    if (rc == RTTCC_OK)
+        assert_true(run_until(nodes, [&] { return position(nodes[0]->completed, cookie) < nodes[0]->completed.size(); }));
+}
+
+}  // namespace
+
+// 200 posts of puts and accumulates (sums on int64) then a flush: they
+// land as a model applying them in order says, in a handful of requests
+// (each as full as a copied request can be), and a get made after some of them reads
+// what they wrote (it goes after them).
+static void test_posts_share_requests_and_keep_their_order(void **) {
+    MemNetwork net(4000);
+    auto nodes = make_nodes(net, 2);
+    std::vector<int64_t> mem(64, 0), model(64, 0);
+    Target t(nodes, mem.data(), mem.size() * 8);
+    const size_t cap = batch_cap(*nodes[0]);
+    size_t posted_bytes = 0;
+    std::vector<int64_t> got(4, -1);
+    const uint32_t reply = nodes[0]->engine->grant(1, got.data(), got.size() * 8);
+    for (int i = 0; i < 200; ++i) {
+        const int64_t v = i + 1;
+        const size_t at = static_cast<size_t>(i * 7 % 60);
+        if (i % 3 == 0) {
+            assert_int_equal(put8(&t.h0, t.key, at * 8, &v, 8), RTTCC_DONE);
+            model[at] = v;
+        } else {
+            assert_int_equal(rttcc_rma_post(&t.h0, 1, t.key, at * 8, RTTCC_RMA_SUM, RTTCC_RMA_INT64, &v, 8), RTTCC_DONE);
+            model[at] += v;
+        }
+        posted_bytes += sizeof(RmaBatchEntry) + 8;
+        if (i == 99) {
+            assert_int_equal(rttcc_rma_get(&t.h0, 1, t.key, 0, got.size() * 8, reply, kTag), RTTCC_DONE);
+            std::vector<int64_t> seen(model.begin(), model.begin() + 4);
+            assert_true(run_until(nodes, [&] { return !nodes[0]->puts.empty(); }));
+            assert_true(got == seen);
+        }
+    }
+    int f;
+    flush(nodes, &f);
+    assert_true(mem == model);
+    assert_int_equal(stats(*nodes[0]).rma_posted, 200);
+    const uint64_t batches = stats(*nodes[0]).rma_batches;
+    const uint64_t fewest = (posted_bytes + cap - 1) / cap;
+    assert_true(batches >= fewest && batches <= fewest + 2);  // the get closed one early
+    assert_int_equal(stats(*nodes[1]).drop_bad_put, 0);
+}
+
+// Posts wait for the origin's next progress pass, then go without a flush.
+static void test_a_progress_pass_sends_the_batch(void **) {
+    MemNetwork net(4000);
+    auto nodes = make_nodes(net, 2, {}, [](rttcc_config_t &c) { c.agent = false; });
+    std::vector<uint8_t> mem(100, 0);
+    Target t(nodes, mem.data(), mem.size());
+    const uint8_t bytes[3] = {7, 8, 9};
+    assert_int_equal(put8(&t.h0, t.key, 10, bytes, 3), RTTCC_DONE);
+    const uint64_t segs = stats(*nodes[0]).segs_tx;
+    nodes[1]->engine->progress();
+    assert_int_equal(mem[10], 0);
+    assert_int_equal(stats(*nodes[0]).segs_tx, segs);  // nothing sent yet
+    assert_true(run_until(nodes, [&] { return mem[12] == 9; }));
+    assert_memory_equal(mem.data() + 10, bytes, 3);
+    assert_int_equal(stats(*nodes[0]).rma_batches, 1);
+}
+
+// The flush of a batch needs no bare ACK request: the batch's segment asks.
+// With a one-second delayed ACK, the flush still completes in a few passes.
+static void test_a_flushed_batch_asks_for_its_ack(void **) {
+    MemNetwork net(4000);
+    auto nodes = make_nodes(net, 2, {}, [](rttcc_config_t &c) {
+        c.ack_delay_us = 1000000;
+        c.agent = false;
+    });
+    std::vector<uint8_t> mem(100, 0);
+    Target t(nodes, mem.data(), mem.size());
+    const uint8_t bytes[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+    assert_int_equal(put8(&t.h0, t.key, 0, bytes, 8), RTTCC_DONE);
+    const uint64_t acks = stats(*nodes[0]).acks_tx;
+    int f;
+    assert_int_equal(nodes[0]->engine->flush(1, kTag, &f), RTTCC_OK);
+    for (int i = 0; i < 20 && position(nodes[0]->completed, &f) == nodes[0]->completed.size(); ++i) {
+        nodes[1]->engine->progress();
+        nodes[0]->engine->progress();
+    }
+    assert_true(position(nodes[0]->completed, &f) < nodes[0]->completed.size());
+    assert_memory_equal(mem.data(), bytes, 8);
+    assert_int_equal(stats(*nodes[0]).acks_tx, acks);  // no ACK request of its own
+}
+
+// A batch with one entry outside the exposure is dropped whole: the entries
+// before it are not applied either.  A batch whose count disagrees with its
+// bytes (forged) is dropped too.  Later posts are served.
+static void test_a_batch_with_a_bad_entry_is_dropped_whole(void **) {
+    MemNetwork net(4000);
+    auto nodes = make_nodes(net, 2);
+    std::vector<uint8_t> mem(64, 0);
+    Target t(nodes, mem.data(), mem.size());
+    const uint8_t one = 1;
+    int f;
+    assert_int_equal(put8(&t.h0, t.key, 0, &one, 1), RTTCC_DONE);
+    assert_int_equal(put8(&t.h0, t.key, 64, &one, 1), RTTCC_DONE);  // one past the end: the target's to see
+    flush(nodes, &f);
+    assert_int_equal(mem[0], 0);
+    assert_int_equal(stats(*nodes[1]).drop_bad_put, 1);
+
+    RmaRequest r{};
+    r.kind = static_cast<uint8_t>(RmaKind::kBatch);
+    r.rseq = nodes[1]->engine->peer(0)->requests.next();
+    const RmaBatchEntry e{5, t.key, 1, RTTCC_RMA_REPLACE, RTTCC_RMA_BYTE};
+    std::vector<uint8_t> bytes(sizeof r + 2 * (sizeof e + 1), 1);
+    r.offset = 3;  // says three, holds two
+    r.len = bytes.size() - sizeof r;
+    std::memcpy(bytes.data(), &r, sizeof r);
+    std::memcpy(bytes.data() + sizeof r, &e, sizeof e);
+    std::memcpy(bytes.data() + sizeof r + sizeof e + 1, &e, sizeof e);
+    PacketHeader hd = forged_header(PacketType::DATA, static_cast<uint16_t>(bytes.size()));
+    hd.tag = RTTCC_TAG_RMA;
+    hd.seq = nodes[1]->engine->peer(0)->rx.next();
+    hd.tx_id = transmission_id(hd.seq, 0);
+    iovec payload{bytes.data(), bytes.size()};
+    hd.mac = datagram_mac(RTTCC_AUTH_HEADER, published_key(*nodes[1]), hd, &payload, 1);
+    inject(net, 0, 1, kData, hd, bytes);
+    nodes[1]->engine->progress();
+    assert_int_equal(stats(*nodes[1]).drop_bad_put, 2);
+    assert_int_equal(mem[5], 0);
+    assert_true(nodes[1]->dead.empty());
+}
+
+// What post refuses: an entry too large for a batch (BUSY: send it alone),
+// and entries no engine makes.  One that fills a batch alone is taken.
+static void test_post_refusals(void **) {
+    MemNetwork net(4000);
+    auto nodes = make_nodes(net, 2);
+    std::vector<uint8_t> mem(70000, 0);
+    Target t(nodes, mem.data(), mem.size());
+    const size_t cap = batch_cap(*nodes[0]);
+    assert_int_equal(put8(&t.h0, t.key, 0, mem.data(), cap - sizeof(RmaBatchEntry) + 1), RTTCC_ERR_BUSY);
+    assert_int_equal(put8(&t.h0, t.key, 0, mem.data(), 66000), RTTCC_ERR_BUSY);
+    const int32_t v = 1;
+    assert_int_equal(rttcc_rma_post(&t.h0, 1, t.key, 0, RTTCC_RMA_OP_COUNT, RTTCC_RMA_INT32, &v, 4), RTTCC_ERR_ARG);
+    assert_int_equal(rttcc_rma_post(&t.h0, 1, t.key, 0, RTTCC_RMA_SUM, RTTCC_RMA_INT32, &v, 3), RTTCC_ERR_ARG);
+    assert_int_equal(rttcc_rma_post(&t.h0, 1, t.key, 0, RTTCC_RMA_MAXLOC, RTTCC_RMA_INT32, &v, 4), RTTCC_ERR_ARG);
+    assert_int_equal(rttcc_rma_post(&t.h0, 1, 0, 0, RTTCC_RMA_SUM, RTTCC_RMA_INT32, &v, 4), RTTCC_ERR_ARG);
+    assert_int_equal(rttcc_rma_post(&t.h0, 1, t.key, 0, RTTCC_RMA_SUM, RTTCC_RMA_INT32, &v, 0), RTTCC_ERR_ARG);
+    assert_int_equal(rttcc_rma_post(&t.h0, 7, t.key, 0, RTTCC_RMA_SUM, RTTCC_RMA_INT32, &v, 4), RTTCC_ERR_UNREACH);
+    assert_int_equal(stats(*nodes[0]).rma_posted, 0);
+    assert_int_equal(put8(&t.h0, t.key, 0, mem.data(), cap - sizeof(RmaBatchEntry)), RTTCC_DONE);
+    assert_int_equal(stats(*nodes[0]).rma_posted, 1);
+}
+
+// Over a wire that drops, duplicates and reorders, rounds of posts and
+// flushes land exactly as the model says (nothing lost or applied twice).
+static void test_posts_survive_a_faulty_wire(void **) {
+    MemNetwork net(4000);
+    auto nodes = make_nodes(net, 2, FaultRates{30000, 30000, 100000, 0}, [](rttcc_config_t &c) {
+        c.retrans_timeout_us = c.min_rto_us = 100000;
+        c.max_rto_us = 200000;
+    });
+    std::vector<int32_t> mem(512, 0), model(512, 0);
+    Target t(nodes, mem.data(), mem.size() * 4);
+    int flushes[40];
+    for (int round = 0; round < 40; ++round) {
+        for (int i = 0; i < 150; ++i) {
+            const int32_t v = round * 1000 + i;
+            const size_t at = static_cast<size_t>((round * 31 + i * 17) % 512);
+            assert_int_equal(rttcc_rma_post(&t.h0, 1, t.key, at * 4, RTTCC_RMA_SUM, RTTCC_RMA_INT32, &v, 4), RTTCC_DONE);
+            model[at] += v;
+        }
+        flush(nodes, &flushes[round]);
+        assert_true(mem == model);
+    }
+    assert_true(nodes[0]->faults->injected > 0 && nodes[1]->faults->injected > 0);
+    assert_int_equal(stats(*nodes[1]).drop_bad_put, 0);
+}
+
+int main() {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_posts_share_requests_and_keep_their_order),
+        cmocka_unit_test(test_a_progress_pass_sends_the_batch),
+        cmocka_unit_test(test_a_flushed_batch_asks_for_its_ack),
+        cmocka_unit_test(test_a_batch_with_a_bad_entry_is_dropped_whole),
+        cmocka_unit_test(test_post_refusals),
+        cmocka_unit_test(test_posts_survive_a_faulty_wire),
+    };
+    return cmocka_run_group_tests(tests, nullptr, nullptr);
+}
