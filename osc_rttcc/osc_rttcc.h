@@ -51,6 +51,7 @@ BEGIN_C_DECLS
     X(deferrals, "targets the schedule set aside because their RTT was too high")         \
     X(forced, "targets started although not eligible (reorder window, backoff, idle)")    \
     X(overflows, "rounds run before the epoch's end: queue_bytes were queued")            \
+    X(posted, "puts and accumulates sent in batches with the others to their target (post_bytes)") \
     X(lock_waits, "locks of this process's own window that found it taken and waited")
 
 typedef struct mca_osc_rttcc_counters_t {
@@ -68,6 +69,7 @@ typedef struct mca_osc_rttcc_component_t {
     int output;                  /* opal_output stream */
     rttcc_schedule_params_t sched; /* osc_rttcc_policy and the scheduler's tunables */
     size_t eager_bytes;          /* operations smaller than this go at once, unscheduled */
+    size_t post_bytes;           /* puts and accumulates up to this go in a batch (rttcc_rma_post) */
     size_t queue_bytes;          /* most bytes a window keeps queued for its schedule */
     rttcc_engine_t *engine;      /* the process engine we are a client of, NULL if none */
     opal_mutex_t lock;           /* everything below, and every module's state */

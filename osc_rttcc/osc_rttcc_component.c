@@ -46,6 +46,7 @@ mca_osc_rttcc_component_t mca_osc_rttcc_component = {
         .backoff_ms = 0.1,
     },
     .eager_bytes = 65536,
+    .post_bytes = 4096,
     .queue_bytes = 256u << 20,
 };
 
@@ -83,6 +84,11 @@ static int rttcc_register(void)
         "Operations moving fewer bytes go at once; larger puts and accumulates of a fence, PSCW or lock_all "
         "epoch wait for the epoch's schedule (its end, or queue_bytes)",
         MCA_BASE_VAR_TYPE_SIZE_T, NULL, OPAL_INFO_LVL_5, &c->eager_bytes);
+    var("post_bytes",
+        "Puts and accumulates (without a result) of at most this many bytes per contiguous piece travel in a "
+        "batch with the others made to the same target until the next flush or progress call: a burst of them "
+        "costs one datagram, not one each (0 = each goes alone)",
+        MCA_BASE_VAR_TYPE_SIZE_T, NULL, OPAL_INFO_LVL_5, &c->post_bytes);
     var("queue_bytes", "Most bytes a window keeps queued for its schedule: beyond, the round runs at once",
         MCA_BASE_VAR_TYPE_SIZE_T, NULL, OPAL_INFO_LVL_6, &c->queue_bytes);
 #define MCA_OSC_RTTCC_PVAR(name, help) (void) rttcc_mca_register_counter(v, #name, help, &c->counters.name);

@@ -413,6 +413,15 @@ static int issue_piece(issue_t *s, uint32_t key, uint64_t offset, size_t n)
                                          .rop = KIND_PUT == s->kind ? -1 : s->rop, .rtype = s->rtype};
         return osc_rttcc_queue(s->m, s->target, &piece);
     }
+    if (n <= c->post_bytes && (KIND_PUT == s->kind || (KIND_ACC == s->kind && NULL == s->fetch))) {
+        rc = KIND_PUT == s->kind
+                 ? rttcc_rma_post(c->engine, peer, key, offset, RTTCC_RMA_REPLACE, RTTCC_RMA_BYTE, bytes, n)
+                 : rttcc_rma_post(c->engine, peer, key, offset, s->rop, s->rtype, bytes, n);
+        if (RTTCC_ERR_BUSY != rc) { /* else too large to share a datagram: alone */
+            c->counters.posted += RTTCC_DONE == rc;
+            return sent(s->op, rc);
+        }
+    }
     switch (s->kind) {
     case KIND_PUT:
         return sent(s->op, rttcc_engine_put(c->engine, peer, key, offset, RTTCC_TAG_OSC, &iov, 1, s->op));
