@@ -81,6 +81,13 @@ int rttcc_rma_get(rttcc_engine_t *engine, uint32_t peer, uint32_t key, uint64_t 
     return send(engine, peer, request(rttcc::RmaKind::kGet, key, offset, len, reply_key, tag));
 }
 
+int rttcc_rma_get_atomic(rttcc_engine_t *engine, uint32_t peer, uint32_t key, uint64_t offset, size_t len,
+                         uint32_t reply_key, uint8_t tag) {
+    rttcc::RmaRequest r = request(rttcc::RmaKind::kGet, key, offset, len, reply_key, tag);
+    r.op = 1;
+    return send(engine, peer, r);
+}
+
 int rttcc_rma_accumulate(rttcc_engine_t *engine, uint32_t peer, uint32_t key, uint64_t offset, int op,
                          int type, const struct iovec *iov, int iovcnt, uint32_t reply_key, uint8_t tag,
                          void *cookie) {

@@ -218,6 +218,7 @@ int Engine::flush(uint32_t index, uint8_t tag, void *cookie) {
 
 bool Engine::revoke(uint32_t key) {
     std::lock_guard<MaybeMutex> g(state_mu_);
+    copy_replies_from(key);
     return grants_.revoke(key);
 }
 

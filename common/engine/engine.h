@@ -244,6 +244,8 @@ private:
     bool serve(Peer &p, const RmaRequest &r, const uint8_t *payload, size_t n);
     uint8_t *reply_buffer(Peer &p, size_t len);
     void reply(Peer &p, const RmaRequest &r, uint8_t *buf, size_t len);
+    void reply_from(Peer &p, const RmaRequest &r, const uint8_t *from, uint32_t exposure);
+    void copy_replies_from(uint32_t key);
     void answer_lock_grants();
     void forget_requests(Peer &p);
     LockTable *window_locks(uint32_t window);

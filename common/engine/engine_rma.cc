@@ -13,8 +13,9 @@
 // All of it runs under state_mu_ and calls nobody, so the liveness agent's
 // quiet passes serve requests while the application computes (passive
 // target), and every update of an exposure (a peer's, or this process's
-// own through apply_local) is atomic with the others.  Replies are copies:
-// revoking an exposure while its replies are in flight is safe.
+// own through apply_local) is atomic with the others.  Replies are copies,
+// but a large plain get's, sent from the exposure itself until revoke
+// copies it (copy_replies_from): revoking while replies fly is safe.
 #include <cstring>
 #include <mutex>
 #include <string>
@@ -252,7 +253,9 @@ bool Engine::serve(Peer &p, const RmaRequest &r, const uint8_t *payload, size_t 
         case RmaKind::kGet: {
             const uint8_t *from = grants_.target(p.id, r.key, r.offset, r.len);
             if (!from) return false;
-            if (uint8_t *buf = reply_buffer(p, r.len)) {
+            if (r.op == 0 && r.len > cfg_.inline_max) {
+                reply_from(p, r, from, r.key);
+            } else if (uint8_t *buf = reply_buffer(p, r.len)) {
                 std::memcpy(buf, from, r.len);
                 reply(p, r, buf, r.len);
             }
@@ -340,6 +343,47 @@ void Engine::reply(Peer &p, const RmaRequest &r, uint8_t *buf, size_t len) {
     proto.iovcnt = 1;
     enqueue(p, new_message(p, proto));
     if (!p.sends_link.linked()) sends_.push_back(p);
+}
+
+// Queues the put of the exposure's own bytes into the asker's reply grant
+// (a large get: no copy).  Until it is acknowledged, revoking the exposure
+// copies them first (copy_replies_from).
+void Engine::reply_from(Peer &p, const RmaRequest &r, const uint8_t *from, uint32_t exposure) {
+    TxMessage proto;
+    proto.tag = proto.client_tag = r.reply_tag;
+    proto.len = static_cast<uint32_t>(r.len);
+    proto.put_addr = put_addr(r.reply_key, 0);
+    proto.iov[0] = {const_cast<uint8_t *>(from), r.len};
+    proto.iovcnt = 1;
+    proto.exposure = exposure;
+    enqueue(p, new_message(p, proto));
+    if (!p.sends_link.linked()) sends_.push_back(p);
+}
+
+// Exposure `key` is being revoked: the replies still sent from it become
+// engine-owned copies (its memory may go once revoke returns).  Without
+// memory for a copy, its peer is declared dead: its reply cannot be kept.
+void Engine::copy_replies_from(uint32_t key) {
+    const GrantTable::Grant *g = grants_.find(key);
+    Peer *p = g && g->window ? live_peer(g->peer) : nullptr;
+    if (!p) return;
+    flush_all();  // no staged datagram points into it either
+    TxMessage *m = p->outstanding.front();
+    while (m) {
+        TxMessage *next = p->outstanding.next(*m);
+        if (m->exposure == key) {
+            uint8_t *buf = take_copy(m->len);
+            if (!buf) {
+                declare_dead(*p, "this process is out of memory for a copy of an RMA reply while its window is freed");
+                return;
+            }
+            std::memcpy(buf, m->iov[0].iov_base, m->len);
+            m->iov[0] = {buf, m->len};
+            m->inline_buf = buf;
+            m->exposure = 0;
+        }
+        m = next;
+    }
 }
 
 // Tells the requests in lock_grants_ that they hold their lock: a byte

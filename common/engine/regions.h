@@ -79,6 +79,13 @@ public:
         return true;
     }
 
+    // Grant `key` (any peer's, exposure or not), or nullptr.
+    const Grant *find(uint32_t key) const {
+        if (key == 0 || key > kPutKeyMask || slots_.empty()) return nullptr;
+        const Grant &g = slots_[key & (slots_.size() - 1)];
+        return g.key == key ? &g : nullptr;
+    }
+
     // Exposure `key` (a window's), if `peer` holds it; else nullptr.
     const Grant *exposure(uint32_t peer, uint32_t key) const {
         if (key == 0 || key > kPutKeyMask || slots_.empty()) return nullptr;

@@ -9,7 +9,7 @@
 //   +------+------+------+------+--------+--------+-----------+----------+----------+---------
 //
 //   kind      GET      ACC                CAS            LOCK        UNLOCK  LOOKUP         BATCH
-//   op        -        rttcc_rma_op_t     -              exclusive   -       -              -
+//   op        atomic   rttcc_rma_op_t     -              exclusive   -       -              -
 //   type      -        rttcc_rma_type_t   the element's  -           -       -              -
 //   key       the exposure ..........................    the target's window number         -
 //   offset    into exposure `key` ..................     -           -       an address     its entries
@@ -19,7 +19,9 @@
 //                      (if reply_key)                    (when held)         region_t
 //
 // Replies are puts into the origin's grant reply_key at offset 0, on its
-// client tag rtag.  rseq numbers one origin's requests to one target from
+// client tag rtag.  A GET's reply larger than inline_max is sent from the
+// exposure itself unless it is atomic (op 1: the bytes as they are when it
+// is served, as MPI_Get_accumulate with MPI_NO_OP reads them), which copies.  rseq numbers one origin's requests to one target from
 // 0: the target applies them in that order (request_order.h).
 #pragma once
 #include <cstddef>
@@ -38,7 +40,7 @@ enum class RmaKind : uint8_t { kGet = 1, kAcc, kCas, kLock, kUnlock, kLookup, kB
 #pragma pack(push, 1)
 struct RmaRequest {
     uint8_t kind;        // RmaKind
-    uint8_t op;          // ACC: rttcc_rma_op_t; LOCK: 1 exclusive, 0 shared
+    uint8_t op;          // ACC: rttcc_rma_op_t; LOCK: 1 exclusive, 0 shared; GET: 1 atomic
     uint8_t type;        // ACC, CAS: rttcc_rma_type_t
     uint8_t reply_tag;   // the origin's client tag: its replies' tag
     uint32_t rseq;       // its number among its origin's requests to this target
@@ -61,7 +63,7 @@ inline bool well_formed(const RmaRequest &r, size_t payload, size_t max_message)
     const size_t element = rma_type_size(r.type);
     switch (static_cast<RmaKind>(r.kind)) {
         case RmaKind::kGet:
-            return replies && payload == 0 && r.len != 0 && r.len <= max_message;
+            return replies && r.op <= 1 && payload == 0 && r.len != 0 && r.len <= max_message;
         case RmaKind::kAcc:
             return (replies || r.reply_key == 0) && rma_op_valid(r.op, r.type) && element != 0 && r.len == payload &&
                    payload != 0 && payload % element == 0;

@@ -33,6 +33,7 @@ struct TxMessage {
     bool all_cut = false;    // the last segment has been made (a 0-byte message has one)
     bool ack_now = false;    // its last segment asks for an ACK at once (a flush waits for it)
     uint8_t *inline_buf = nullptr;  // an engine-owned copy of the message (Engine::take_copy)
+    uint32_t exposure = 0;   // a get's reply sent from the exposure itself: its key (revoke copies it first)
     // The engine's own bytes before the caller's, sent from here: the
     // header of an RMA request sent zero-copy (iov[0] points at it).
     static constexpr size_t kPrefixMax = 32;

@@ -15,8 +15,9 @@
  *
  * Replies are puts into a grant (rttcc_engine_grant) the origin made to
  * the target, on the origin's client tag: its on_put says a reply landed
- * whole.  The reply is copied at the target, so revoking an exposure while
- * replies from it are in flight is safe.
+ * whole.  Small replies are copies; a large get's is sent from the exposure
+ * itself, and revoking the exposure copies what is still in flight first:
+ * revoking an exposure while replies from it are in flight is safe.
  *
  * Accumulates (and fetching ones, and compare-and-swap) are applied by the
  * target's engine under its state lock: every update of an exposure goes
@@ -113,9 +114,16 @@ int rttcc_rma_expose(rttcc_engine_t *engine, uint32_t window, uint32_t peer, voi
  * at most inline_max bytes, else zero-copy with on_send_done(cookie).
  * RTTCC_ERR_UNREACH for an unknown or dead peer. */
 
-/* Reads [offset, offset + len) of exposure `key` into reply_key. */
+/* Reads [offset, offset + len) of exposure `key` into reply_key.  A reply
+ * above inline_max is sent from the exposure itself, so it shows the bytes
+ * as they are when its datagrams go (MPI_Get: no one may change them during
+ * the epoch); rttcc_rma_get_atomic's shows them as they were when the target
+ * served it, atomic with every accumulate (MPI_Get_accumulate with
+ * MPI_NO_OP), at the price of a copy. */
 int rttcc_rma_get(rttcc_engine_t *engine, uint32_t peer, uint32_t key, uint64_t offset, size_t len,
                   uint32_t reply_key, uint8_t tag);
+int rttcc_rma_get_atomic(rttcc_engine_t *engine, uint32_t peer, uint32_t key, uint64_t offset, size_t len,
+                         uint32_t reply_key, uint8_t tag);
 
 /* A request travels as one engine message: an accumulate's elements may
  * take rttcc_engine_max_message() less this many bytes. */

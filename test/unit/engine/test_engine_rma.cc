@@ -95,6 +95,38 @@ static void test_a_get_lands_in_the_reply_grant(void **) {
     assert_true(window == make_message(1, 300000));  // read, not written
 }
 
+// A large get's reply goes from the window itself, not a copy: bytes the
+// target changes before the reply's datagrams go show (MPI_Get: no one may
+// change them in the epoch).  Revoking the exposure (MPI_Win_free) copies
+// what is still to go first, so freed memory never travels.  The atomic get
+// (MPI_Get_accumulate with MPI_NO_OP) shows the bytes as they were when
+// served.  The target's credits let two segments go per round trip.
+static void test_a_large_get_replies_from_the_window_until_revoked(void **) {
+    MemNetwork net(4000);
+    auto nodes = make_nodes(net, 2, {}, [](rttcc_config_t &c) {
+        c.send_credits = 2;
+        c.agent = false;
+    });
+    Handles h(nodes);
+    const uint32_t w = open_window(h, 1);
+    const size_t len = 150000;
+    std::vector<uint8_t> window = make_message(1, 2 * len), before = window;
+    const uint32_t key = expose(h, 1, w, 0, window.data(), window.size());
+    std::vector<uint8_t> plain(len), atomic(len);
+    const uint32_t rp = nodes[0]->engine->grant(1, plain.data(), len), ra = nodes[0]->engine->grant(1, atomic.data(), len);
+    assert_int_equal(rttcc_rma_get(h[0], 1, key, 0, len, rp, kTag), RTTCC_DONE);
+    assert_int_equal(rttcc_rma_get_atomic(h[0], 1, key, 0, len, ra, kTag), RTTCC_DONE);
+    nodes[1]->engine->progress();  // serves both; two segments go
+    std::fill(window.begin() + 100000, window.begin() + len, 0x5a);  // changed after serving
+    const std::vector<uint8_t> changed = window;
+    assert_true(nodes[1]->engine->revoke(key));
+    std::fill(window.begin(), window.end(), 0xdd);  // freed
+    assert_true(run_until(nodes, [&] { return replies(*nodes[0], rp) == 1 && replies(*nodes[0], ra) == 1; }));
+    assert_memory_equal(plain.data(), changed.data(), len);
+    assert_memory_equal(atomic.data(), before.data(), len);
+    assert_int_equal(bad_requests(*nodes[1]), 0);
+}
+
 // Requests the target cannot check are dropped whole (drop_bad_put) and
 // nothing is read or written: past the exposure's end, a key exposed to
 // another peer, a grant that notifies, a silent grant of no window, a
@@ -538,6 +570,7 @@ static void test_bad_requests_are_refused_at_the_origin(void **) {
 int main() {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_a_get_lands_in_the_reply_grant),
+        cmocka_unit_test(test_a_large_get_replies_from_the_window_until_revoked),
         cmocka_unit_test(test_requests_outside_an_exposure_are_dropped),
         cmocka_unit_test(test_accumulates_sum_and_fetch_the_old_values),
         cmocka_unit_test(test_compare_and_swap_swaps_only_on_equality),
