@@ -384,6 +384,7 @@ typedef struct {
     int rop, rtype;          /* acc: the engine's op and type */
     size_t esize;            /* acc: element size (pieces are whole elements) */
     bool queue;              /* pieces wait for the epoch's schedule (osc_rttcc_schedule.c) */
+    bool atomic;             /* get: as one accumulate reads (MPI_NO_OP), not as MPI_Get may */
     osc_rttcc_op_t *op;
 } issue_t;
 
@@ -430,7 +431,7 @@ static int issue_piece(issue_t *s, uint32_t key, uint64_t offset, size_t n)
         if (OMPI_SUCCESS != rc) {
             return rc;
         }
-        rc = rttcc_rma_get(c->engine, peer, key, offset, n, reply, RTTCC_TAG_OSC);
+        rc = (s->atomic ? rttcc_rma_get_atomic : rttcc_rma_get)(c->engine, peer, key, offset, n, reply, RTTCC_TAG_OSC);
         break;
     default:
         if (NULL != s->fetch) {
@@ -515,6 +516,7 @@ typedef struct {
     struct ompi_op_t *op;        /* acc: NULL for put and get */
     int kind;
     bool fetch;                  /* get_accumulate */
+    bool atomic;                 /* get: a get_accumulate with MPI_NO_OP */
     ompi_request_t **request;    /* request forms */
 } rma_call_t;
 
@@ -581,7 +583,7 @@ static int rma_call(rma_call_t *a, struct ompi_win_t *win)
 {
     mca_osc_rttcc_module_t *m = OSC_RTTCC_MODULE(win);
     mca_osc_rttcc_component_t *c = &mca_osc_rttcc_component;
-    issue_t s = {.m = m, .target = a->target, .kind = a->kind};
+    issue_t s = {.m = m, .target = a->target, .kind = a->kind, .atomic = a->atomic};
     bool raw = false, self = a->target == m->rank;
     size_t tsize, bytes;
     uint8_t *stage = NULL, *fetch_stage = NULL;
@@ -709,22 +711,22 @@ static int put_call(const void *origin, int ocount, ompi_datatype_t *odt, int ta
 }
 
 static int get_call(void *origin, int ocount, ompi_datatype_t *odt, int target, ptrdiff_t disp, int tcount,
-                    ompi_datatype_t *tdt, struct ompi_win_t *win, ompi_request_t **request)
+                    ompi_datatype_t *tdt, struct ompi_win_t *win, ompi_request_t **request, bool atomic)
 {
     rma_call_t a = {.origin = origin, .ocount = ocount, .odt = odt, .target = target, .disp = disp,
-                    .tcount = tcount, .tdt = tdt, .kind = KIND_GET, .request = request};
+                    .tcount = tcount, .tdt = tdt, .kind = KIND_GET, .atomic = atomic, .request = request};
     return rma_call(&a, win);
 }
 
-/* A fetching accumulate with MPI_NO_OP reads: a get, which the target's
- * engine serves under the same lock and in the same order. */
+/* A fetching accumulate with MPI_NO_OP reads: an atomic get, which the
+ * target's engine serves under the same lock and in the same order. */
 static int acc_call(const void *origin, int ocount, ompi_datatype_t *odt, void *result, int rcount,
                     ompi_datatype_t *rdt, int target, ptrdiff_t disp, int tcount, ompi_datatype_t *tdt,
                     struct ompi_op_t *op, bool fetch, struct ompi_win_t *win, ompi_request_t **request)
 {
     if (fetch && MPI_NO_OP == op) {
         mca_osc_rttcc_component.counters.accumulates++;
-        return get_call(result, rcount, rdt, target, disp, tcount, tdt, win, request);
+        return get_call(result, rcount, rdt, target, disp, tcount, tdt, win, request, true);
     }
     rma_call_t a = {.origin = origin, .ocount = ocount, .odt = odt, .result = result, .rcount = rcount,
                     .rdt = rdt, .target = target, .disp = disp, .tcount = tcount, .tdt = tdt, .op = op,
@@ -747,13 +749,13 @@ int osc_rttcc_rput(const void *origin, int ocount, ompi_datatype_t *odt, int tar
 int osc_rttcc_get(void *origin, int ocount, ompi_datatype_t *odt, int target, ptrdiff_t disp, int tcount,
                   ompi_datatype_t *tdt, struct ompi_win_t *win)
 {
-    return get_call(origin, ocount, odt, target, disp, tcount, tdt, win, NULL);
+    return get_call(origin, ocount, odt, target, disp, tcount, tdt, win, NULL, false);
 }
 
 int osc_rttcc_rget(void *origin, int ocount, ompi_datatype_t *odt, int target, ptrdiff_t disp, int tcount,
                    ompi_datatype_t *tdt, struct ompi_win_t *win, ompi_request_t **request)
 {
-    return get_call(origin, ocount, odt, target, disp, tcount, tdt, win, request);
+    return get_call(origin, ocount, odt, target, disp, tcount, tdt, win, request, false);
 }
 
 int osc_rttcc_accumulate(const void *origin, int ocount, ompi_datatype_t *odt, int target, ptrdiff_t disp,
