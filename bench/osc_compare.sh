@@ -125,6 +125,7 @@ clear_testbed
 mkdir -p "$out/raw"
 : >"$out/runs"
 mpicc -O2 -o "$work/osc_bench" "$top/bench/osc_bench.c" -lm
+gcc -O2 -o "$work/udp_pingpong" "$top/tools/udp_pingpong.c"
 if [ "$mode" = alltoall ]; then
     mpicc -O2 -o "$work/coll_bench" "$top/bench/coll_bench.c" -lm
     gcc -O2 -o "$work/udp_flood" "$top/bench/udp_flood.c"
@@ -311,7 +312,13 @@ t_start=$(date +%s)
 if [ "$mode" = latency ]; then
     "$tb" up "$hosts" >/dev/null
     : >"$out/lat.all"
+    : >"$out/udp"
+    net=$("$tb" subnet)
+    net=${net%.0/24}
     for ((r = 1; r <= runs; ++r)); do
+        # the floor of any latency: a raw UDP datagram each way between the same two hosts
+        ip netns exec "$RTTCC_TB_PREFIX-h1" "$work/udp_pingpong" 8 20000 3 "$net.1" "$RTTCC_TB_PREFIX-h2" "$net.2" |
+            awk '{ print 2 * $2 }' >>"$out/udp"
         for c in "${configs[@]}"; do
             echo "# [$(($(date +%s) - t_start)) s] run $r/$runs $c" >&2
             raw=$out/raw/lat.$r.$c.out
@@ -331,6 +338,13 @@ if [ "$mode" = latency ]; then
                  "per run, us"
             echo
             lat_table lat
+            echo
+        fi
+        if [ -s "$out/udp" ]; then
+            udp=$(sort -g "$out/udp" | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')
+            echo "Raw UDP round trip between the same hosts (tools/udp_pingpong, 8 B, busy-polled, median of" \
+                 "$(wc -l <"$out/udp") runs): $udp us.  It is the floor of put/acc + flush (a datagram each way)" \
+                 "and of get, fop and cas + flush; a fence is a flush and a barrier: two round trips."
             echo
         fi
         if [[ ,$tests, == *_bw,* ]]; then

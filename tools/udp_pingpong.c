@@ -5,10 +5,18 @@
  * in microseconds over `reps` runs of `iters` round trips.
  *
  *   udp_pingpong [bytes=8] [iters=20000] [reps=5] [address=127.0.0.1]
+ *                [echo_netns echo_address]
+ *
+ * With echo_netns, the echo side runs in that network namespace (a testbed
+ * host, /var/run/netns/NAME) bound to echo_address, and this side (run in
+ * another host's namespace, at `address`) measures the path between them.
  */
+#define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <netinet/in.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,21 +62,40 @@ int main(int argc, char **argv)
     long iters = argc > 2 ? atol(argv[2]) : 20000;
     int reps = argc > 3 ? atoi(argv[3]) : 5;
     const char *addr = argc > 4 ? argv[4] : "127.0.0.1";
+    const char *echo_ns = argc > 6 ? argv[5] : NULL, *echo_addr = argc > 6 ? argv[6] : addr;
     struct sockaddr_in a, b;
-    int fa = open_socket(addr, &a), fb = open_socket(addr, &b);
+    int fa = open_socket(addr, &a), fb = -1, port[2];
     char *buf = calloc(size + 1, 1);
     double lat[64];
 
-    if (reps < 1 || reps > 64 || iters < 1) {
-        fprintf(stderr, "usage: udp_pingpong [bytes] [iters] [reps 1..64] [address]\n");
+    if (reps < 1 || reps > 64 || iters < 1 || argc == 6 || pipe(port) != 0) {
+        fprintf(stderr, "usage: udp_pingpong [bytes] [iters] [reps 1..64] [address] [echo_netns echo_address]\n");
         return 2;
     }
-    if (0 == fork()) { /* the echo side */
+    if (0 == fork()) { /* the echo side: tells its address through the pipe */
+        if (echo_ns) {
+            char path[256];
+            snprintf(path, sizeof path, "/var/run/netns/%s", echo_ns);
+            const int ns = open(path, O_RDONLY);
+            if (ns < 0 || setns(ns, CLONE_NEWNET) != 0) {
+                perror("udp_pingpong: setns");
+                _exit(1);
+            }
+        }
+        fb = open_socket(echo_addr, &b);
+        if (write(port[1], &b, sizeof b) != (ssize_t) sizeof b) {
+            _exit(1);
+        }
         for (long i = 0; i < (iters + iters / 10) * reps; ++i) {
             recv_one(fb, buf, size + 1);
             sendto(fb, buf, size, 0, (struct sockaddr *) &a, sizeof a);
         }
         _exit(0);
+    }
+    close(port[1]); /* an echo side that died is then an end of file */
+    if (read(port[0], &b, sizeof b) != (ssize_t) sizeof b) {
+        fprintf(stderr, "udp_pingpong: the echo side did not start\n");
+        return 1;
     }
     for (int r = 0; r < reps; ++r) {
         struct timespec t0, t1;
