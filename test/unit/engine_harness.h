@@ -226,6 +226,19 @@ inline void inject(rttcc::MemNetwork &net, uint32_t from, uint32_t to, rttcc::Ch
     net.queue(to, ch).push_back(d);
 }
 
+// Queues `bytes` for node `to` as node `from`'s next data segment on the
+// engine's RMA tag, signed as `from` signs: an RMA request no engine made.
+inline void inject_request(rttcc::MemNetwork &net, std::vector<std::unique_ptr<Node>> &nodes, uint32_t from,
+                           uint32_t to, const std::vector<uint8_t> &bytes) {
+    rttcc::PacketHeader h = forged_header(rttcc::PacketType::DATA, static_cast<uint16_t>(bytes.size()));
+    h.tag = RTTCC_TAG_RMA;
+    h.seq = nodes[to]->engine->peer(from)->rx.next();
+    h.tx_id = rttcc::transmission_id(h.seq, 0);
+    iovec payload{const_cast<uint8_t *>(bytes.data()), bytes.size()};
+    h.mac = rttcc::datagram_mac(RTTCC_AUTH_HEADER, published_key(*nodes[to]), h, &payload, 1);
+    inject(net, from, to, rttcc::kData, h, bytes);
+}
+
 // The nodes' time: their engines' clock.
 inline rttcc::nanos now_of(const std::vector<std::unique_ptr<Node>> &nodes) { return nodes[0]->clock->now(); }
 

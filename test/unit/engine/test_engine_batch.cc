@@ -158,13 +158,7 @@ static void test_a_batch_with_a_bad_entry_is_dropped_whole(void **) {
     std::memcpy(bytes.data(), &r, sizeof r);
     std::memcpy(bytes.data() + sizeof r, &e, sizeof e);
     std::memcpy(bytes.data() + sizeof r + sizeof e + 1, &e, sizeof e);
-    PacketHeader hd = forged_header(PacketType::DATA, static_cast<uint16_t>(bytes.size()));
-    hd.tag = RTTCC_TAG_RMA;
-    hd.seq = nodes[1]->engine->peer(0)->rx.next();
-    hd.tx_id = transmission_id(hd.seq, 0);
-    iovec payload{bytes.data(), bytes.size()};
-    hd.mac = datagram_mac(RTTCC_AUTH_HEADER, published_key(*nodes[1]), hd, &payload, 1);
-    inject(net, 0, 1, kData, hd, bytes);
+    inject_request(net, nodes, 0, 1, bytes);
     nodes[1]->engine->progress();
     assert_int_equal(stats(*nodes[1]).drop_bad_put, 2);
     assert_int_equal(mem[5], 0);

@@ -319,13 +319,7 @@ static void test_requests_out_of_any_legal_order_end_the_peer(void **) {
         r.rseq = rseq;
         std::vector<uint8_t> bytes(sizeof r);
         std::memcpy(bytes.data(), &r, sizeof r);
-        PacketHeader hd = forged_header(PacketType::DATA, sizeof r);
-        hd.tag = RTTCC_TAG_RMA;
-        hd.seq = nodes[1]->engine->peer(0)->rx.next();
-        hd.tx_id = transmission_id(hd.seq, 0);
-        iovec payload{bytes.data(), bytes.size()};
-        hd.mac = datagram_mac(RTTCC_AUTH_HEADER, published_key(*nodes[1]), hd, &payload, 1);
-        inject(net, 0, 1, kData, hd, bytes);
+        inject_request(net, nodes, 0, 1, bytes);
         nodes[1]->engine->progress();
         assert_int_equal(nodes[1]->engine->stats().protocol_errors, 1);
         assert_int_equal(nodes[1]->dead.size(), 1);
@@ -333,14 +327,7 @@ static void test_requests_out_of_any_legal_order_end_the_peer(void **) {
     }
     MemNetwork net(4000);
     auto nodes = make_nodes(net, 2);
-    std::vector<uint8_t> bytes(31, 0);
-    PacketHeader hd = forged_header(PacketType::DATA, 31);
-    hd.tag = RTTCC_TAG_RMA;
-    hd.seq = nodes[1]->engine->peer(0)->rx.next();
-    hd.tx_id = transmission_id(hd.seq, 0);
-    iovec payload{bytes.data(), bytes.size()};
-    hd.mac = datagram_mac(RTTCC_AUTH_HEADER, published_key(*nodes[1]), hd, &payload, 1);
-    inject(net, 0, 1, kData, hd, bytes);
+    inject_request(net, nodes, 0, 1, std::vector<uint8_t>(31, 0));
     nodes[1]->engine->progress();
     assert_int_equal(nodes[1]->dead.size(), 1);
     assert_true(nodes[1]->dead_why[0].find("shorter than a request's header") != std::string::npos);
