@@ -52,7 +52,12 @@ fi_pp() {
 for ((r = 0; r < runs; ++r)); do
     bench rttcc "$work/rttcc.$r"
     bench tcp "$work/tcp.$r"
-    [ -z "$testbed" ] && "$work/udp_pingpong" 8 20000 3 >>"$work/udp"
+    if [ -n "$testbed" ]; then  # between the same two namespace hosts
+        p=${RTTCC_TB_PREFIX:-rttcc} net=${iface%.0/24}
+        ip netns exec "$p-h1" "$work/udp_pingpong" 8 20000 3 "$net.1" "$p-h2" "$net.2" >>"$work/udp"
+    else
+        "$work/udp_pingpong" 8 20000 3 >>"$work/udp"
+    fi
     fi_pp >>"$work/fi"
 done
 
@@ -75,5 +80,5 @@ join "$work/rl" "$work/tl" | join - "$work/rb" | join - "$work/tb" | sort -n |
     awk '{ printf "  %-9s %12.2f %12.2f %9.2f %14.1f %14.1f %9.2f\n", $1, $2, $3, $3 / $2, $4, $5, ($5 > 0 ? $4 / $5 : 0) }'
 r8=$(awk '$1 == 8 { print $2 }' "$work/rl")
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b + 0 > 0) printf "%.2f", a / b; else print "n/a" }'; }
-[ -z "$testbed" ] && echo "# raw UDP ping-pong (tools/udp_pingpong), 8 B, same path: $udp us; rttcc 8 B / raw = $(ratio "$r8" "$udp")"
+echo "# raw UDP ping-pong (tools/udp_pingpong), 8 B, same path: $udp us; rttcc 8 B / raw = $(ratio "$r8" "$udp")"
 echo "# fi_pingpong -p udp -e dgram, 8 B, same path: $fi us; rttcc 8 B / fi_pingpong = $(ratio "$r8" "$fi")"
