@@ -126,6 +126,7 @@ mkdir -p "$out/raw"
 : >"$out/runs"
 mpicc -O2 -o "$work/osc_bench" "$top/bench/osc_bench.c" -lm
 gcc -O2 -o "$work/udp_pingpong" "$top/tools/udp_pingpong.c"
+gcc -O2 -o "$work/udp_stream" "$top/tools/udp_stream.c"
 if [ "$mode" = alltoall ]; then
     mpicc -O2 -o "$work/coll_bench" "$top/bench/coll_bench.c" -lm
     gcc -O2 -o "$work/udp_flood" "$top/bench/udp_flood.c"
@@ -313,12 +314,18 @@ if [ "$mode" = latency ]; then
     "$tb" up "$hosts" >/dev/null
     : >"$out/lat.all"
     : >"$out/udp"
+    : >"$out/udp_stream"
     net=$("$tb" subnet)
     net=${net%.0/24}
     for ((r = 1; r <= runs; ++r)); do
         # the floor of any latency: a raw UDP datagram each way between the same two hosts
         ip netns exec "$RTTCC_TB_PREFIX-h1" "$work/udp_pingpong" 8 20000 3 "$net.1" "$RTTCC_TB_PREFIX-h2" "$net.2" |
             awk '{ print 2 * $2 }' >>"$out/udp"
+        # the ceiling of any bandwidth: raw UDP with the kernel's offloads (GSO, GRO) between them
+        if [[ ,$tests, == *_bw,* ]]; then
+            ip netns exec "$RTTCC_TB_PREFIX-h1" "$work/udp_stream" 1472 2 "$net.1" "$RTTCC_TB_PREFIX-h2" "$net.2" gso |
+                awk '{ for (i = 2; i <= NF; ++i) { split($i, kv, "="); if (kv[1] == "MBps") print kv[2] } }' >>"$out/udp_stream"
+        fi
         for c in "${configs[@]}"; do
             echo "# [$(($(date +%s) - t_start)) s] run $r/$runs $c" >&2
             raw=$out/raw/lat.$r.$c.out
@@ -352,6 +359,12 @@ if [ "$mode" = latency ]; then
             echo
             lat_table bw
             echo
+            if [ -s "$out/udp_stream" ]; then
+                echo "Raw UDP stream between the same hosts (tools/udp_stream, 1472-byte datagrams with GSO and GRO," \
+                     "median of $(wc -l <"$out/udp_stream") runs): $(sort -g "$out/udp_stream" |
+                     awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }') MB/s, what one UDP flow moves here."
+                echo
+            fi
         fi
         footer lat.
     } | tee -a "$out/summary.txt"

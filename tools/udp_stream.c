@@ -1,0 +1,193 @@
+/*
+ * udp_stream: the raw UDP rate that rttcc's bandwidth is held against.  One
+ * process (fork) sends datagrams as fast as the kernel takes them, the other
+ * receives them with busy-polled nonblocking sockets, as rttcc does, and
+ * counts what arrived.  Prints the payload rate that arrived, MB/s (10^6
+ * B/s), and the share of datagrams lost on the way.
+ *
+ *   udp_stream [bytes=1472] [seconds=2] [address=127.0.0.1] [sink_netns sink_address] [gso]
+ *   ("gso" may follow any of the others)
+ *
+ * With sink_netns the receiver runs in that network namespace (a testbed
+ * host, /var/run/netns/NAME) at sink_address.  With "gso" the sender hands
+ * the kernel 64 KiB at a time cut into `bytes` datagrams (UDP_SEGMENT) and
+ * the receiver takes them coalesced (UDP_GRO), the offloads rttcc's wire
+ * uses; without it, datagrams one by one.  Either way sendmmsg and
+ * recvmmsg take 32 at a time.  Prints:
+ *   udp_stream bytes=B gso=0|1 MBps=R sent=N received=M lost_pct=L
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/udp.h>
+#include <sched.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifndef UDP_SEGMENT
+#define UDP_SEGMENT 103
+#endif
+#ifndef UDP_GRO
+#define UDP_GRO 104
+#endif
+
+enum { kBatch = 32, kSuper = 65000, kEnd = 1 };
+
+static double now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec + t.tv_nsec / 1e9;
+}
+
+static int open_socket(const char *addr, struct sockaddr_in *bound)
+{
+    socklen_t len = sizeof *bound;
+    const int big = 32 << 20;
+    int fd = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK, 0);
+    memset(bound, 0, sizeof *bound);
+    bound->sin_family = AF_INET;
+    inet_pton(AF_INET, addr, &bound->sin_addr);
+    if (fd < 0 || bind(fd, (struct sockaddr *) bound, sizeof *bound) != 0 ||
+        getsockname(fd, (struct sockaddr *) bound, &len) != 0) {
+        perror("udp_stream: socket");
+        exit(1);
+    }
+    (void) setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &big, sizeof big);
+    (void) setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &big, sizeof big);
+    return fd;
+}
+
+/* The receiver: counts datagrams and bytes until the 1-byte end marker,
+ * from the first arrival to the last; reports through `out`. */
+static void sink(int fd, size_t size, int gso, int out)
+{
+    const size_t cap = gso ? kSuper + 1500 : size + 1;
+    static struct mmsghdr msgs[kBatch];
+    static struct iovec iov[kBatch];
+    char *bufs = malloc(cap * kBatch);
+    double report[3] = {0, 0, 0}; /* datagrams, bytes, seconds */
+    double first = 0, last = 0;
+    const int on = 1;
+    if (gso) {
+        (void) setsockopt(fd, IPPROTO_UDP, UDP_GRO, &on, sizeof on);
+    }
+    for (;;) {
+        for (int i = 0; i < kBatch; ++i) {
+            iov[i] = (struct iovec){bufs + i * cap, cap};
+            msgs[i].msg_hdr = (struct msghdr){.msg_iov = &iov[i], .msg_iovlen = 1};
+        }
+        const int n = recvmmsg(fd, msgs, kBatch, 0, NULL);
+        if (n < 0) {
+            continue; /* EAGAIN: poll again */
+        }
+        for (int i = 0; i < n; ++i) {
+            const size_t len = msgs[i].msg_len;
+            if (len == kEnd) {
+                report[2] = last - first;
+                if (write(out, report, sizeof report) != (ssize_t) sizeof report) {
+                    _exit(1);
+                }
+                _exit(0);
+            }
+            last = now();
+            if (report[0] == 0) {
+                first = last;
+            }
+            report[0] += gso ? (double) ((len + size - 1) / size) : 1;
+            report[1] += (double) len;
+        }
+    }
+}
+
+int main(int argc, char **argv)
+{
+    const int gso = argc > 1 && 0 == strcmp(argv[argc - 1], "gso"); /* the last argument, wherever */
+    argc -= gso;
+    const size_t size = argc > 1 ? strtoul(argv[1], NULL, 0) : 1472;
+    const double seconds = argc > 2 ? atof(argv[2]) : 2;
+    const char *addr = argc > 3 ? argv[3] : "127.0.0.1";
+    const char *sink_ns = argc > 5 ? argv[4] : NULL, *sink_addr = argc > 5 ? argv[5] : addr;
+    struct sockaddr_in a, b;
+    int pipe_addr[2], pipe_report[2];
+    if (size < 2 || size > 9000 || seconds <= 0 || argc == 5 || pipe(pipe_addr) || pipe(pipe_report)) {
+        fprintf(stderr, "usage: udp_stream [bytes 2..9000] [seconds] [address] [sink_netns sink_address] [gso]\n");
+        return 2;
+    }
+    const int fa = open_socket(addr, &a);
+    if (0 == fork()) {
+        if (sink_ns) {
+            char path[256];
+            snprintf(path, sizeof path, "/var/run/netns/%s", sink_ns);
+            const int ns = open(path, O_RDONLY);
+            if (ns < 0 || setns(ns, CLONE_NEWNET) != 0) {
+                perror("udp_stream: setns");
+                _exit(1);
+            }
+        }
+        const int fb = open_socket(sink_addr, &b);
+        if (write(pipe_addr[1], &b, sizeof b) != (ssize_t) sizeof b) {
+            _exit(1);
+        }
+        sink(fb, size, gso, pipe_report[1]);
+    }
+    close(pipe_addr[1]); /* a receiver that died is then an end of file */
+    close(pipe_report[1]);
+    if (read(pipe_addr[0], &b, sizeof b) != (ssize_t) sizeof b || connect(fa, (struct sockaddr *) &b, sizeof b)) {
+        fprintf(stderr, "udp_stream: the receiver did not start\n");
+        return 1;
+    }
+    const size_t per_send = gso ? (kSuper / size) * size : size;
+    char *buf = calloc(per_send, 1);
+    struct mmsghdr msgs[kBatch];
+    struct iovec iov[kBatch];
+    for (int i = 0; i < kBatch; ++i) {
+        iov[i] = (struct iovec){buf, per_send};
+        msgs[i].msg_hdr = (struct msghdr){.msg_iov = &iov[i], .msg_iovlen = 1};
+    }
+    if (gso) {
+        const int seg = (int) size;
+        if (setsockopt(fa, IPPROTO_UDP, UDP_SEGMENT, &seg, sizeof seg) != 0) {
+            perror("udp_stream: UDP_SEGMENT");
+            return 1;
+        }
+    }
+    double sent = 0;
+    const double end = now() + seconds;
+    while (now() < end) {
+        const int n = sendmmsg(fa, msgs, kBatch, 0);
+        if (n > 0) {
+            sent += (double) n * (double) (per_send / size);
+        }
+    }
+    if (gso) {
+        const int zero = 0;
+        (void) setsockopt(fa, IPPROTO_UDP, UDP_SEGMENT, &zero, sizeof zero);
+    }
+    usleep(200000); /* what is queued arrives, then the end marker */
+    const int flags = fcntl(pipe_report[0], F_GETFL);
+    fcntl(pipe_report[0], F_SETFL, flags | O_NONBLOCK);
+    double report[3];
+    for (int i = 0; i < 50; ++i) { /* the marker may be lost: send it until the report comes */
+        (void) send(fa, buf, kEnd, 0);
+        struct timespec t = {0, 2000000};
+        nanosleep(&t, NULL);
+        if (read(pipe_report[0], report, sizeof report) == (ssize_t) sizeof report) {
+            wait(NULL);
+            printf("udp_stream bytes=%zu gso=%d MBps=%.1f sent=%.0f received=%.0f lost_pct=%.2f\n", size, gso,
+                   report[2] > 0 ? report[1] / report[2] / 1e6 : 0, sent, report[0],
+                   sent > 0 ? 100.0 * (sent - report[0]) / sent : 0);
+            return 0;
+        }
+    }
+    fprintf(stderr, "udp_stream: no report from the receiver\n");
+    return 1;
+}
