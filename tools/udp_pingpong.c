@@ -12,33 +12,14 @@
  * another host's namespace, at `address`) measures the path between them.
  */
 #define _GNU_SOURCE
-#include <arpa/inet.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <netinet/in.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
-static int open_socket(const char *addr, struct sockaddr_in *bound)
-{
-    socklen_t len = sizeof *bound;
-    int fd = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK, 0);
-    memset(bound, 0, sizeof *bound);
-    bound->sin_family = AF_INET;
-    inet_pton(AF_INET, addr, &bound->sin_addr);
-    if (fd < 0 || bind(fd, (struct sockaddr *) bound, sizeof *bound) != 0 ||
-        getsockname(fd, (struct sockaddr *) bound, &len) != 0) {
-        perror("udp_pingpong: socket");
-        exit(1);
-    }
-    return fd;
-}
+#include "udp_tool.h"
 
 static void recv_one(int fd, char *buf, size_t size)
 {
@@ -64,7 +45,7 @@ int main(int argc, char **argv)
     const char *addr = argc > 4 ? argv[4] : "127.0.0.1";
     const char *echo_ns = argc > 6 ? argv[5] : NULL, *echo_addr = argc > 6 ? argv[6] : addr;
     struct sockaddr_in a, b;
-    int fa = open_socket(addr, &a), fb = -1, port[2];
+    int fa = udp_tool_socket("udp_pingpong", addr, &a, 0), fb = -1, port[2];
     char *buf = calloc(size + 1, 1);
     double lat[64];
 
@@ -74,15 +55,9 @@ int main(int argc, char **argv)
     }
     if (0 == fork()) { /* the echo side: tells its address through the pipe */
         if (echo_ns) {
-            char path[256];
-            snprintf(path, sizeof path, "/var/run/netns/%s", echo_ns);
-            const int ns = open(path, O_RDONLY);
-            if (ns < 0 || setns(ns, CLONE_NEWNET) != 0) {
-                perror("udp_pingpong: setns");
-                _exit(1);
-            }
+            udp_tool_join_netns("udp_pingpong", echo_ns);
         }
-        fb = open_socket(echo_addr, &b);
+        fb = udp_tool_socket("udp_pingpong", echo_addr, &b, 0);
         if (write(port[1], &b, sizeof b) != (ssize_t) sizeof b) {
             _exit(1);
         }

@@ -17,20 +17,16 @@
  *   udp_stream bytes=B gso=0|1 MBps=R sent=N received=M lost_pct=L
  */
 #define _GNU_SOURCE
-#include <arpa/inet.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <netinet/in.h>
 #include <netinet/udp.h>
-#include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "udp_tool.h"
 
 #ifndef UDP_SEGMENT
 #define UDP_SEGMENT 103
@@ -39,31 +35,13 @@
 #define UDP_GRO 104
 #endif
 
-enum { kBatch = 32, kSuper = 65000, kEnd = 1 };
+enum { kBatch = 32, kSuper = 65000, kEnd = 1, kBuffers = 32 << 20 };
 
 static double now(void)
 {
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
     return t.tv_sec + t.tv_nsec / 1e9;
-}
-
-static int open_socket(const char *addr, struct sockaddr_in *bound)
-{
-    socklen_t len = sizeof *bound;
-    const int big = 32 << 20;
-    int fd = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK, 0);
-    memset(bound, 0, sizeof *bound);
-    bound->sin_family = AF_INET;
-    inet_pton(AF_INET, addr, &bound->sin_addr);
-    if (fd < 0 || bind(fd, (struct sockaddr *) bound, sizeof *bound) != 0 ||
-        getsockname(fd, (struct sockaddr *) bound, &len) != 0) {
-        perror("udp_stream: socket");
-        exit(1);
-    }
-    (void) setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &big, sizeof big);
-    (void) setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &big, sizeof big);
-    return fd;
 }
 
 /* The receiver: counts datagrams and bytes until the 1-byte end marker,
@@ -122,18 +100,12 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: udp_stream [bytes 2..9000] [seconds] [address] [sink_netns sink_address] [gso]\n");
         return 2;
     }
-    const int fa = open_socket(addr, &a);
+    const int fa = udp_tool_socket("udp_stream", addr, &a, kBuffers);
     if (0 == fork()) {
         if (sink_ns) {
-            char path[256];
-            snprintf(path, sizeof path, "/var/run/netns/%s", sink_ns);
-            const int ns = open(path, O_RDONLY);
-            if (ns < 0 || setns(ns, CLONE_NEWNET) != 0) {
-                perror("udp_stream: setns");
-                _exit(1);
-            }
+            udp_tool_join_netns("udp_stream", sink_ns);
         }
-        const int fb = open_socket(sink_addr, &b);
+        const int fb = udp_tool_socket("udp_stream", sink_addr, &b, kBuffers);
         if (write(pipe_addr[1], &b, sizeof b) != (ssize_t) sizeof b) {
             _exit(1);
         }
