@@ -311,6 +311,7 @@ t_start=$(date +%s)
 } | tee "$out/summary.txt"
 
 if [ "$mode" = latency ]; then
+    median_of() { sort -g "$1" | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }  # a file of numbers
     "$tb" up "$hosts" >/dev/null
     : >"$out/lat.all"
     : >"$out/udp"
@@ -348,9 +349,8 @@ if [ "$mode" = latency ]; then
             echo
         fi
         if [ -s "$out/udp" ]; then
-            udp=$(sort -g "$out/udp" | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')
             echo "Raw UDP round trip between the same hosts (tools/udp_pingpong, 8 B, busy-polled, median of" \
-                 "$(wc -l <"$out/udp") runs): $udp us.  It is the floor of put/acc + flush (a datagram each way)" \
+                 "$(wc -l <"$out/udp") runs): $(median_of "$out/udp") us.  It is the floor of put/acc + flush (a datagram each way)" \
                  "and of get, fop and cas + flush; a fence is a flush and a barrier: two round trips."
             echo
         fi
@@ -361,8 +361,8 @@ if [ "$mode" = latency ]; then
             echo
             if [ -s "$out/udp_stream" ]; then
                 echo "Raw UDP stream between the same hosts (tools/udp_stream, 1472-byte datagrams with GSO and GRO," \
-                     "median of $(wc -l <"$out/udp_stream") runs): $(sort -g "$out/udp_stream" |
-                     awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }') MB/s, what one UDP flow moves here."
+                     "median of $(wc -l <"$out/udp_stream") runs): $(median_of "$out/udp_stream") MB/s, what one UDP" \
+                     "flow moves here."
                 echo
             fi
         fi

@@ -6,10 +6,12 @@
  * most the largest message.  The origin's bytes travel packed in the
  * target's order: contiguous origins as they are, others through a stage.
  *
- *   put            rttcc_engine_put into the target's exposure
+ *   put            rttcc_engine_put into the target's exposure; pieces of at
+ *                  most post_bytes rttcc_rma_post (a batch per target)
  *   get            rttcc_rma_get; the reply lands in a grant over the
  *                  origin buffer (or a stage, unpacked at the end)
  *   accumulate     rttcc_rma_accumulate, applied by the target's engine
+ *                  (small ones without a result posted, as puts are)
  *   get_accumulate the same with a reply grant for the old values
  *   self           the same updates applied here, under the engine's lock
  *
@@ -415,10 +417,10 @@ static int issue_piece(issue_t *s, uint32_t key, uint64_t offset, size_t n)
         return osc_rttcc_queue(s->m, s->target, &piece);
     }
     if (n <= c->post_bytes && (KIND_PUT == s->kind || (KIND_ACC == s->kind && NULL == s->fetch))) {
-        rc = KIND_PUT == s->kind
-                 ? rttcc_rma_post(c->engine, peer, key, offset, RTTCC_RMA_REPLACE, RTTCC_RMA_BYTE, bytes, n)
-                 : rttcc_rma_post(c->engine, peer, key, offset, s->rop, s->rtype, bytes, n);
-        if (RTTCC_ERR_BUSY != rc) { /* else too large to share a datagram: alone */
+        const bool put = KIND_PUT == s->kind; /* a put is REPLACE on bytes */
+        rc = rttcc_rma_post(c->engine, peer, key, offset, put ? RTTCC_RMA_REPLACE : s->rop,
+                            put ? RTTCC_RMA_BYTE : s->rtype, bytes, n);
+        if (RTTCC_ERR_BUSY != rc) { /* else too large for a batch: alone */
             c->counters.posted += RTTCC_DONE == rc;
             return sent(s->op, rc);
         }

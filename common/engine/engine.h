@@ -237,14 +237,13 @@ private:
     int send_request(Peer &p, RmaRequest &r, const iovec *iov, int iovcnt, void *cookie, bool ack_now, nanos now);
     int close_batch(Peer &p, bool ack_now, nanos now);
     void close_batches(nanos now);
-    size_t batch_cap(const Peer &p) const;
+    size_t batch_cap() const;
     bool serve_batch(Peer &p, const RmaRequest &r, const uint8_t *payload, size_t n);
     void take_request(Peer &p, const uint8_t *msg, size_t len);
     void serve_request(Peer &p, const uint8_t *msg, size_t len);
     bool serve(Peer &p, const RmaRequest &r, const uint8_t *payload, size_t n);
     uint8_t *reply_buffer(Peer &p, size_t len);
-    void reply(Peer &p, const RmaRequest &r, uint8_t *buf, size_t len);
-    void reply_from(Peer &p, const RmaRequest &r, const uint8_t *from, uint32_t exposure);
+    void reply(Peer &p, const RmaRequest &r, const uint8_t *bytes, size_t len, uint32_t exposure = 0);
     void copy_replies_from(uint32_t key);
     void answer_lock_grants();
     void forget_requests(Peer &p);

@@ -96,7 +96,7 @@ int Engine::send_request(Peer &p, RmaRequest &r, const iovec *iov, int iovcnt, v
 
 // The batch's payload bound: a copied request (inline_max).  Across hosts
 // that is several segments, sent together when the batch closes.
-size_t Engine::batch_cap(const Peer &) const {
+size_t Engine::batch_cap() const {
     const size_t copy = std::min<size_t>(cfg_.inline_max, cfg_.max_message);
     return copy > sizeof(RmaRequest) ? copy - sizeof(RmaRequest) : 0;
 }
@@ -107,7 +107,7 @@ int Engine::post(uint32_t index, const RmaBatchEntry &e, const void *bytes) {
     std::lock_guard<MaybeMutex> g(state_mu_);
     Peer *p = live_peer(index);
     if (!p) return RTTCC_ERR_UNREACH;
-    const size_t cap = batch_cap(*p);
+    const size_t cap = batch_cap();
     if (!RmaBatch::fits_alone(e.len, cap)) return RTTCC_ERR_BUSY;  // the caller sends it alone
     if (!p->batch) p->batch = std::make_unique<RmaBatch>();
     RmaBatch &b = *p->batch;
@@ -242,10 +242,10 @@ void Engine::serve_request(Peer &p, const uint8_t *msg, size_t len) {
 // window (a dynamic one may have nothing attached).
 bool Engine::serve(Peer &p, const RmaRequest &r, const uint8_t *payload, size_t n) {
     if (!well_formed(r, n, cfg_.max_message)) return false;
+    if (r.kind == static_cast<uint8_t>(RmaKind::kBatch)) return serve_batch(p, r, payload, n);  // exposures of its own
     const bool names_window = r.kind == static_cast<uint8_t>(RmaKind::kLock) ||
                               r.kind == static_cast<uint8_t>(RmaKind::kUnlock) ||
                               r.kind == static_cast<uint8_t>(RmaKind::kLookup);
-    if (r.kind == static_cast<uint8_t>(RmaKind::kBatch)) return serve_batch(p, r, payload, n);  // exposures of its own
     const GrantTable::Grant *exposure = names_window ? nullptr : grants_.exposure(p.id, r.key);
     LockTable *locks = window_locks(names_window ? r.key : exposure ? exposure->window : 0);
     if (!locks) return false;
@@ -254,7 +254,7 @@ bool Engine::serve(Peer &p, const RmaRequest &r, const uint8_t *payload, size_t 
             const uint8_t *from = grants_.target(p.id, r.key, r.offset, r.len);
             if (!from) return false;
             if (r.op == 0 && r.len > cfg_.inline_max) {
-                reply_from(p, r, from, r.key);
+                reply(p, r, from, r.len, r.key);
             } else if (uint8_t *buf = reply_buffer(p, r.len)) {
                 std::memcpy(buf, from, r.len);
                 reply(p, r, buf, r.len);
@@ -331,31 +331,19 @@ uint8_t *Engine::reply_buffer(Peer &p, size_t len) {
     return buf;
 }
 
-// Queues the put of `buf` (from reply_buffer, handed over) into the
-// asker's reply grant; the next serve_sends sends it.
-void Engine::reply(Peer &p, const RmaRequest &r, uint8_t *buf, size_t len) {
+// Queues the put of `len` bytes into the asker's reply grant; the next
+// serve_sends sends it.  The bytes are a reply_buffer (handed over), or,
+// with `exposure`, that exposure's own memory (a large get: no copy; until
+// it is acknowledged, revoking the exposure copies them first).
+void Engine::reply(Peer &p, const RmaRequest &r, const uint8_t *bytes, size_t len, uint32_t exposure) {
     TxMessage proto;
     proto.tag = proto.client_tag = r.reply_tag;
     proto.len = static_cast<uint32_t>(len);
     proto.put_addr = put_addr(r.reply_key, 0);
-    proto.inline_buf = buf;
-    proto.iov[0] = {buf, len};
-    proto.iovcnt = 1;
-    enqueue(p, new_message(p, proto));
-    if (!p.sends_link.linked()) sends_.push_back(p);
-}
-
-// Queues the put of the exposure's own bytes into the asker's reply grant
-// (a large get: no copy).  Until it is acknowledged, revoking the exposure
-// copies them first (copy_replies_from).
-void Engine::reply_from(Peer &p, const RmaRequest &r, const uint8_t *from, uint32_t exposure) {
-    TxMessage proto;
-    proto.tag = proto.client_tag = r.reply_tag;
-    proto.len = static_cast<uint32_t>(r.len);
-    proto.put_addr = put_addr(r.reply_key, 0);
-    proto.iov[0] = {const_cast<uint8_t *>(from), r.len};
+    proto.iov[0] = {const_cast<uint8_t *>(bytes), len};
     proto.iovcnt = 1;
     proto.exposure = exposure;
+    if (!exposure) proto.inline_buf = const_cast<uint8_t *>(bytes);
     enqueue(p, new_message(p, proto));
     if (!p.sends_link.linked()) sends_.push_back(p);
 }

@@ -1,7 +1,8 @@
 // A batch (RmaKind::kBatch): the small puts and accumulates without reply
 // that one origin makes to one target between two of its progress passes,
-// gathered into one request, so that a burst of them costs one datagram
-// instead of one each (rttcc_rma_post).  The request header says how many
+// gathered into one request (up to inline_max), so that a burst of them
+// costs one request and one send call instead of one of each per operation
+// (rttcc_rma_post).  The request header says how many
 // entries follow (offset) and their bytes (len); each entry is
 //
 //   0        8      12     14   15     16

@@ -21,8 +21,9 @@
 // Replies are puts into the origin's grant reply_key at offset 0, on its
 // client tag rtag.  A GET's reply larger than inline_max is sent from the
 // exposure itself unless it is atomic (op 1: the bytes as they are when it
-// is served, as MPI_Get_accumulate with MPI_NO_OP reads them), which copies.  rseq numbers one origin's requests to one target from
-// 0: the target applies them in that order (request_order.h).
+// is served, as MPI_Get_accumulate with MPI_NO_OP reads them), which
+// copies.  rseq numbers one origin's requests to one target from 0: the
+// target applies them in that order (request_order.h).
 #pragma once
 #include <cstddef>
 #include <cstdint>

@@ -181,13 +181,13 @@ inline std::vector<std::unique_ptr<Node>> make_nodes(rttcc::MemNetwork &net, int
     return nodes;
 }
 
-// Node n's secret, read from the address it publishes (what the modex
-// carries): what datagrams to n are signed with (mac.h).
 // Where x is in v (a node's completed or failed cookies); v.size() if absent.
 inline size_t position(const std::vector<void *> &v, const void *x) {
     return static_cast<size_t>(std::find(v.begin(), v.end(), x) - v.begin());
 }
 
+// Node n's secret, read from the address it publishes (what the modex
+// carries): what datagrams to n are signed with (mac.h).
 inline rttcc::SecretKey published_key(const Node &n) {
     rttcc::SecretKey k;
     std::memcpy(k.data(), n.address.data() + n.address.size() - 8 - k.size(), k.size());  // before the two 4-byte mem addresses
