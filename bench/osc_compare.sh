@@ -7,7 +7,7 @@
 #
 #   bench/osc_compare.sh [-runs N] [-configs "C C .."] [-hosts N] [-scale F]
 #                        [-tests LIST] [-sync LIST] [-max BYTES] [-bw_window W]
-#                        [-metric p50|avg] [-ref C] [-quick] [-out DIR] [-- extra mpirun args]
+#                        [-metric p50|avg] [-ref C] [-mtu BYTES] [-quick] [-out DIR] [-- extra mpirun args]
 #   bench/osc_compare.sh -alltoall [-runs N] [-configs ..] [-scenarios b,d] [-sizes 1K,64K,..]
 #                        [-iters N] [-budget S] [-window S] [-queue P] [-fast RATE] [-slow RATE]
 #                        [-flood MBIT] [-flood_on S] [-flood_off S] [-quick] [-out DIR] [-- ...]
@@ -36,7 +36,9 @@
 # of the reference.  p50 by default: on this shared two-core machine a
 # run's average of 8-byte puts over tcp swung from 20 to 52 us between
 # sessions while its median iteration stayed at 15-20 us; the average in
-# parentheses shows whether a config stalls now and then.
+# parentheses shows whether a config stalls now and then.  -mtu: the
+# testbed's links at that MTU (1500; 9000 for a jumbo-frame fabric).  Beside
+# the tables, the raw UDP round trip and stream rate between the same hosts.
 #
 # -alltoall: osc_bench's alltoall written as MPI_Put in a fence epoch, on
 # coll_table.sh's scenarios (b: one slow host, d: a background flood; 4
@@ -62,7 +64,7 @@
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 runs=5 configs_wanted=${CONFIGS:-} hosts=2 scale=1 tests=put,get,acc,fop,cas,put_bw,get_bw sync=flush,fence
-max=4M bw_window=32 metric=p50 ref=pt2pt-tcp mode=latency out="" timeout_s=900
+max=4M bw_window=32 metric=p50 ref=pt2pt-tcp mode=latency out="" timeout_s=900 mtu=1500
 scenarios=b,d sizes=1K,4K,16K,64K,256K,1M,4M iters=20 warmup=2 budget=2 window=2
 queue=100 fast=500mbit slow=100mbit link=200mbit flood=300 flood_on=1 flood_off=1
 for a in "$@"; do   # -quick first: options given with it override its settings
@@ -83,6 +85,7 @@ while (($#)); do
         -bw_window) bw_window=$2; shift 2 ;;
         -metric) metric=$2; shift 2 ;;
         -ref) ref=$2; shift 2 ;;
+        -mtu) mtu=$2; shift 2 ;;
         -alltoall) mode=alltoall; shift ;;
         -scenarios) scenarios=$2; shift 2 ;;
         -sizes) sizes=$2; shift 2 ;;
@@ -312,7 +315,7 @@ t_start=$(date +%s)
 
 if [ "$mode" = latency ]; then
     median_of() { sort -g "$1" | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }  # a file of numbers
-    "$tb" up "$hosts" >/dev/null
+    "$tb" up "$hosts" --mtu "$mtu" >/dev/null
     : >"$out/lat.all"
     : >"$out/udp"
     : >"$out/udp_stream"
@@ -322,9 +325,11 @@ if [ "$mode" = latency ]; then
         # the floor of any latency: a raw UDP datagram each way between the same two hosts
         ip netns exec "$RTTCC_TB_PREFIX-h1" "$work/udp_pingpong" 8 20000 3 "$net.1" "$RTTCC_TB_PREFIX-h2" "$net.2" |
             awk '{ print 2 * $2 }' >>"$out/udp"
-        # the ceiling of any bandwidth: raw UDP with the kernel's offloads (GSO, GRO) between them
+        # the ceiling of any bandwidth: raw UDP with the kernel's offloads (GSO, GRO) between them,
+        # sending from and landing in 128 MiB of memory (not a buffer in cache)
         if [[ ,$tests, == *_bw,* ]]; then
-            ip netns exec "$RTTCC_TB_PREFIX-h1" "$work/udp_stream" 1472 2 "$net.1" "$RTTCC_TB_PREFIX-h2" "$net.2" gso |
+            ip netns exec "$RTTCC_TB_PREFIX-h1" "$work/udp_stream" $((mtu - 28)) 2 "$net.1" "$RTTCC_TB_PREFIX-h2" "$net.2" \
+                gso span=$((128 << 20)) |
                 awk '{ for (i = 2; i <= NF; ++i) { split($i, kv, "="); if (kv[1] == "MBps") print kv[2] } }' >>"$out/udp_stream"
         fi
         for c in "${configs[@]}"; do
@@ -341,7 +346,7 @@ if [ "$mode" = latency ]; then
     {
         echo
         if [[ ,$tests, =~ ,(put|get|acc|fop|cas), ]]; then
-            echo "## Latency, rank 0 on $RTTCC_TB_PREFIX-h1 to rank 1 on $RTTCC_TB_PREFIX-h2 (unshaped veth): median over runs" \
+            echo "## Latency, rank 0 on $RTTCC_TB_PREFIX-h1 to rank 1 on $RTTCC_TB_PREFIX-h2 (unshaped veth, MTU $mtu): median over runs" \
                  "of the $([ "$metric" = avg ] && echo "timed span over the iterations (osu's average)" || echo "median iteration")" \
                  "per run, us"
             echo
@@ -355,14 +360,14 @@ if [ "$mode" = latency ]; then
             echo
         fi
         if [[ ,$tests, == *_bw,* ]]; then
-            echo "## Bandwidth, windows of $bw_window ops and one MPI_Win_flush: median over runs, MB/s (10^6 B/s)"
+            echo "## Bandwidth (MTU $mtu), windows of $bw_window ops and one MPI_Win_flush: median over runs, MB/s (10^6 B/s)"
             echo
             lat_table bw
             echo
             if [ -s "$out/udp_stream" ]; then
-                echo "Raw UDP stream between the same hosts (tools/udp_stream, 1472-byte datagrams with GSO and GRO," \
-                     "median of $(wc -l <"$out/udp_stream") runs): $(median_of "$out/udp_stream") MB/s, what one UDP" \
-                     "flow moves here."
+                echo "Raw UDP stream between the same hosts (tools/udp_stream, $((mtu - 28))-byte datagrams with GSO and GRO," \
+                     "from and into 128 MiB of memory, median of $(wc -l <"$out/udp_stream") runs):" \
+                     "$(median_of "$out/udp_stream") MB/s, what one UDP flow moves here."
                 echo
             fi
         fi

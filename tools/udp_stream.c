@@ -5,16 +5,24 @@
  * counts what arrived.  Prints the payload rate that arrived, MB/s (10^6
  * B/s), and the share of datagrams lost on the way.
  *
- *   udp_stream [bytes=1472] [seconds=2] [address=127.0.0.1] [sink_netns sink_address] [gso]
- *   ("gso" may follow any of the others)
+ *   udp_stream [bytes=1472] [seconds=2] [address=127.0.0.1] [sink_netns sink_address] [gso] [span=BYTES]
+ *   ("gso" and "span=" may follow any of the others, in either order)
  *
  * With sink_netns the receiver runs in that network namespace (a testbed
  * host, /var/run/netns/NAME) at sink_address.  With "gso" the sender hands
  * the kernel 64 KiB at a time cut into `bytes` datagrams (UDP_SEGMENT) and
  * the receiver takes them coalesced (UDP_GRO), the offloads rttcc's wire
  * uses; without it, datagrams one by one.  Either way sendmmsg and
- * recvmmsg take 32 at a time.  Prints:
- *   udp_stream bytes=B gso=0|1 MBps=R sent=N received=M lost_pct=L
+ * recvmmsg take 32 at a time.
+ *
+ * Without span the sender sends one small buffer over and over and the
+ * receiver never reads what arrives: the kernel's rate with the data in
+ * cache.  With span=BYTES (at least 64 KiB) the sender walks a written
+ * buffer of BYTES and the receiver lands each datagram in place in its own
+ * buffer of BYTES (one copy, as a transport with no bounce buffer would):
+ * the rate for user data that does not sit in cache, as a 4 MiB MPI_Put's.
+ * Prints:
+ *   udp_stream bytes=B gso=0|1 span=S MBps=R sent=N received=M lost_pct=L
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -46,12 +54,13 @@ static double now(void)
 
 /* The receiver: counts datagrams and bytes until the 1-byte end marker,
  * from the first arrival to the last; reports through `out`. */
-static void sink(int fd, size_t size, int gso, int out)
+static void sink(int fd, size_t size, int gso, size_t span, int out)
 {
     const size_t cap = gso ? kSuper + 1500 : size + 1;
     static struct mmsghdr msgs[kBatch];
     static struct iovec iov[kBatch];
-    char *bufs = malloc(cap * kBatch);
+    char *bufs = malloc(span ? span + cap * kBatch : cap * kBatch);
+    size_t at = 0; /* with span: where the next datagrams land */
     double report[3] = {0, 0, 0}; /* datagrams, bytes, seconds */
     double first = 0, last = 0;
     const int on = 1;
@@ -60,12 +69,18 @@ static void sink(int fd, size_t size, int gso, int out)
     }
     for (;;) {
         for (int i = 0; i < kBatch; ++i) {
-            iov[i] = (struct iovec){bufs + i * cap, cap};
+            iov[i] = (struct iovec){bufs + at + i * cap, cap};
             msgs[i].msg_hdr = (struct msghdr){.msg_iov = &iov[i], .msg_iovlen = 1};
         }
         const int n = recvmmsg(fd, msgs, kBatch, 0, NULL);
         if (n < 0) {
             continue; /* EAGAIN: poll again */
+        }
+        if (span) { /* the next batch lands after this one's slots */
+            at += (size_t) n * cap;
+            if (at >= span) {
+                at = 0;
+            }
         }
         for (int i = 0; i < n; ++i) {
             const size_t len = msgs[i].msg_len;
@@ -88,16 +103,27 @@ static void sink(int fd, size_t size, int gso, int out)
 
 int main(int argc, char **argv)
 {
-    const int gso = argc > 1 && 0 == strcmp(argv[argc - 1], "gso"); /* the last argument, wherever */
-    argc -= gso;
+    int gso = 0;
+    size_t span = 0;
+    for (; argc > 1; --argc) { /* the trailing keywords, in either order */
+        if (0 == strcmp(argv[argc - 1], "gso")) {
+            gso = 1;
+        } else if (0 == strncmp(argv[argc - 1], "span=", 5)) {
+            span = strtoul(argv[argc - 1] + 5, NULL, 0);
+        } else {
+            break;
+        }
+    }
     const size_t size = argc > 1 ? strtoul(argv[1], NULL, 0) : 1472;
     const double seconds = argc > 2 ? atof(argv[2]) : 2;
     const char *addr = argc > 3 ? argv[3] : "127.0.0.1";
     const char *sink_ns = argc > 5 ? argv[4] : NULL, *sink_addr = argc > 5 ? argv[5] : addr;
     struct sockaddr_in a, b;
     int pipe_addr[2], pipe_report[2];
-    if (size < 2 || size > 9000 || seconds <= 0 || argc == 5 || pipe(pipe_addr) || pipe(pipe_report)) {
-        fprintf(stderr, "usage: udp_stream [bytes 2..9000] [seconds] [address] [sink_netns sink_address] [gso]\n");
+    if (size < 2 || size > 9000 || seconds <= 0 || argc == 5 || (span && span < (size_t) kSuper + 1500) ||
+        pipe(pipe_addr) || pipe(pipe_report)) {
+        fprintf(stderr, "usage: udp_stream [bytes 2..9000] [seconds] [address] [sink_netns sink_address] [gso] "
+                        "[span=BYTES >= 66500]\n");
         return 2;
     }
     const int fa = udp_tool_socket("udp_stream", addr, &a, kBuffers);
@@ -109,7 +135,7 @@ int main(int argc, char **argv)
         if (write(pipe_addr[1], &b, sizeof b) != (ssize_t) sizeof b) {
             _exit(1);
         }
-        sink(fb, size, gso, pipe_report[1]);
+        sink(fb, size, gso, span, pipe_report[1]);
     }
     close(pipe_addr[1]); /* a receiver that died is then an end of file */
     close(pipe_report[1]);
@@ -118,7 +144,10 @@ int main(int argc, char **argv)
         return 1;
     }
     const size_t per_send = gso ? (kSuper / size) * size : size;
-    char *buf = calloc(per_send, 1);
+    const size_t sends_in_span = span ? span / per_send : 1;
+    char *buf = malloc(span ? span : per_send);
+    memset(buf, 0x5a, span ? span : per_send); /* written: real pages, not the zero page */
+    size_t next = 0; /* with span: the next send's place in buf */
     struct mmsghdr msgs[kBatch];
     struct iovec iov[kBatch];
     for (int i = 0; i < kBatch; ++i) {
@@ -135,9 +164,13 @@ int main(int argc, char **argv)
     double sent = 0;
     const double end = now() + seconds;
     while (now() < end) {
+        for (int i = 0; span && i < kBatch; ++i) {
+            iov[i].iov_base = buf + ((next + (size_t) i) % sends_in_span) * per_send;
+        }
         const int n = sendmmsg(fa, msgs, kBatch, 0);
         if (n > 0) {
             sent += (double) n * (double) (per_send / size);
+            next = (next + (size_t) n) % sends_in_span;
         }
     }
     if (gso) {
@@ -154,7 +187,8 @@ int main(int argc, char **argv)
         nanosleep(&t, NULL);
         if (read(pipe_report[0], report, sizeof report) == (ssize_t) sizeof report) {
             wait(NULL);
-            printf("udp_stream bytes=%zu gso=%d MBps=%.1f sent=%.0f received=%.0f lost_pct=%.2f\n", size, gso,
+            printf("udp_stream bytes=%zu gso=%d span=%zu MBps=%.1f sent=%.0f received=%.0f lost_pct=%.2f\n", size,
+                   gso, span,
                    report[2] > 0 ? report[1] / report[2] / 1e6 : 0, sent, report[0],
                    sent > 0 ? 100.0 * (sent - report[0]) / sent : 0);
             return 0;
