@@ -59,7 +59,9 @@ static void sink(int fd, size_t size, int gso, size_t span, int out)
     const size_t cap = gso ? kSuper + 1500 : size + 1;
     static struct mmsghdr msgs[kBatch];
     static struct iovec iov[kBatch];
-    char *bufs = malloc(span ? span + cap * kBatch : cap * kBatch);
+    const size_t room = span ? span + cap * kBatch : cap * kBatch;
+    char *bufs = malloc(room);
+    memset(bufs, 0, room); /* faulted in before the clock starts, as the sender's */
     size_t at = 0; /* with span: where the next datagrams land */
     double report[3] = {0, 0, 0}; /* datagrams, bytes, seconds */
     double first = 0, last = 0;
