@@ -51,7 +51,7 @@ BEGIN_C_DECLS
     X(deferrals, "targets the schedule set aside because their RTT was too high")         \
     X(forced, "targets started although not eligible (reorder window, backoff, idle)")    \
     X(overflows, "rounds run before the epoch's end: queue_bytes were queued")            \
-    X(posted, "puts and accumulates sent in batches with the others to their target (post_bytes)") \
+    X(posted, "puts, gets and accumulates sent in batches with the others to their target (post_bytes)") \
     X(lock_waits, "locks of this process's own window that found it taken and waited")
 
 typedef struct mca_osc_rttcc_counters_t {

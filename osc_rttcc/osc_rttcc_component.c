@@ -85,9 +85,9 @@ static int rttcc_register(void)
         "epoch wait for the epoch's schedule (its end, or queue_bytes)",
         MCA_BASE_VAR_TYPE_SIZE_T, NULL, OPAL_INFO_LVL_5, &c->eager_bytes);
     var("post_bytes",
-        "Puts and accumulates (without a result) of at most this many bytes per contiguous piece travel in a "
-        "batch with the others made to the same target until the next flush or progress call: a burst of them "
-        "costs one request, not one each (0 = each goes alone)",
+        "Puts, gets and accumulates (fetching ones too) of at most this many bytes per contiguous piece travel "
+        "in a batch with the others made to the same target until the next flush or progress call: a burst of "
+        "them costs one request, not one each (0 = each goes alone)",
         MCA_BASE_VAR_TYPE_SIZE_T, NULL, OPAL_INFO_LVL_5, &c->post_bytes);
     var("queue_bytes", "Most bytes a window keeps queued for its schedule: beyond, the round runs at once",
         MCA_BASE_VAR_TYPE_SIZE_T, NULL, OPAL_INFO_LVL_6, &c->queue_bytes);

@@ -6,13 +6,13 @@
  * most the largest message.  The origin's bytes travel packed in the
  * target's order: contiguous origins as they are, others through a stage.
  *
- *   put            rttcc_engine_put into the target's exposure; pieces of at
- *                  most post_bytes rttcc_rma_post (a batch per target)
+ *   put            rttcc_engine_put into the target's exposure
  *   get            rttcc_rma_get; the reply lands in a grant over the
  *                  origin buffer (or a stage, unpacked at the end)
  *   accumulate     rttcc_rma_accumulate, applied by the target's engine
- *                  (small ones without a result posted, as puts are)
  *   get_accumulate the same with a reply grant for the old values
+ *   small pieces   (at most post_bytes) of all of these: rttcc_rma_post and
+ *                  rttcc_rma_post_fetch, one batch per target and pass
  *   self           the same updates applied here, under the engine's lock
  *
  * An operation that needs nothing more once issued (a copied put) leaves no
@@ -403,12 +403,33 @@ void osc_rttcc_send_piece(const osc_rttcc_piece_t *piece, uint32_t peer)
     }
 }
 
+/* Posts a piece of at most post_bytes into the target's batch: RTTCC_ERR_BUSY
+ * if it does not fit one (it goes alone). */
+static int post_piece(issue_t *s, uint32_t peer, uint32_t key, uint64_t offset, size_t n, uint32_t reply)
+{
+    mca_osc_rttcc_component_t *c = &mca_osc_rttcc_component;
+    if (n > c->post_bytes) {
+        return RTTCC_ERR_BUSY;
+    }
+    switch (s->kind) {
+    case KIND_PUT: /* REPLACE on bytes */
+        return rttcc_rma_post(c->engine, peer, key, offset, RTTCC_RMA_REPLACE, RTTCC_RMA_BYTE, s->data + s->done, n);
+    case KIND_GET: /* NO_OP on bytes, with a reply */
+        return rttcc_rma_post_fetch(c->engine, peer, key, offset, RTTCC_RMA_NO_OP, RTTCC_RMA_BYTE, NULL, n, reply,
+                                    RTTCC_TAG_OSC);
+    default:
+        return rttcc_rma_post_fetch(c->engine, peer, key, offset, s->rop, s->rtype, s->data + s->done, n, reply,
+                                    RTTCC_TAG_OSC);
+    }
+}
+
 static int issue_piece(issue_t *s, uint32_t key, uint64_t offset, size_t n)
 {
     mca_osc_rttcc_component_t *c = &mca_osc_rttcc_component;
     const uint32_t peer = s->m->peers[s->target].index;
     uint8_t *bytes = s->data + s->done;
     struct iovec iov = {.iov_base = bytes, .iov_len = n};
+    uint8_t *reply_at = KIND_GET == s->kind ? bytes : NULL != s->fetch ? s->fetch + s->done : NULL;
     uint32_t reply = 0;
     int rc;
     if (s->queue) {
@@ -416,44 +437,24 @@ static int issue_piece(issue_t *s, uint32_t key, uint64_t offset, size_t n)
                                          .rop = KIND_PUT == s->kind ? -1 : s->rop, .rtype = s->rtype};
         return osc_rttcc_queue(s->m, s->target, &piece);
     }
-    if (n <= c->post_bytes && (KIND_PUT == s->kind || (KIND_ACC == s->kind && NULL == s->fetch))) {
-        const bool put = KIND_PUT == s->kind; /* a put is REPLACE on bytes */
-        rc = rttcc_rma_post(c->engine, peer, key, offset, put ? RTTCC_RMA_REPLACE : s->rop,
-                            put ? RTTCC_RMA_BYTE : s->rtype, bytes, n);
-        if (RTTCC_ERR_BUSY != rc) { /* else too large for a batch: alone */
-            c->counters.posted += RTTCC_DONE == rc;
-            return sent(s->op, rc);
-        }
+    if (NULL != reply_at && OMPI_SUCCESS != (rc = reply_grant(s->op, reply_at, n, &reply))) {
+        return rc;
     }
-    switch (s->kind) {
-    case KIND_PUT:
-        return sent(s->op, rttcc_engine_put(c->engine, peer, key, offset, RTTCC_TAG_OSC, &iov, 1, s->op));
-    case KIND_GET:
-        rc = reply_grant(s->op, bytes, n, &reply);
-        if (OMPI_SUCCESS != rc) {
-            return rc;
-        }
+    rc = post_piece(s, peer, key, offset, n, reply);
+    if (RTTCC_ERR_BUSY != rc) {
+        c->counters.posted += RTTCC_DONE == rc;
+    } else if (KIND_PUT == s->kind) {
+        rc = rttcc_engine_put(c->engine, peer, key, offset, RTTCC_TAG_OSC, &iov, 1, s->op);
+    } else if (KIND_GET == s->kind) {
         rc = (s->atomic ? rttcc_rma_get_atomic : rttcc_rma_get)(c->engine, peer, key, offset, n, reply, RTTCC_TAG_OSC);
-        break;
-    default:
-        if (NULL != s->fetch) {
-            rc = reply_grant(s->op, s->fetch + s->done, n, &reply);
-            if (OMPI_SUCCESS != rc) {
-                return rc;
-            }
-        }
+    } else {
         rc = rttcc_rma_accumulate(c->engine, peer, key, offset, s->rop, s->rtype, &iov, 1, reply, RTTCC_TAG_OSC,
                                   s->op);
-        if (RTTCC_OK == rc || RTTCC_DONE == rc) {
-            return sent(s->op, rc);
-        }
-        break;
     }
-    if (RTTCC_OK != rc && RTTCC_DONE != rc) {
+    if (RTTCC_OK != rc && RTTCC_DONE != rc && 0 != reply) {
         reply_cancel(s->op, reply);
-        return engine_error(rc);
     }
-    return OMPI_SUCCESS;
+    return sent(s->op, rc);
 }
 
 /* One contiguous run of the target, cut into messages. */

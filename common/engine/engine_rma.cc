@@ -307,16 +307,29 @@ bool Engine::serve(Peer &p, const RmaRequest &r, const uint8_t *payload, size_t 
 }
 
 // Every entry is checked (an exposure of an open window that p holds, its
-// bytes inside it) before the first is applied.
+// bytes inside it) before the first is applied.  An entry with a reply
+// puts the bytes as they were into the origin's grant, then applies.
 bool Engine::serve_batch(Peer &p, const RmaRequest &r, const uint8_t *payload, size_t n) {
     const bool fine = for_each_entry(payload, n, r.offset, [&](const RmaBatchEntry &e, const uint8_t *) {
         const GrantTable::Grant *exposure = grants_.exposure(p.id, e.key);
         return exposure && window_locks(exposure->window) && grants_.target(p.id, e.key, e.offset, e.len);
     });
     if (!fine) return false;
-    for_each_entry(payload, n, r.offset, [&](const RmaBatchEntry &e, const uint8_t *bytes) {
+    for_each_entry(payload, n, r.offset, [&](const RmaBatchEntry &e, const uint8_t *operand) {
         uint8_t *at = grants_.target(p.id, e.key, e.offset, e.len);
-        return rma_apply(e.op, e.type, at, bytes, e.len / rma_type_size(e.type), nullptr) == RTTCC_OK;
+        uint8_t *old = nullptr;
+        if (e.reply_key && !(old = reply_buffer(p, e.len))) return false;  // p is dead
+        if (e.op != RTTCC_RMA_NO_OP)
+            rma_apply(e.op, e.type, at, operand, e.len / rma_type_size(e.type), old);
+        else if (old)
+            std::memcpy(old, at, e.len);  // a get: nothing to apply
+        if (old) {
+            RmaRequest asked{};
+            asked.reply_key = e.reply_key;
+            asked.reply_tag = e.reply_tag;
+            reply(p, asked, old, e.len);
+        }
+        return true;
     });
     return true;
 }

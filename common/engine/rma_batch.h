@@ -1,18 +1,21 @@
-// A batch (RmaKind::kBatch): the small puts and accumulates without reply
-// that one origin makes to one target between two of its progress passes,
-// gathered into one request (up to inline_max), so that a burst of them
-// costs one request and one send call instead of one of each per operation
-// (rttcc_rma_post).  The request header says how many
-// entries follow (offset) and their bytes (len); each entry is
+// A batch (RmaKind::kBatch): the small puts, gets and accumulates that one
+// origin makes to one target between two of its progress passes, gathered
+// into one request (up to inline_max), so that a burst of them costs one
+// request and one send call instead of one of each per operation
+// (rttcc_rma_post, rttcc_rma_post_fetch).  The request header says how
+// many entries follow (offset) and their bytes (len); each entry is
 //
-//   0        8      12     14   15     16
-//   +--------+------+------+----+------+-------------
-//   | offset | key  | len  | op | type | len bytes
-//   +--------+------+------+----+------+-------------
+//   0        8      12     14   15     16          20     21     24
+//   +--------+------+------+----+------+-----------+------+------+-----------
+//   | offset | key  | len  | op | type | reply_key | rtag | 0 0 0| len bytes
+//   +--------+------+------+----+------+-----------+------+------+-----------
 //
 // applied like an accumulate of `len` bytes at `offset` of exposure `key`
-// (a put is REPLACE on BYTE).  The target checks every entry before it
-// applies any, and applies them in order, under its state lock.
+// (a put is REPLACE on BYTE).  With a reply_key, the `len` bytes there as
+// they were before are put into that grant of the origin first, on its
+// client tag rtag (a fetching accumulate); op NO_OP carries no bytes (a
+// get).  The target checks every entry before it applies any, and applies
+// them in order, under its state lock.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -21,26 +24,36 @@
 
 #include "engine/regions.h"
 #include "rma/ops.h"
+#include "rttcc/rma.h"
+#include "rttcc/tags.h"
 
 namespace rttcc {
 
 #pragma pack(push, 1)
 struct RmaBatchEntry {
-    uint64_t offset;  // into exposure `key`
-    uint32_t key;     // an exposure the target made to the origin
-    uint16_t len;     // bytes that follow: whole elements of `type`
-    uint8_t op;       // rttcc_rma_op_t
-    uint8_t type;     // rttcc_rma_type_t
+    uint64_t offset;         // into exposure `key`
+    uint32_t key;            // an exposure the target made to the origin
+    uint16_t len;            // bytes at offset: whole elements of `type`
+    uint8_t op;              // rttcc_rma_op_t
+    uint8_t type;            // rttcc_rma_type_t
+    uint32_t reply_key = 0;  // the origin's grant for the old bytes; 0: no reply
+    uint8_t reply_tag = 0;   // the origin's client tag for that reply (0 without one)
+    uint8_t pad[3] = {};
 };
 #pragma pack(pop)
-static_assert(sizeof(RmaBatchEntry) == 16, "a batch entry's header is 16 bytes on the wire");
+static_assert(sizeof(RmaBatchEntry) == 24, "a batch entry's header is 24 bytes on the wire");
+
+// The bytes that follow an entry: its operand, none for NO_OP (a get).
+inline size_t operand_bytes(const RmaBatchEntry &e) { return e.op == RTTCC_RMA_NO_OP ? 0 : e.len; }
 
 // Is this an entry an engine makes?  (Whether the exposure holds its bytes
 // only the target knows.)
 inline bool well_formed(const RmaBatchEntry &e) {
     const size_t element = rma_type_size(e.type);
+    const bool reply_ok = e.reply_key == 0 ? e.reply_tag == 0
+                                           : e.reply_key <= kPutKeyMask && e.reply_tag != RTTCC_TAG_RMA;
     return e.key != 0 && e.key <= kPutKeyMask && e.len != 0 && element != 0 && e.len % element == 0 &&
-           rma_op_valid(e.op, e.type);
+           rma_op_valid(e.op, e.type) && reply_ok && (e.pad[0] | e.pad[1] | e.pad[2]) == 0;
 }
 
 // Calls f(entry, bytes) for each of the `count` entries in the `n` bytes at
@@ -52,9 +65,10 @@ bool for_each_entry(const uint8_t *at, size_t n, uint64_t count, F &&f) {
         RmaBatchEntry e;
         if (n < sizeof e) return false;
         std::memcpy(&e, at, sizeof e);
-        if (!well_formed(e) || n - sizeof e < e.len || !f(e, at + sizeof e)) return false;
-        at += sizeof e + e.len;
-        n -= sizeof e + e.len;
+        const size_t operand = operand_bytes(e);
+        if (!well_formed(e) || n - sizeof e < operand || !f(e, at + sizeof e)) return false;
+        at += sizeof e + operand;
+        n -= sizeof e + operand;
     }
     return n == 0;
 }
@@ -68,23 +82,28 @@ public:
     const uint8_t *data() const { return bytes_.data(); }
     size_t size() const { return bytes_.size(); }
 
-    // Would an entry of `len` bytes fit with the others in `cap` bytes?
-    bool fits(size_t len, size_t cap) const { return len <= cap && sizeof(RmaBatchEntry) + len <= cap - size(); }
+    // Would an entry of `len` bytes fit with the others in `cap` bytes?  An
+    // entry costs its header and its `len` bytes, sent (an operand) or
+    // replied (a get's): so a batch's replies too fit in `cap`.
+    bool fits(size_t len, size_t cap) const { return len <= cap && sizeof(RmaBatchEntry) + len <= cap - charged_; }
     static bool fits_alone(size_t len, size_t cap) { return sizeof(RmaBatchEntry) + len <= cap; }
 
-    // Appends an entry (fits() said yes).  May throw std::bad_alloc before
-    // changing anything (the first entry reserves `cap`).
+    // Appends an entry and its operand_bytes(e) at `bytes` (fits() said
+    // yes).  May throw std::bad_alloc before changing anything (the first
+    // entry reserves `cap`).
     void add(const RmaBatchEntry &e, const void *bytes, size_t cap) {
         if (bytes_.capacity() < cap) bytes_.reserve(cap);
         const auto *h = reinterpret_cast<const uint8_t *>(&e);
         bytes_.insert(bytes_.end(), h, h + sizeof e);
         const auto *b = static_cast<const uint8_t *>(bytes);
-        bytes_.insert(bytes_.end(), b, b + e.len);
+        bytes_.insert(bytes_.end(), b, b + operand_bytes(e));
+        charged_ += sizeof e + e.len;
         ++entries_;
     }
 
     void clear() {
         bytes_.clear();
+        charged_ = 0;
         entries_ = 0;
     }
 
@@ -92,6 +111,7 @@ public:
 
 private:
     std::vector<uint8_t> bytes_;
+    size_t charged_ = 0;  // what fits() counts: headers and every entry's len
     uint32_t entries_ = 0;
 };
 

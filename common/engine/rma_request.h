@@ -78,7 +78,7 @@ inline bool well_formed(const RmaRequest &r, size_t payload, size_t max_message)
             return replies && payload == 0;
         case RmaKind::kBatch:  // its entries: for_each_entry
             return r.reply_key == 0 && r.len == payload && r.offset != 0 &&
-                   r.offset <= payload / (sizeof(RmaBatchEntry) + 1);
+                   r.offset <= payload / sizeof(RmaBatchEntry);
     }
     return false;
 }

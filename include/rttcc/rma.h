@@ -148,6 +148,15 @@ int rttcc_rma_accumulate(rttcc_engine_t *engine, uint32_t peer, uint32_t key, ui
 int rttcc_rma_post(rttcc_engine_t *engine, uint32_t peer, uint32_t key, uint64_t offset, int op, int type,
                    const void *data, size_t len);
 
+/* The same with a reply: the `len` bytes at `offset` as they were before
+ * `op` is applied are put into reply_key on `tag` (a fetching accumulate).
+ * A small get is op RTTCC_RMA_NO_OP on RTTCC_RMA_BYTE with data NULL.  A
+ * reply counts against the batch's bound as the bytes it brings back;
+ * RTTCC_ERR_BUSY if it is too large: send it with rttcc_rma_get or
+ * rttcc_rma_accumulate. */
+int rttcc_rma_post_fetch(rttcc_engine_t *engine, uint32_t peer, uint32_t key, uint64_t offset, int op, int type,
+                         const void *data, size_t len, uint32_t reply_key, uint8_t tag);
+
 /* MPI_Compare_and_swap of one element: the old value is put into reply_key. */
 int rttcc_rma_compare_and_swap(rttcc_engine_t *engine, uint32_t peer, uint32_t key, uint64_t offset,
                                int type, const void *compare, const void *swap, uint32_t reply_key,

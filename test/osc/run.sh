@@ -52,7 +52,7 @@ plan=(
     # the epoch schedule's paths: every put queued (eager_bytes 0), rounds forced by a small queue_bytes, each policy
     "ops:4:-targets all -sizes 1,4096,65536 -sync fence,pscw,lock_all:--mca osc_rttcc_eager_bytes 0 --mca osc_rttcc_queue_bytes 16384 --mca osc_rttcc_policy linear --mca osc_rttcc_verbose 30::pt2pt,sm"
     "ops:5:-targets all -sizes 100000 -ops put,acc -sync fence,pscw,lock_all:--mca osc_rttcc_eager_bytes 1024 --mca osc_rttcc_policy balanced --mca osc_rttcc_max_concurrent 2 --mca osc_rttcc_verbose 30::pt2pt,sm"
-    # small puts and accumulates each alone (the other ops lines batch them: rma_batches must count)
+    # small puts, gets and accumulates each alone (the other ops lines batch them: rma_batches must count)
     "ops:3:-sizes 1,7,1000,4096 -sync fence,pscw,lock_all,flush,flush_local:--mca osc_rttcc_post_bytes 0::pt2pt,sm"
     "datatypes:3:-elements 2400,98304 -ops gacc -flavor allocate -layouts unsigned,vector,indexed_block,subarray::pt2pt"
     "datatypes:4:-elements 24,2400 -ops put,get,acc -sync lock -flavor allocate"
@@ -119,7 +119,7 @@ run_one() {  # run_one NAME NP ARGS EXTRA STACK
     if [ -z "$why" ] && { [[ $btl == *rttcc* ]] || [ -n "$label" ]; }; then
         why=$(rttcc_stats_ok "$out" "$np") || true
     fi
-    # osc_rttcc posts small puts and accumulates into batches unless told not to
+    # osc_rttcc posts small puts, gets and accumulates into batches unless told not to
     if [ -z "$why" ] && [ "$osc" = rttcc ] && [ -z "$label" ] && [ "$name" = ops ]; then
         if [[ $extra == *osc_rttcc_post_bytes\ 0* ]]; then
             [ "$(stats_sum "$out" rma_posted)" -eq 0 ] || why="puts were posted into batches with post_bytes 0"

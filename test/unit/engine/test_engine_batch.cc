@@ -1,8 +1,9 @@
-// RMA batches (rttcc_rma_post, rma_batch.h) over the in-memory wire: the
-// small puts and accumulates an origin posts between two progress passes
-// travel as one request, are applied at the target in order with the
-// origin's other requests, are checked whole before any is applied, and a
-// flush sends them with its ACK request on board.
+// RMA batches (rttcc_rma_post, rttcc_rma_post_fetch, rma_batch.h) over the
+// in-memory wire: the small puts, gets and accumulates an origin posts
+// between two progress passes travel as one request, are applied at the
+// target in order with the origin's other requests, are checked whole
+// before any is applied, and a flush sends them with its ACK request on
+// board; entries with a reply put the old bytes into their grant.
 #include <algorithm>
 #include <cstring>
 #include <vector>
@@ -91,6 +92,95 @@ static void test_posts_share_requests_and_keep_their_order(void **) {
     assert_int_equal(stats(*nodes[1]).drop_bad_put, 0);
 }
 
+// Posted gets and fetching sums among posted puts: each reply shows the
+// bytes as the entries before it left them (a model applies them in
+// order), every reply lands whole in its own grant, and the 96 entries
+// travel in as few requests as their bytes and replies allow.
+static void test_posted_gets_and_fetches_read_in_order(void **) {
+    MemNetwork net(4000);
+    auto nodes = make_nodes(net, 2);
+    std::vector<int64_t> mem(16, 0), model(16, 0);
+    Target t(nodes, mem.data(), mem.size() * 8);
+    const size_t cap = batch_cap(*nodes[0]);
+    std::vector<int64_t> got(96, -1), want(96, -2);
+    std::vector<uint32_t> grants;
+    size_t charged = 0;
+    for (int i = 0; i < 96; ++i) {
+        const size_t at = static_cast<size_t>(i * 5 % 16);
+        const int64_t v = 100 + i;
+        uint32_t reply = 0;
+        if (i % 3 != 2) {
+            reply = nodes[0]->engine->grant(1, &got[i], 8);
+            assert_true(reply != 0);
+            grants.push_back(reply);
+        }
+        switch (i % 3) {
+            case 0:  // a get
+                assert_int_equal(rttcc_rma_post_fetch(&t.h0, 1, t.key, at * 8, RTTCC_RMA_NO_OP, RTTCC_RMA_BYTE,
+                                                      nullptr, 8, reply, kTag),
+                                 RTTCC_DONE);
+                want[i] = model[at];
+                break;
+            case 1:  // a fetching sum
+                assert_int_equal(rttcc_rma_post_fetch(&t.h0, 1, t.key, at * 8, RTTCC_RMA_SUM, RTTCC_RMA_INT64, &v, 8,
+                                                      reply, kTag),
+                                 RTTCC_DONE);
+                want[i] = model[at];
+                model[at] += v;
+                break;
+            default:  // a put
+                assert_int_equal(put8(&t.h0, t.key, at * 8, &v, 8), RTTCC_DONE);
+                model[at] = v;
+                got[i] = want[i];
+                break;
+        }
+        charged += sizeof(RmaBatchEntry) + 8;
+    }
+    int f;
+    flush(nodes, &f);
+    assert_true(run_until(nodes, [&] { return nodes[0]->puts.size() == 64; }));
+    assert_true(mem == model);
+    assert_true(got == want);
+    for (const auto &landed : nodes[0]->puts) {
+        assert_int_equal(landed.len, 8);
+        assert_int_equal(landed.tag, kTag);
+        assert_true(std::find(grants.begin(), grants.end(), landed.key) != grants.end());
+    }
+    const uint64_t batches = stats(*nodes[0]).rma_batches;
+    assert_true(batches >= (charged + cap - 1) / cap && batches <= (charged + cap - 1) / cap + 1);
+    assert_int_equal(stats(*nodes[1]).drop_bad_put, 0);
+}
+
+// A get posted with a reply as large as the batch's bound is taken; one
+// byte more is BUSY (replies count against the bound), as is a reply key
+// a peer could not name.
+static void test_posted_replies_count_against_the_bound(void **) {
+    MemNetwork net(4000);
+    auto nodes = make_nodes(net, 2);
+    const size_t cap = batch_cap(*nodes[0]);
+    std::vector<uint8_t> mem(cap, 3), got(cap, 0);
+    Target t(nodes, mem.data(), mem.size());
+    const size_t most = cap - sizeof(RmaBatchEntry);
+    const uint32_t reply = nodes[0]->engine->grant(1, got.data(), got.size());
+    assert_int_equal(rttcc_rma_post_fetch(&t.h0, 1, t.key, 0, RTTCC_RMA_NO_OP, RTTCC_RMA_BYTE, nullptr, most + 1,
+                                          reply, kTag),
+                     RTTCC_ERR_BUSY);
+    assert_int_equal(rttcc_rma_post_fetch(&t.h0, 1, t.key, 0, RTTCC_RMA_NO_OP, RTTCC_RMA_BYTE, nullptr, 8,
+                                          kPutKeyMask + 1, kTag),
+                     RTTCC_ERR_ARG);
+    assert_int_equal(rttcc_rma_post_fetch(&t.h0, 1, t.key, 0, RTTCC_RMA_NO_OP, RTTCC_RMA_BYTE, nullptr, 8, reply,
+                                          RTTCC_TAG_RMA),
+                     RTTCC_ERR_ARG);
+    assert_int_equal(rttcc_rma_post_fetch(&t.h0, 1, t.key, 0, RTTCC_RMA_NO_OP, RTTCC_RMA_BYTE, nullptr, most, reply,
+                                          kTag),
+                     RTTCC_DONE);
+    int f;
+    flush(nodes, &f);
+    assert_true(run_until(nodes, [&] { return nodes[0]->puts.size() == 1; }));
+    assert_true(std::all_of(got.begin(), got.begin() + static_cast<std::ptrdiff_t>(most), [](uint8_t b) { return b == 3; }));
+    assert_int_equal(got[most], 0);
+}
+
 // Posts wait for the origin's next progress pass, then go without a flush.
 static void test_a_progress_pass_sends_the_batch(void **) {
     MemNetwork net(4000);
@@ -162,6 +252,27 @@ static void test_a_batch_with_a_bad_entry_is_dropped_whole(void **) {
     nodes[1]->engine->progress();
     assert_int_equal(stats(*nodes[1]).drop_bad_put, 2);
     assert_int_equal(mem[5], 0);
+
+    // Entries no engine makes: a reply on the engine's own tag, a reply
+    // tag without a reply key, padding that is not zero.
+    uint64_t drops = 2;
+    for (int forged = 0; forged < 3; ++forged) {
+        RmaBatchEntry bad{6, t.key, 1, RTTCC_RMA_NO_OP, RTTCC_RMA_BYTE};
+        if (forged == 0) bad.reply_key = 1, bad.reply_tag = RTTCC_TAG_RMA;
+        if (forged == 1) bad.reply_tag = kTag;
+        if (forged == 2) bad.reply_key = 1, bad.reply_tag = kTag, bad.pad[1] = 1;
+        RmaRequest one{};
+        one.kind = static_cast<uint8_t>(RmaKind::kBatch);
+        one.rseq = nodes[1]->engine->peer(0)->requests.next();
+        one.offset = 1;
+        one.len = sizeof bad;
+        std::vector<uint8_t> msg(sizeof one + sizeof bad);
+        std::memcpy(msg.data(), &one, sizeof one);
+        std::memcpy(msg.data() + sizeof one, &bad, sizeof bad);
+        inject_request(net, nodes, 0, 1, msg);
+        nodes[1]->engine->progress();
+        assert_int_equal(stats(*nodes[1]).drop_bad_put, ++drops);
+    }
     assert_true(nodes[1]->dead.empty());
 }
 
@@ -215,6 +326,8 @@ static void test_posts_survive_a_faulty_wire(void **) {
 int main() {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_posts_share_requests_and_keep_their_order),
+        cmocka_unit_test(test_posted_gets_and_fetches_read_in_order),
+        cmocka_unit_test(test_posted_replies_count_against_the_bound),
         cmocka_unit_test(test_a_progress_pass_sends_the_batch),
         cmocka_unit_test(test_a_flushed_batch_asks_for_its_ack),
         cmocka_unit_test(test_a_batch_with_a_bad_entry_is_dropped_whole),
