@@ -108,10 +108,10 @@ int Engine::post(uint32_t index, const RmaBatchEntry &e, const void *bytes) {
     Peer *p = live_peer(index);
     if (!p) return RTTCC_ERR_UNREACH;
     const size_t cap = batch_cap();
-    if (!RmaBatch::fits_alone(e.len, cap)) return RTTCC_ERR_BUSY;  // the caller sends it alone
+    if (!RmaBatch::fits_alone(e, cap)) return RTTCC_ERR_BUSY;  // the caller sends it alone
     if (!p->batch) p->batch = std::make_unique<RmaBatch>();
     RmaBatch &b = *p->batch;
-    if (!b.fits(e.len, cap)) {
+    if (!b.fits(e, cap)) {
         const int rc = close_batch(*p, false, now);
         if (rc != RTTCC_OK) return rc;
     }
@@ -307,12 +307,16 @@ bool Engine::serve(Peer &p, const RmaRequest &r, const uint8_t *payload, size_t 
 }
 
 // Every entry is checked (an exposure of an open window that p holds, its
-// bytes inside it) before the first is applied.  An entry with a reply
-// puts the bytes as they were into the origin's grant, then applies.
+// bytes inside it, the replies within kBatchReplies) before the first is
+// applied.  An entry with a reply puts the bytes as they were into the
+// origin's grant, then applies.
 bool Engine::serve_batch(Peer &p, const RmaRequest &r, const uint8_t *payload, size_t n) {
+    size_t replies = 0;
     const bool fine = for_each_entry(payload, n, r.offset, [&](const RmaBatchEntry &e, const uint8_t *) {
         const GrantTable::Grant *exposure = grants_.exposure(p.id, e.key);
-        return exposure && window_locks(exposure->window) && grants_.target(p.id, e.key, e.offset, e.len);
+        replies += reply_bytes(e);
+        return exposure && window_locks(exposure->window) && grants_.target(p.id, e.key, e.offset, e.len) &&
+               replies <= kBatchReplies;
     });
     if (!fine) return false;
     for_each_entry(payload, n, r.offset, [&](const RmaBatchEntry &e, const uint8_t *operand) {

@@ -14,8 +14,9 @@
 // (a put is REPLACE on BYTE).  With a reply_key, the `len` bytes there as
 // they were before are put into that grant of the origin first, on its
 // client tag rtag (a fetching accumulate); op NO_OP carries no bytes (a
-// get).  The target checks every entry before it applies any, and applies
-// them in order, under its state lock.
+// get).  A batch's replies bring back at most kBatchReplies bytes.  The
+// target checks every entry before it applies any, and applies them in
+// order, under its state lock.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -45,6 +46,13 @@ static_assert(sizeof(RmaBatchEntry) == 24, "a batch entry's header is 24 bytes o
 
 // The bytes that follow an entry: its operand, none for NO_OP (a get).
 inline size_t operand_bytes(const RmaBatchEntry &e) { return e.op == RTTCC_RMA_NO_OP ? 0 : e.len; }
+
+// The bytes its reply brings back.
+inline size_t reply_bytes(const RmaBatchEntry &e) { return e.reply_key ? e.len : 0; }
+
+// The most bytes one batch's replies bring back: the target's copies for
+// one request, as many as a window of TCP's carries.
+constexpr size_t kBatchReplies = 64 * 1024;
 
 // Is this an entry an engine makes?  (Whether the exposure holds its bytes
 // only the target knows.)
@@ -82,11 +90,15 @@ public:
     const uint8_t *data() const { return bytes_.data(); }
     size_t size() const { return bytes_.size(); }
 
-    // Would an entry of `len` bytes fit with the others in `cap` bytes?  An
-    // entry costs its header and its `len` bytes, sent (an operand) or
-    // replied (a get's): so a batch's replies too fit in `cap`.
-    bool fits(size_t len, size_t cap) const { return len <= cap && sizeof(RmaBatchEntry) + len <= cap - charged_; }
-    static bool fits_alone(size_t len, size_t cap) { return sizeof(RmaBatchEntry) + len <= cap; }
+    // Would entry e fit with the others: its header and operand in the
+    // request's `cap` bytes, its reply in kBatchReplies?
+    bool fits(const RmaBatchEntry &e, size_t cap) const {
+        return fits_alone(e, cap) && sizeof e + operand_bytes(e) <= cap - size() &&
+               reply_bytes(e) <= kBatchReplies - replies_;
+    }
+    static bool fits_alone(const RmaBatchEntry &e, size_t cap) {
+        return sizeof e + operand_bytes(e) <= cap && reply_bytes(e) <= kBatchReplies;
+    }
 
     // Appends an entry and its operand_bytes(e) at `bytes` (fits() said
     // yes).  May throw std::bad_alloc before changing anything (the first
@@ -97,13 +109,13 @@ public:
         bytes_.insert(bytes_.end(), h, h + sizeof e);
         const auto *b = static_cast<const uint8_t *>(bytes);
         bytes_.insert(bytes_.end(), b, b + operand_bytes(e));
-        charged_ += sizeof e + e.len;
+        replies_ += reply_bytes(e);
         ++entries_;
     }
 
     void clear() {
         bytes_.clear();
-        charged_ = 0;
+        replies_ = 0;
         entries_ = 0;
     }
 
@@ -111,7 +123,7 @@ public:
 
 private:
     std::vector<uint8_t> bytes_;
-    size_t charged_ = 0;  // what fits() counts: headers and every entry's len
+    size_t replies_ = 0;  // the bytes its entries' replies bring back
     uint32_t entries_ = 0;
 };
 

@@ -151,9 +151,8 @@ int rttcc_rma_post(rttcc_engine_t *engine, uint32_t peer, uint32_t key, uint64_t
 /* The same with a reply: the `len` bytes at `offset` as they were before
  * `op` is applied are put into reply_key on `tag` (a fetching accumulate).
  * A small get is op RTTCC_RMA_NO_OP on RTTCC_RMA_BYTE with data NULL.  A
- * reply counts against the batch's bound as the bytes it brings back;
- * RTTCC_ERR_BUSY if it is too large: send it with rttcc_rma_get or
- * rttcc_rma_accumulate. */
+ * batch's replies bring back at most 64 KiB (one begins a new batch when
+ * they would not fit). */
 int rttcc_rma_post_fetch(rttcc_engine_t *engine, uint32_t peer, uint32_t key, uint64_t offset, int op, int type,
                          const void *data, size_t len, uint32_t reply_key, uint8_t tag);
 

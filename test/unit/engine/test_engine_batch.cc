@@ -94,18 +94,19 @@ static void test_posts_share_requests_and_keep_their_order(void **) {
 
 // Posted gets and fetching sums among posted puts: each reply shows the
 // bytes as the entries before it left them (a model applies them in
-// order), every reply lands whole in its own grant, and the 96 entries
-// travel in as few requests as their bytes and replies allow.
+// order), every reply lands whole in its own grant, and the 480 entries
+// travel in as few requests as their bytes allow.
 static void test_posted_gets_and_fetches_read_in_order(void **) {
     MemNetwork net(4000);
     auto nodes = make_nodes(net, 2);
     std::vector<int64_t> mem(16, 0), model(16, 0);
     Target t(nodes, mem.data(), mem.size() * 8);
     const size_t cap = batch_cap(*nodes[0]);
-    std::vector<int64_t> got(96, -1), want(96, -2);
+    constexpr int kEntries = 480;
+    std::vector<int64_t> got(kEntries, -1), want(kEntries, -2);
     std::vector<uint32_t> grants;
     size_t charged = 0;
-    for (int i = 0; i < 96; ++i) {
+    for (int i = 0; i < kEntries; ++i) {
         const size_t at = static_cast<size_t>(i * 5 % 16);
         const int64_t v = 100 + i;
         uint32_t reply = 0;
@@ -134,11 +135,11 @@ static void test_posted_gets_and_fetches_read_in_order(void **) {
                 got[i] = want[i];
                 break;
         }
-        charged += sizeof(RmaBatchEntry) + 8;
+        charged += sizeof(RmaBatchEntry) + (i % 3 == 0 ? 0 : 8);  // a get sends no bytes
     }
     int f;
     flush(nodes, &f);
-    assert_true(run_until(nodes, [&] { return nodes[0]->puts.size() == 64; }));
+    assert_true(run_until(nodes, [&] { return nodes[0]->puts.size() == kEntries / 3 * 2; }));
     assert_true(mem == model);
     assert_true(got == want);
     for (const auto &landed : nodes[0]->puts) {
@@ -151,34 +152,57 @@ static void test_posted_gets_and_fetches_read_in_order(void **) {
     assert_int_equal(stats(*nodes[1]).drop_bad_put, 0);
 }
 
-// A get posted with a reply as large as the batch's bound is taken; one
-// byte more is BUSY (replies count against the bound), as is a reply key
-// a peer could not name.
-static void test_posted_replies_count_against_the_bound(void **) {
+// A batch's replies bring back at most kBatchReplies: two gets of 40000
+// bytes go in two batches, and both land whole.  A reply key a peer could
+// not name is refused.  A forged batch whose replies would bring back more
+// is dropped whole at the target, though each of its entries is in bounds.
+static void test_posted_replies_have_a_bound(void **) {
     MemNetwork net(4000);
     auto nodes = make_nodes(net, 2);
-    const size_t cap = batch_cap(*nodes[0]);
-    std::vector<uint8_t> mem(cap, 3), got(cap, 0);
+    constexpr size_t kGet = 40000;
+    std::vector<uint8_t> mem(2 * kGet), got(2 * kGet, 0);
+    for (size_t i = 0; i < mem.size(); ++i) mem[i] = static_cast<uint8_t>(i * 7 + 1);
     Target t(nodes, mem.data(), mem.size());
-    const size_t most = cap - sizeof(RmaBatchEntry);
-    const uint32_t reply = nodes[0]->engine->grant(1, got.data(), got.size());
-    assert_int_equal(rttcc_rma_post_fetch(&t.h0, 1, t.key, 0, RTTCC_RMA_NO_OP, RTTCC_RMA_BYTE, nullptr, most + 1,
-                                          reply, kTag),
-                     RTTCC_ERR_BUSY);
+    const uint32_t reply[2] = {nodes[0]->engine->grant(1, got.data(), kGet),
+                               nodes[0]->engine->grant(1, got.data() + kGet, kGet)};
     assert_int_equal(rttcc_rma_post_fetch(&t.h0, 1, t.key, 0, RTTCC_RMA_NO_OP, RTTCC_RMA_BYTE, nullptr, 8,
                                           kPutKeyMask + 1, kTag),
                      RTTCC_ERR_ARG);
-    assert_int_equal(rttcc_rma_post_fetch(&t.h0, 1, t.key, 0, RTTCC_RMA_NO_OP, RTTCC_RMA_BYTE, nullptr, 8, reply,
+    assert_int_equal(rttcc_rma_post_fetch(&t.h0, 1, t.key, 0, RTTCC_RMA_NO_OP, RTTCC_RMA_BYTE, nullptr, 8, reply[0],
                                           RTTCC_TAG_RMA),
                      RTTCC_ERR_ARG);
-    assert_int_equal(rttcc_rma_post_fetch(&t.h0, 1, t.key, 0, RTTCC_RMA_NO_OP, RTTCC_RMA_BYTE, nullptr, most, reply,
-                                          kTag),
-                     RTTCC_DONE);
+    for (int i = 0; i < 2; ++i)
+        assert_int_equal(rttcc_rma_post_fetch(&t.h0, 1, t.key, i * kGet, RTTCC_RMA_NO_OP, RTTCC_RMA_BYTE, nullptr,
+                                              kGet, reply[i], kTag),
+                         RTTCC_DONE);
+    assert_int_equal(stats(*nodes[0]).rma_batches, 1);  // the second get closed the first's batch
     int f;
     flush(nodes, &f);
-    assert_true(run_until(nodes, [&] { return nodes[0]->puts.size() == 1; }));
-    assert_true(std::all_of(got.begin(), got.begin() + static_cast<std::ptrdiff_t>(most), [](uint8_t b) { return b == 3; }));
-    assert_int_equal(got[most], 0);
+    assert_true(run_until(nodes, [&] { return nodes[0]->puts.size() == 2; }));
+    assert_true(got == mem);
+    assert_int_equal(stats(*nodes[0]).rma_batches, 2);
+
+    RmaRequest forged{};
+    forged.kind = static_cast<uint8_t>(RmaKind::kBatch);
+    forged.rseq = nodes[1]->engine->peer(0)->requests.next();
+    forged.offset = 2;
+    forged.len = 2 * sizeof(RmaBatchEntry);
+    std::vector<uint8_t> msg(sizeof forged + forged.len);
+    std::memcpy(msg.data(), &forged, sizeof forged);
+    for (int i = 0; i < 2; ++i) {
+        RmaBatchEntry e{i * kGet, t.key, static_cast<uint16_t>(kGet), RTTCC_RMA_NO_OP, RTTCC_RMA_BYTE};
+        e.reply_key = reply[i];
+        e.reply_tag = kTag;
+        std::memcpy(msg.data() + sizeof forged + i * sizeof e, &e, sizeof e);
+    }
+    inject_request(net, nodes, 0, 1, msg);
+    for (int i = 0; i < 10; ++i) {
+        nodes[1]->engine->progress();
+        nodes[0]->engine->progress();
+    }
+    assert_int_equal(stats(*nodes[1]).drop_bad_put, 1);
+    assert_int_equal(nodes[0]->puts.size(), 2);
+    assert_true(nodes[1]->dead.empty());
 }
 
 // Posts wait for the origin's next progress pass, then go without a flush.
@@ -327,7 +351,7 @@ int main() {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_posts_share_requests_and_keep_their_order),
         cmocka_unit_test(test_posted_gets_and_fetches_read_in_order),
-        cmocka_unit_test(test_posted_replies_count_against_the_bound),
+        cmocka_unit_test(test_posted_replies_have_a_bound),
         cmocka_unit_test(test_a_progress_pass_sends_the_batch),
         cmocka_unit_test(test_a_flushed_batch_asks_for_its_ack),
         cmocka_unit_test(test_a_batch_with_a_bad_entry_is_dropped_whole),
