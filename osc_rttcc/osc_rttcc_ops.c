@@ -405,7 +405,8 @@ void osc_rttcc_send_piece(const osc_rttcc_piece_t *piece, uint32_t peer)
 
 /* Posts a piece of at most post_bytes into the target's batch: RTTCC_ERR_BUSY
  * if it does not fit one (it goes alone). */
-static int post_piece(issue_t *s, uint32_t peer, uint32_t key, uint64_t offset, size_t n, uint32_t reply)
+static int post_piece(issue_t *s, uint32_t peer, uint32_t key, uint64_t offset, uint8_t *bytes, size_t n,
+                      uint32_t reply)
 {
     mca_osc_rttcc_component_t *c = &mca_osc_rttcc_component;
     if (n > c->post_bytes) {
@@ -413,13 +414,12 @@ static int post_piece(issue_t *s, uint32_t peer, uint32_t key, uint64_t offset, 
     }
     switch (s->kind) {
     case KIND_PUT: /* REPLACE on bytes */
-        return rttcc_rma_post(c->engine, peer, key, offset, RTTCC_RMA_REPLACE, RTTCC_RMA_BYTE, s->data + s->done, n);
+        return rttcc_rma_post(c->engine, peer, key, offset, RTTCC_RMA_REPLACE, RTTCC_RMA_BYTE, bytes, n);
     case KIND_GET: /* NO_OP on bytes, with a reply */
         return rttcc_rma_post_fetch(c->engine, peer, key, offset, RTTCC_RMA_NO_OP, RTTCC_RMA_BYTE, NULL, n, reply,
                                     RTTCC_TAG_OSC);
     default:
-        return rttcc_rma_post_fetch(c->engine, peer, key, offset, s->rop, s->rtype, s->data + s->done, n, reply,
-                                    RTTCC_TAG_OSC);
+        return rttcc_rma_post_fetch(c->engine, peer, key, offset, s->rop, s->rtype, bytes, n, reply, RTTCC_TAG_OSC);
     }
 }
 
@@ -440,7 +440,7 @@ static int issue_piece(issue_t *s, uint32_t key, uint64_t offset, size_t n)
     if (NULL != reply_at && OMPI_SUCCESS != (rc = reply_grant(s->op, reply_at, n, &reply))) {
         return rc;
     }
-    rc = post_piece(s, peer, key, offset, n, reply);
+    rc = post_piece(s, peer, key, offset, bytes, n, reply);
     if (RTTCC_ERR_BUSY != rc) {
         c->counters.posted += RTTCC_DONE == rc;
     } else if (KIND_PUT == s->kind) {

@@ -243,7 +243,8 @@ private:
     void serve_request(Peer &p, const uint8_t *msg, size_t len);
     bool serve(Peer &p, const RmaRequest &r, const uint8_t *payload, size_t n);
     uint8_t *reply_buffer(Peer &p, size_t len);
-    void reply(Peer &p, const RmaRequest &r, const uint8_t *bytes, size_t len, uint32_t exposure = 0);
+    void reply(Peer &p, uint32_t reply_key, uint8_t reply_tag, const uint8_t *bytes, size_t len,
+               uint32_t exposure = 0);
     void copy_replies_from(uint32_t key);
     void answer_lock_grants();
     void forget_requests(Peer &p);

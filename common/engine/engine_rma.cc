@@ -254,10 +254,10 @@ bool Engine::serve(Peer &p, const RmaRequest &r, const uint8_t *payload, size_t 
             const uint8_t *from = grants_.target(p.id, r.key, r.offset, r.len);
             if (!from) return false;
             if (r.op == 0 && r.len > cfg_.inline_max) {
-                reply(p, r, from, r.len, r.key);
+                reply(p, r.reply_key, r.reply_tag, from, r.len, r.key);
             } else if (uint8_t *buf = reply_buffer(p, r.len)) {
                 std::memcpy(buf, from, r.len);
-                reply(p, r, buf, r.len);
+                reply(p, r.reply_key, r.reply_tag, buf, r.len);
             }
             return true;
         }
@@ -267,7 +267,7 @@ bool Engine::serve(Peer &p, const RmaRequest &r, const uint8_t *payload, size_t 
             uint8_t *old = nullptr;
             if (r.reply_key && !(old = reply_buffer(p, r.len))) return true;
             rma_apply(r.op, r.type, at, payload, r.len / rma_type_size(r.type), old);
-            if (old) reply(p, r, old, r.len);
+            if (old) reply(p, r.reply_key, r.reply_tag, old, r.len);
             return true;
         }
         case RmaKind::kCas: {
@@ -276,7 +276,7 @@ bool Engine::serve(Peer &p, const RmaRequest &r, const uint8_t *payload, size_t 
             if (uint8_t *old = reply_buffer(p, r.len)) {
                 std::memcpy(old, at, r.len);
                 if (std::memcmp(at, payload, r.len) == 0) std::memcpy(at, payload + r.len, r.len);
-                reply(p, r, old, r.len);
+                reply(p, r.reply_key, r.reply_tag, old, r.len);
             }
             return true;
         }
@@ -298,7 +298,7 @@ bool Engine::serve(Peer &p, const RmaRequest &r, const uint8_t *payload, size_t 
             if (holder) region = {reinterpret_cast<uintptr_t>(holder->base), holder->len, holder->key, 0};
             if (uint8_t *buf = reply_buffer(p, sizeof region)) {
                 std::memcpy(buf, &region, sizeof region);
-                reply(p, r, buf, sizeof region);
+                reply(p, r.reply_key, r.reply_tag, buf, sizeof region);
             }
             return true;
         }
@@ -323,16 +323,8 @@ bool Engine::serve_batch(Peer &p, const RmaRequest &r, const uint8_t *payload, s
         uint8_t *at = grants_.target(p.id, e.key, e.offset, e.len);
         uint8_t *old = nullptr;
         if (e.reply_key && !(old = reply_buffer(p, e.len))) return false;  // p is dead
-        if (e.op != RTTCC_RMA_NO_OP)
-            rma_apply(e.op, e.type, at, operand, e.len / rma_type_size(e.type), old);
-        else if (old)
-            std::memcpy(old, at, e.len);  // a get: nothing to apply
-        if (old) {
-            RmaRequest asked{};
-            asked.reply_key = e.reply_key;
-            asked.reply_tag = e.reply_tag;
-            reply(p, asked, old, e.len);
-        }
+        rma_apply(e.op, e.type, at, operand, e.len / rma_type_size(e.type), old);  // NO_OP reads no operand
+        if (old) reply(p, e.reply_key, e.reply_tag, old, e.len);
         return true;
     });
     return true;
@@ -348,15 +340,17 @@ uint8_t *Engine::reply_buffer(Peer &p, size_t len) {
     return buf;
 }
 
-// Queues the put of `len` bytes into the asker's reply grant; the next
+// Queues the put of `len` bytes into the asker's grant reply_key, on its
+// client tag reply_tag; the next
 // serve_sends sends it.  The bytes are a reply_buffer (handed over), or,
 // with `exposure`, that exposure's own memory (a large get: no copy; until
 // it is acknowledged, revoking the exposure copies them first).
-void Engine::reply(Peer &p, const RmaRequest &r, const uint8_t *bytes, size_t len, uint32_t exposure) {
+void Engine::reply(Peer &p, uint32_t reply_key, uint8_t reply_tag, const uint8_t *bytes, size_t len,
+                   uint32_t exposure) {
     TxMessage proto;
-    proto.tag = proto.client_tag = r.reply_tag;
+    proto.tag = proto.client_tag = reply_tag;
     proto.len = static_cast<uint32_t>(len);
-    proto.put_addr = put_addr(r.reply_key, 0);
+    proto.put_addr = put_addr(reply_key, 0);
     proto.iov[0] = {const_cast<uint8_t *>(bytes), len};
     proto.iovcnt = 1;
     proto.exposure = exposure;
@@ -400,12 +394,9 @@ void Engine::answer_lock_grants() {
         lock_grants_.pop_back();
         Peer *p = r.who == LockTable::kSelf ? nullptr : live_peer(r.who);
         if (!p) continue;
-        RmaRequest answered{};
-        answered.reply_key = r.reply_key;
-        answered.reply_tag = r.reply_tag;
         if (uint8_t *buf = reply_buffer(*p, 1)) {
             *buf = 1;
-            reply(*p, answered, buf, 1);
+            reply(*p, r.reply_key, r.reply_tag, buf, 1);
         }
     }
 }

@@ -221,17 +221,17 @@ bool Engine::accept_segment(Peer &p, const PacketHeader &h, const Arrival &a) {
     // A gap opening or closing is news for the sender's fast retransmit: ACK
     // at once (with the SACK while the gap lasts).  So is a segment the
     // sender is waiting on (kFlagAckNow), unless we have data queued for it
-    // or it is a whole RMA request (served below: its reply, if it has one,
-    // is queued for it): then data sent in this progress pass carries the
-    // ACK (two peers sending to each other), or it goes alone at the pass's end.
+    // or it is part of an RMA request (served in this pass once whole: its
+    // reply, if it has one, is queued for it): then data sent in this
+    // progress pass carries the ACK (two peers sending to each other), or it
+    // goes alone at the pass's end.
     const bool asked = p.ack_asked && seq_lt(p.ack_asked_seq, p.rx.next());  // a flush waits for this much
     if (asked) p.ack_asked = false;
     const bool waits = (h.flags & kFlagAckNow) || asked;
-    const bool rides = p.has_pending() ||
-                       (h.type == static_cast<uint8_t>(PacketType::DATA) && h.tag == RTTCC_TAG_RMA);
-    const AckWhen when = gap_before || p.rx.has_gap() || asked || (waits && !rides) ? AckWhen::kNow
-                         : waits                                         ? AckWhen::kThisPass
-                                                                         : AckWhen::kDelayed;
+    const bool request = h.tag == RTTCC_TAG_RMA;  // no client sends or puts on it
+    const AckWhen when = gap_before || p.rx.has_gap() || asked || (waits && !p.has_pending() && !request) ? AckWhen::kNow
+                         : waits ? AckWhen::kThisPass
+                                 : AckWhen::kDelayed;
     owe_ack(p, h, a, when);
     return true;
 }

@@ -92,9 +92,8 @@ public:
 
     // Would entry e fit with the others: its header and operand in the
     // request's `cap` bytes, its reply in kBatchReplies?
-    bool fits(const RmaBatchEntry &e, size_t cap) const {
-        return fits_alone(e, cap) && sizeof e + operand_bytes(e) <= cap - size() &&
-               reply_bytes(e) <= kBatchReplies - replies_;
+    bool fits(const RmaBatchEntry &e, size_t cap) const {  // size() <= cap and replies_ <= kBatchReplies
+        return sizeof e + operand_bytes(e) <= cap - size() && reply_bytes(e) <= kBatchReplies - replies_;
     }
     static bool fits_alone(const RmaBatchEntry &e, size_t cap) {
         return sizeof e + operand_bytes(e) <= cap && reply_bytes(e) <= kBatchReplies;
