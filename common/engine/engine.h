@@ -267,7 +267,16 @@ private:
     void attach_sack(Peer &p, PacketHeader &h);
     void process_ack(Peer &p, const PacketHeader &h, const uint8_t *payload, const Arrival &a);
     uint32_t take_sack(Peer &p, seq_t ack, const uint8_t *payload, uint32_t words, nanos now);
-    void detect_losses(Peer &p, nanos now);
+    void detect_losses(Peer &p);
+
+    // engine_rack.cc
+    nanos probe_timeout(const Peer &p) const;
+    nanos reorder_window(const Peer &p) const;
+    void arm_timer(TxSegment &seg, nanos now);
+    void probe_due(TxSegment &seg, nanos now);
+    void rack_delivered(Peer &p, const TxSegment &seg, nanos now);
+    void rack_detect(Peer &p, nanos now);
+    void queue_resend(TxSegment &seg, Resend why);
 
     // engine_rtt.cc
     void reap_tx_stamps();

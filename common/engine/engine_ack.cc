@@ -115,6 +115,7 @@ void Engine::process_ack(Peer &p, const PacketHeader &h, const uint8_t *payload,
     uint32_t freed = 0;  // data segments that left the network: their credits come back
     const uint32_t acked = p.tx.ack(h.ack, [&](TxSegment *seg) {
         freed += !seg->cmd_channel && !seg->sacked;
+        if (!seg->sacked) rack_delivered(p, *seg, now);
         release_segment(*seg, RTTCC_OK);
     });
     const uint32_t sack_words = h.type == static_cast<uint8_t>(PacketType::ACK) ? h.payload_len / 8u : 0;
@@ -131,7 +132,8 @@ void Engine::process_ack(Peer &p, const PacketHeader &h, const uint8_t *payload,
     } else if (repeats_una && h.type == static_cast<uint8_t>(PacketType::ACK)) {
         count(p, &rttcc_stats_t::dup_acks);
     }
-    if (sack_words && cfg_.fast_retrans_dupacks) detect_losses(p, now);
+    if (sack_words && cfg_.fast_retrans_dupacks) detect_losses(p);
+    if (cfg_.rack && (acked || freed)) rack_detect(p, now);
     if (h.flags & kFlagResume) resend_turned_away(p);
     if ((acked || freed) && p.has_pending() && !p.sends_link.linked()) sends_.push_back(p);
 }
@@ -153,6 +155,7 @@ uint32_t Engine::take_sack(Peer &p, seq_t ack, const uint8_t *payload, uint32_t 
             seg->sacked = true;
             p.last_sacked[seg->cmd_channel ? kCmd : kData] = now;
             unschedule(*seg);
+            rack_delivered(p, *seg, now);
             seq_t &high = p.sacked_high[seg->cmd_channel ? kCmd : kData];
             if (seq_gt(s, high)) high = s;
             if (!seg->cmd_channel) {
@@ -168,16 +171,16 @@ uint32_t Engine::take_sack(Peer &p, seq_t ack, const uint8_t *payload, uint32_t 
 // channel sent fast_retrans_dupacks sequence numbers or more after it has
 // arrived (each channel is FIFO, so only a loss lets later ones overtake it;
 // the other channel overtaking it is just the two racing).  Every hole is
-// resent at once, once: a resend lost again waits for the timer.  The scan
+// resent at once, once: a resend lost again is RACK's (engine_rack.cc), or
+// waits for the timer.  The scan
 // resumes where the last one stopped, so each ACK costs only what it newly
 // condemns.
 //
 //   una                          scan          high - thresh      high
 //    |  x  s  s  x  s  s  s  s  s  |  s  x  s  s  |  s  s  s  s  s  |
 //    |<-- resent earlier --------->|<-- lost now ->|<-- may still come
-void Engine::detect_losses(Peer &p, nanos now) {
+void Engine::detect_losses(Peer &p) {
     const seq_t una = p.tx.una();
-    uint32_t lost = 0;
     for (int ch = 0; ch < kChannels; ++ch) {
         if (seq_lt(p.sacked_high[ch], una)) continue;  // nothing of this channel SACKed
         const seq_t last = p.sacked_high[ch] - cfg_.fast_retrans_dupacks;
@@ -185,13 +188,8 @@ void Engine::detect_losses(Peer &p, nanos now) {
         for (; seq_le(s, last); ++s) {
             TxSegment *seg = p.tx.at(s);
             if (!seg || seg->sacked || seg->cmd_channel != (ch == kCmd) || !seg->in_hotel) continue;
-            if (!lost++) on_loss(p, /*timeout=*/false, now);  // one window cut for the whole burst
-            hotel_.check_out(*seg);
-            ++seg->retries;
-            ++seg->backoff;
-            count(p, &rttcc_stats_t::retx);
-            count(p, &rttcc_stats_t::retx_fast);
-            transmit(*seg, now);
+            unschedule(*seg);
+            queue_resend(*seg, Resend::kFast);  // served this pass (serve_resends)
         }
         p.loss_scan[ch] = s;
     }

@@ -120,10 +120,9 @@ void Engine::resend_turned_away(Peer &p) {
     for (seq_t s = p.tx.una(); s != p.tx.next(); ++s) {
         TxSegment *seg = p.tx.at(s);
         if (!seg || seg->sacked || !seg->in_hotel) continue;
-        hotel_.check_out(*seg);
-        seg->resumed = true;
+        unschedule(*seg);
         seg->backoff = 0;
-        resends_.push_back(*seg);
+        queue_resend(*seg, Resend::kResumed);
     }
 }
 

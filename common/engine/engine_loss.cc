@@ -22,16 +22,28 @@ nanos Engine::rto(const TxSegment &seg) const {
 // only the oldest segment: the holes after it follow one per partial ACK
 // (process_ack), the segments that did arrive are never sent twice.  (Every
 // segment of a 128-segment burst into a 100 Mbit/s link timed out before.)
+//
+// Probe and reorder timers are engine_rack.cc's.
 void Engine::expire_timers(nanos now) {
     hotel_.expire(now, [&](TxSegment &seg) {
         Peer &p = *seg.peer;
+        switch (seg.timer) {
+            case Timer::kProbe:
+                probe_due(seg, now);
+                return;
+            case Timer::kReorder:
+                queue_resend(seg, Resend::kReorder);
+                return;
+            case Timer::kRto:
+                break;
+        }
         const nanos restart = p.last_advance + rto(seg);
         if (restart > now)
             hotel_.check_in(seg, restart);  // ACKs still move the window
         else if (seg.seq != p.tx.una())
             hotel_.check_in(seg, now + rto(seg));  // waits for its turn as the oldest
         else
-            resends_.push_back(seg);
+            queue_resend(seg, Resend::kTimeout);
     });
 }
 
@@ -45,8 +57,8 @@ void Engine::resend_partial(Peer &p) {
     }
     TxSegment *seg = p.tx.at(p.tx.una());
     if (!seg || !seg->in_hotel || seg->last_tx >= p.recovery_start) return;
-    hotel_.check_out(*seg);
-    resends_.push_back(*seg);
+    unschedule(*seg);
+    queue_resend(*seg, Resend::kTimeout);
 }
 
 // Resends come before new data: they hold back the cumulative ACK.
@@ -63,33 +75,46 @@ void Engine::serve_resends(nanos now) {
         // running), no BUSY said its application is away.  Other traffic
         // from it does not count: a path that carries only the command
         // channel, or only small datagrams, is as good as dead.
-        const bool lost = !seg->refused && !seg->resumed;
         const nanos proof = std::max({seg->first_tx, p.last_advance, p.busy_heard,
                                       p.last_sacked[seg->cmd_channel ? kCmd : kData]});
-        if (lost && seg->retries >= 2 && now - proof >= give_up) {
+        if (seg->resend == Resend::kTimeout && seg->retries >= 2 && now - proof >= give_up) {
             declare_dead(p, why_unanswered(p, now, *seg));
             continue;
         }
         resends_.remove(*seg);
-        if (seg->refused) {
-            seg->refused = false;  // never left: not a retransmission
-        } else {
+        const Resend why = seg->resend;
+        seg->resend = Resend::kNone;
+        if (why != Resend::kRefused) {  // a refused one never left: not a retransmission
+            seg->prev_tx = seg->last_tx;
             ++seg->retries;
             count(p, &rttcc_stats_t::retx);
         }
-        if (seg->resumed) {
-            seg->resumed = false;
-        } else if (lost) {
-            ++seg->backoff;
-            count(p, &rttcc_stats_t::retx_timeout);
-            if (seg->seq == p.tx.una()) {
-                // Once per RTO, not per segment; and not at all while the
-                // peer says it is away: that timeout is not congestion.
-                if (!p.recovering && !peer_away(p)) on_loss(p, /*timeout=*/true, now);
-                p.recovering = true;
-                p.recover = p.tx.next();
-                p.recovery_start = now;
-            }
+        switch (why) {
+            case Resend::kNone:
+            case Resend::kRefused:
+            case Resend::kResumed:
+                break;
+            case Resend::kProbe:
+                count(p, &rttcc_stats_t::retx_probe);  // not known lost: no backoff, no cut
+                break;
+            case Resend::kFast:
+            case Resend::kReorder:
+                ++seg->backoff;
+                count(p, why == Resend::kFast ? &rttcc_stats_t::retx_fast : &rttcc_stats_t::retx_rack);
+                on_loss(p, /*timeout=*/false, now);  // congestion control cuts once per round trip
+                break;
+            case Resend::kTimeout:
+                ++seg->backoff;
+                count(p, &rttcc_stats_t::retx_timeout);
+                if (seg->seq == p.tx.una()) {
+                    // Once per RTO, not per segment; and not at all while the
+                    // peer says it is away: that timeout is not congestion.
+                    if (!p.recovering && !peer_away(p)) on_loss(p, /*timeout=*/true, now);
+                    p.recovering = true;
+                    p.recover = p.tx.next();
+                    p.recovery_start = now;
+                }
+                break;
         }
         transmit(*seg, now);
     }

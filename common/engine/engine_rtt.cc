@@ -51,15 +51,20 @@ void Engine::reap_tx_stamps() {
 }
 
 // The RTT sample an ACK's echo gives (0 if none).  Taken before the ACK
-// releases the echoed segment; an echo of an older transmission of a resent
-// segment matches nothing (Karn).
+// releases the echoed segment.  Transmission ids are never reused, so the
+// echo of the transmission before a resend (a spurious probe's original)
+// still samples, from the engine's clock; older ones match nothing.
 nanos Engine::sample_rtt(Peer &p, const PacketHeader &h, const Arrival &a) {
     const uint32_t echo = h.echo_tx_id;
     if (echo == 0 || echo == p.last_echo) return 0;  // nothing echoed, or sampled already
-    const TxSegment *seg = find_transmission(p, echo);
-    if (!seg) return 0;  // long ACKed, or an older transmission of it
+    if (const TxSegment *seg = find_transmission(p, echo)) {
+        p.last_echo = echo;
+        return take_exchange(p, seg->last_tx, seg->stamp, seg->stamp_source, h, a, /*probe=*/false);
+    }
+    const TxSegment *seg = find_transmission(p, echo + 1);  // the next transmission's id
+    if (!seg || !seg->prev_tx || (echo & 0xffffu) == 0xffffu) return 0;
     p.last_echo = echo;
-    return take_exchange(p, seg->last_tx, seg->stamp, seg->stamp_source, h, a, /*probe=*/false);
+    return take_exchange(p, seg->prev_tx, 0, TsSource::kNone, h, a, /*probe=*/false);
 }
 
 // One exchange: ours posted at `posted` (and stamped at `stamp` by

@@ -183,7 +183,7 @@ void Engine::transmit(TxSegment &seg, nanos now) {
     seg.stamp_source = TsSource::kNone;
     if (stamp_source_ != TsSource::kNone)
         stamp_transmission(*seg.peer, d, h, segment_cookie(seg.peer->id, seg.tx_id), now);
-    hotel_.check_in(seg, now + rto(seg));
+    arm_timer(seg, now);
 }
 
 // Adds a datagram to a channel's batch (flushing a full batch first) and
@@ -242,9 +242,8 @@ void Engine::flush(Channel ch) {
         switch (b.kinds[i]) {
             case Staged::kSegment: {
                 TxSegment *seg = b.segs[i];
-                if (seg->in_hotel) hotel_.check_out(*seg);
-                seg->refused = true;
-                resends_.push_back(*seg);
+                unschedule(*seg);
+                queue_resend(*seg, Resend::kRefused);
                 owe_ack_again(p);  // it carried our ACK
                 break;
             }
@@ -289,6 +288,7 @@ void Engine::unschedule(TxSegment &seg) {
         hotel_.check_out(seg);
     else if (seg.link.linked())
         resends_.remove(seg);
+    if (&seg == seg.peer->tail) seg.peer->tail = nullptr;
 }
 
 void Engine::release_segment(TxSegment &seg, int status) {

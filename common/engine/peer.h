@@ -70,19 +70,19 @@ struct Peer {
           requests(window) {}
 
     uint32_t id;                       // caller's index of this peer
+    uint32_t keepalives = 0;           // liveness probes sent to it since last_heard (engine_probe.cc)
     WireHandle addr[kChannels] = {};   // resolved address per channel
     SecretKey key{};                   // its secret: what we send it carries a MAC by it (mac.h)
     uint32_t seg_payload = 0;          // payload bytes per data-channel segment
     bool dead = false;                 // declared dead: every send fails
     nanos last_heard = 0;              // when its latest valid datagram arrived (0: never)
-    uint32_t keepalives = 0;           // liveness probes sent to it since then (engine_probe.cc)
     nanos busy_heard = 0;              // when it last said BUSY: its application was away, not dead
     nanos last_sacked[kChannels] = {}; // when a SACK last showed a segment of that channel arrived
     nanos busy_sent = 0;               // when we last told it BUSY (at most one per ms)
     Link away_link;                    // in the engine's list of peers owed a resume ACK
     uint32_t failures = 0;             // our datagrams to it that failed the same way in a row (Wire::failures)
-    nanos first_failure = 0;           // when the first of them did
     int failure_errno = 0;             // how: ECONNREFUSED (port closed) or a send's errno
+    nanos first_failure = 0;           // when the first of them did
     nanos last_advance = 0;            // when an ACK last moved its send window (RTO restarts from it)
     bool recovering = false;           // a timeout resent `una`; until una passes `recover`,
     seq_t recover = 0;                 //   each ACK that moves the window resends the new una
@@ -92,6 +92,7 @@ struct Peer {
     // Sending.
     SendWindow tx;                                // segments in flight
     uint32_t data_in_flight = 0;                  // data-channel segments in flight (credits used)
+    uint32_t next_request = 0;                    // the number (rseq) of our next RMA request to it
     // Messages not yet fully cut, per channel: a command-channel message
     // (a protocol's handshake, an RTR) never waits behind a data message
     // that is held by the credits; the receiver does not assume order.
@@ -105,7 +106,6 @@ struct Peer {
     // it (its no > upto): {upto 8} waits for 7 only, {upto 12} for all three.
     List<TxMessage, &TxMessage::outstanding_link> outstanding;
     uint64_t next_message_no = 1;
-    uint32_t next_request = 0;                    // the number (rseq) of our next RMA request to it
     std::unique_ptr<RmaBatch> batch;              // posts to it not yet a request (made at the first post)
     struct Flush {
         uint64_t upto;  // the newest message it waits for
@@ -120,10 +120,17 @@ struct Peer {
     // (so that modular comparisons with una stay valid).
     seq_t sacked_high[kChannels];
     seq_t loss_scan[kChannels];
+    uint32_t last_echo = 0;                       // transmission id of the latest RTT sample
+    // RACK-TLP (engine_rack.cc): per channel, the latest transmission known
+    // to have arrived (its time, and its sequence number for ties); how long
+    // the latest such news took.
+    seq_t rack_seq[kChannels] = {};
+    nanos rack_xmit[kChannels] = {};
+    nanos rack_rtt = 0;
+    TxSegment *tail = nullptr;                    // the segment whose timer is the tail-loss probe
     RttEstimator rtt;                             // round trips to this peer (the table)
     RttEstimator response;                        // time until its ACKs arrive, holds included: the RTO
     RttEstimator cc_rtt;                          // the delay congestion control acts on (cc_delay)
-    uint32_t last_echo = 0;                       // transmission id of the latest RTT sample
     std::unique_ptr<CongestionControl> cc;        // congestion window; nullptr with cc = none
     RttRow *row = nullptr;                        // this peer's row of the engine's RTT table
     PathState path;                               // the rest of what the row shows
@@ -138,10 +145,10 @@ struct Peer {
     Link ack_soon_link;              // in the engine's ACKs owed by the end of this progress pass
     bool ack_owed = false;           // an ACK must go out
     bool ack_asked = false;          // it flushes: ACK at once once everything through ack_asked_seq is in
+    bool echo_timed = false;         // echo_tx_id is a timed transmission: keep it until ACKed
     seq_t ack_asked_seq = 0;         // the last segment it had sent when it asked
     nanos ack_owed_since = 0;        // when it became owed
     uint32_t echo_tx_id = 0;         // tx_id to echo: the latest new segment, or a timed one
-    bool echo_timed = false;         // echo_tx_id is a timed transmission: keep it until ACKed
     seq_t echo_seq = 0;              // its sequence number
     nanos echo_arrival = 0;          // when that segment arrived (kernel/NIC stamp if any)
     uint32_t unacked_arrivals = 0;   // new segments since our last ACK

@@ -43,6 +43,24 @@ struct TxMessage {
     bool complete() const { return all_cut && in_flight == 0; }
 };
 
+// What a segment's hotel deadline means when it passes (engine_rack.cc).
+enum class Timer : uint8_t {
+    kRto,      // the retransmission timeout
+    kProbe,    // the tail-loss probe: the newest segment in flight, no ACK for about two round trips
+    kReorder,  // a segment sent after it arrived, and the reordering window has passed: lost
+};
+
+// Why a segment is on the resend list.
+enum class Resend : uint8_t {
+    kNone,     // not on it
+    kTimeout,  // its retransmission timeout passed: lost, backed off
+    kRefused,  // the wire was full: never left, not a retransmission
+    kResumed,  // the peer's application came back (engine_agent.cc): not lost
+    kFast,     // selective ACKs show it lost (detect_losses)
+    kProbe,    // a tail-loss probe: not known lost, no congestion signal
+    kReorder,  // found lost by time (RACK)
+};
+
 // One segment in flight: from its first transmission until it is ACKed.
 //   states: in the hotel (timer running) -> on the resend list -> back in the
 //   hotel after the resend -> freed on ACK.  Exactly one of those at a time,
@@ -58,6 +76,7 @@ struct TxSegment {
     uint32_t tx_id = 0;        // id of the latest transmission (see transmission_id)
     nanos first_tx = 0;        // first transmission time
     nanos last_tx = 0;         // latest transmission time (engine clock, at post)
+    nanos prev_tx = 0;         // the one before it, if resent (its echo still samples: ids are unique)
     nanos stamp = 0;           // its kernel/NIC transmit stamp once the wire reported it, else 0
     TsSource stamp_source = TsSource::kNone;  // what took `stamp`
     nanos deadline = 0;        // retransmission deadline while in the hotel
@@ -65,8 +84,9 @@ struct TxSegment {
     uint16_t backoff = 0;      // RTO doublings: timeouts since the peer last proved it listens
     bool cmd_channel = false;  // travels on the command channel
     bool in_hotel = false;     // checked into the hotel (else on the resend list, or nowhere)
-    bool refused = false;      // on the resend list because the wire was full, not lost
-    bool resumed = false;      // on the resend list because the peer came back (engine_agent.cc), not lost
+    Timer timer = Timer::kRto; // what its deadline in the hotel is
+    bool probed = false;       // its tail-loss probe went: the RTO rules it now
+    Resend resend = Resend::kNone;  // why it is on the resend list
     bool sacked = false;       // a selective ACK says it arrived: no timer, no credit
 };
 

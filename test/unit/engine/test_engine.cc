@@ -43,7 +43,7 @@ static void test_drops_are_recovered(void **) {
     assert_true(rtt.min() <= rtt.srtt() && rtt.srtt() <= rtt.max());
 }
 
-// Recovery by timeout alone (no fast retransmit): a timeout resends the
+// Recovery by timeout alone (no fast retransmit, no RACK-TLP): a timeout resends the
 // oldest segment, the holes after it follow by partial ACKs, and segments
 // that arrived are not sent again.  (Resending every segment whose own timer
 // ran out, as before, sent most of each window twice.)
@@ -53,6 +53,7 @@ static void test_timeouts_resend_only_the_lost(void **) {
         c.retrans_timeout_us = c.min_rto_us = 20000;
         c.max_rto_us = 80000;
         c.fast_retrans_dupacks = 0;
+        c.rack = false;
     });
     exchange(nodes, {60000, 200000}, 40);
     const uint64_t lost = nodes[0]->faults->injected + nodes[1]->faults->injected;

@@ -1,0 +1,124 @@
+// Loss found in round trips, not timeouts (RACK-TLP, RFC 8985).
+//
+// RACK.  Each channel is FIFO: once a segment sent at t is known to have
+// arrived, every segment of its channel sent before t should have arrived
+// too, give or take a reordering window.  One that has not is lost when its
+// own latest transmission is older than that news by rack_rtt + reo_wnd, and
+// until then it waits on a reorder timer.  A lost retransmission is found the
+// same way (its transmission time is its latest), which the sequence-number
+// rule (detect_losses) cannot do: before, it waited for the RTO.
+//
+//   sent        a (t1)   b (t2)   c (t3)         c's news comes at n:
+//   arrived       -        -        x            rack_xmit[c's channel] = t3, rack_rtt = n - t3
+//   a lost at t1 + rack_rtt + reo_wnd, b at t2 + rack_rtt + reo_wnd
+//
+// TLP.  The latest transmission to a peer (new data or a resend) carries a
+// probe timer of two SRTT plus the peer's ACK delay instead of the RTO.  If
+// it passes with no ACK moving the window, that segment goes again as a
+// probe, which asks for an ACK at once (sender_waits): the ACK and its SACKs
+// show what the tail lost, and RACK resends it.  One probe per segment, then
+// the RTO rules.  A peer that is merely descheduled costs one spurious
+// probe, not a window cut.
+#include <algorithm>
+
+#include "engine/engine.h"
+
+namespace rttcc {
+
+// Two SRTT plus the peer's worst ACK hold, at least two hotel ticks.
+nanos Engine::probe_timeout(const Peer &p) const {
+    return std::max<nanos>(2 * p.rtt.srtt() + usec(cfg_.ack_delay_us), usec(32));
+}
+
+// RFC 8985's reordering window: a quarter of the least RTT.
+nanos Engine::reorder_window(const Peer &p) const { return p.rtt.min() / 4; }
+
+// Starts a segment's timer after a transmission.  The latest transmission
+// to a peer carries the tail-loss probe, when the peer has an RTT, the
+// probe comes first and the segment was not probed already; the previous
+// one goes back to its RTO.
+void Engine::arm_timer(TxSegment &seg, nanos now) {
+    Peer &p = *seg.peer;
+    const nanos rto_at = now + rto(seg);
+    seg.timer = Timer::kRto;
+    if (cfg_.rack && !seg.probed && p.rtt.samples() && !peer_away(p)) {
+        const nanos probe_at = now + probe_timeout(p);
+        if (probe_at < rto_at) {
+            if (TxSegment *old = p.tail) {  // in the hotel on its probe timer (unschedule clears tail)
+                hotel_.check_out(*old);
+                old->timer = Timer::kRto;
+                hotel_.check_in(*old, old->last_tx + rto(*old));
+            }
+            p.tail = &seg;
+            seg.timer = Timer::kProbe;
+            hotel_.check_in(seg, probe_at);
+            return;
+        }
+    }
+    hotel_.check_in(seg, rto_at);
+}
+
+// The hotel's verdict on a probe timer: later if ACKs moved the window
+// since (the flight drains), else the probe.
+void Engine::probe_due(TxSegment &seg, nanos now) {
+    Peer &p = *seg.peer;
+    p.tail = nullptr;
+    const nanos restart = std::max(seg.last_tx, p.last_advance) + probe_timeout(p);
+    if (restart > now && restart < seg.last_tx + rto(seg)) {
+        p.tail = &seg;
+        hotel_.check_in(seg, restart);
+    } else if (restart > now || peer_away(p)) {
+        seg.timer = Timer::kRto;
+        hotel_.check_in(seg, seg.last_tx + rto(seg));
+    } else {
+        seg.probed = true;
+        queue_resend(seg, Resend::kProbe);
+    }
+}
+
+// Sent before the channel's newest news: earlier, or in the same pass
+// (one clock reading) with a lower sequence number (RFC 8985's tie-break).
+static bool sent_before(const Peer &p, int ch, nanos when, seq_t seq) {
+    return when < p.rack_xmit[ch] || (when == p.rack_xmit[ch] && seq_lt(seq, p.rack_seq[ch]));
+}
+
+// A segment's arrival is news for its channel (process_ack, take_sack).
+// A retransmission ACKed within the least RTT of its resend may be the
+// original's news: no evidence (RFC 8985, 6.2).
+void Engine::rack_delivered(Peer &p, const TxSegment &seg, nanos now) {
+    if (seg.retries && now - seg.last_tx < p.rtt.min()) return;
+    const int ch = seg.cmd_channel ? kCmd : kData;
+    if (p.rack_xmit[ch] && sent_before(p, ch, seg.last_tx, seg.seq)) return;
+    p.rack_xmit[ch] = seg.last_tx;
+    p.rack_seq[ch] = seg.seq;
+    p.rack_rtt = now - seg.last_tx;
+}
+
+// Marks lost (or sets the reorder timer of) each segment in flight sent
+// before its channel's newest news.  Sequence numbers are given out in send
+// order, and a resend is only later: the scan stops at the first segment
+// whose first transmission is before no news.
+void Engine::rack_detect(Peer &p, nanos now) {
+    const nanos reo = reorder_window(p);
+    for (seq_t s = p.tx.una(); s != p.tx.next(); ++s) {
+        TxSegment *seg = p.tx.at(s);
+        if (!sent_before(p, kCmd, seg->first_tx, s) && !sent_before(p, kData, seg->first_tx, s)) break;
+        if (seg->sacked || !seg->in_hotel || seg->timer == Timer::kReorder) continue;
+        if (!sent_before(p, seg->cmd_channel ? kCmd : kData, seg->last_tx, s)) continue;
+        const nanos due = seg->last_tx + p.rack_rtt + reo;
+        unschedule(*seg);
+        if (due <= now) {
+            queue_resend(*seg, Resend::kReorder);
+        } else {
+            seg->timer = Timer::kReorder;
+            hotel_.check_in(*seg, due);
+        }
+    }
+}
+
+void Engine::queue_resend(TxSegment &seg, Resend why) {
+    seg.resend = why;
+    resends_.push_back(seg);
+}
+
+}  // namespace rttcc

@@ -1,0 +1,172 @@
+// RACK-TLP (engine_rack.cc) over the in-memory wire, where a round trip is
+// one round (10 us) and the retransmission timeout is made 2 s: a lost tail
+// and a lost resend are repaired in round trips, and with rack off the same
+// losses wait for the timeout (so each test shows what it measures).  A
+// peer that is merely away costs one probe and no window cut.
+#include <cstring>
+
+#include "cmocka_cxx.h"
+#include "engine_harness.h"
+
+using namespace rttcc;
+using namespace rttcc_test;
+
+static bool g_rack = true;
+
+static void slow_timeout(rttcc_config_t &c) {
+    c.retrans_timeout_us = c.min_rto_us = 2000000;
+    c.max_rto_us = 4000000;
+    c.rack = g_rack;
+}
+
+// Node 0 sends node 1 8-byte messages, one a round trip, until it has
+// three RTT samples (no probe goes before the first); returns how many.
+static size_t warm_up(std::vector<std::unique_ptr<Node>> &nodes) {
+    std::vector<uint8_t> byte{1};
+    while (nodes[0]->engine->peer(1)->rtt.samples() < 3) {
+        iovec iov{byte.data(), byte.size()};
+        assert_int_equal(nodes[0]->engine->send(1, 1, &iov, 1, nullptr), RTTCC_DONE);
+        const size_t before = nodes[0]->engine->peer(1)->rtt.samples();
+        assert_true(run_until(nodes, [&] { return nodes[0]->engine->peer(1)->rtt.samples() > before; }, 1));
+    }
+    return nodes[1]->received.size();
+}
+
+static const PacketHeader &header_of(const TxDatagram &d) {
+    return *static_cast<const PacketHeader *>(d.iov[0].iov_base);
+}
+
+// The first transmission of an 8-byte message is lost, and nothing follows
+// it: with rack, the probe resends it after two SRTT and the ACK delay.
+static void test_a_lost_tail_is_probed(void **) {
+    for (bool rack : {true, false}) {
+        g_rack = rack;
+        MemNetwork net(4000);
+        auto nodes = make_nodes(net, 2, {}, slow_timeout);
+        const size_t warm = warm_up(nodes);
+        int lost = 0;
+        nodes[0]->faults->drop_if = [&](Channel, const TxDatagram &d) {
+            return header_of(d).type == static_cast<uint8_t>(PacketType::DATA) && !lost++;
+        };
+        const uint8_t byte = 42;
+        iovec iov{const_cast<uint8_t *>(&byte), 1};
+        const nanos start = now_of(nodes);
+        assert_int_equal(nodes[0]->engine->send(1, 9, &iov, 1, nullptr), RTTCC_DONE);
+        assert_true(run_until(nodes, [&] { return nodes[1]->received.size() == warm + 1; }, 10));
+        const nanos took = now_of(nodes) - start;
+        const rttcc_stats_t s = nodes[0]->engine->stats();
+        print_message("rack %d: the lost tail arrived after %.0f us\n", rack, took / 1e3);
+        assert_int_equal(lost, 2);  // dropped one; asked about the next
+        assert_true(nodes[1]->received[warm].bytes == std::vector<uint8_t>{42});
+        if (rack) {
+            const nanos pto = 2 * nodes[0]->engine->peer(1)->rtt.srtt() + usec(50);
+            assert_true(took <= pto + 3 * kRound);
+            assert_int_equal(s.retx_probe, 1);
+            assert_int_equal(s.retx_timeout, 0);
+        } else {
+            assert_true(took >= msec(2000));
+            assert_int_equal(s.retx_probe, 0);
+            assert_int_equal(s.retx_timeout, 1);
+        }
+        assert_int_equal(nodes[1]->engine->stats().dup_segs, 0);
+    }
+    g_rack = true;
+}
+
+// Two segments of a ~100-segment message are lost, and the first one's
+// resend is lost again.  SACKs resend both holes in one pass; the second
+// resend's arrival shows the first was lost (same pass, lower sequence
+// number), and its reorder timer resends it a round trip later.
+static void test_a_lost_resend_is_found_by_time(void **) {
+    for (bool rack : {true, false}) {
+        g_rack = rack;
+        MemNetwork net(4000);
+        auto nodes = make_nodes(net, 2, {}, slow_timeout);
+        const size_t warm = warm_up(nodes);
+        const seq_t first = nodes[0]->engine->peer(1)->tx.next();
+        nodes[0]->faults->drop_if = [&](Channel ch, const TxDatagram &d) {
+            const PacketHeader &h = header_of(d);
+            const uint32_t nth = h.seq - first, transmission = h.tx_id & 0xffffu;
+            return ch == kData && h.type != static_cast<uint8_t>(PacketType::ACK) &&
+                   ((nth == 20 && transmission <= 2) || (nth == 60 && transmission == 1));
+        };
+        std::vector<uint8_t> msg = make_message(3, 400000);
+        const nanos start = now_of(nodes);
+        send_big(nodes, msg);
+        assert_true(run_until(nodes, [&] { return nodes[0]->completed.size() == 1; }, 10));
+        const nanos took = now_of(nodes) - start;
+        print_message("rack %d: the message with a lost resend took %.0f us\n", rack, took / 1e3);
+        assert_int_equal(nodes[1]->received.size(), warm + 1);
+        assert_true(nodes[1]->received[warm].bytes == msg);
+        const rttcc_stats_t s = nodes[0]->engine->stats();
+        assert_int_equal(s.retx_fast, 2);
+        if (rack) {
+            assert_true(took <= 8 * kRound);
+            assert_int_equal(s.retx_rack, 1);
+            assert_int_equal(s.retx_timeout, 0);
+        } else {
+            assert_true(took >= msec(2000));
+            assert_int_equal(s.retx_rack, 0);
+            assert_int_equal(s.retx_timeout, 1);
+        }
+        assert_int_equal(nodes[1]->engine->stats().dup_segs, 0);  // nothing that arrived was sent again
+    }
+    g_rack = true;
+}
+
+static void aimd_slow_timeout(rttcc_config_t &c) {
+    slow_timeout(c);
+    c.cc = RTTCC_CC_AIMD;
+}
+
+// Node 1 stops progressing for 3 ms (descheduled, or computing with no
+// agent) while node 0's message is in flight: one probe, no timeout, no
+// cut of the congestion window; once node 1 is back, the message arrives
+// once and the probe shows as one duplicate.
+static void test_a_peer_away_costs_one_probe(void **) {
+    MemNetwork net(4000);
+    auto nodes = make_nodes(net, 2, {}, aimd_slow_timeout);
+    const size_t warm = warm_up(nodes);
+    const double cwnd = nodes[0]->engine->peer(1)->cc->cwnd();
+    std::vector<uint8_t> msg = make_message(5, 20000);
+    send_big(nodes, msg);
+    only_node0(nodes, 3);
+    rttcc_stats_t s = nodes[0]->engine->stats();
+    assert_int_equal(s.retx_probe, 1);
+    assert_int_equal(s.retx, 1);
+    assert_true(nodes[0]->engine->peer(1)->cc->cwnd() >= cwnd);
+    assert_true(run_until(nodes, [&] { return nodes[0]->completed.size() == 1; }, 1));
+    assert_int_equal(nodes[1]->received.size(), warm + 1);
+    assert_true(nodes[1]->received[warm].bytes == msg);
+    s = nodes[0]->engine->stats();
+    assert_int_equal(s.retx_timeout, 0);
+    assert_int_equal(s.retx, 1);
+    assert_int_equal(nodes[1]->engine->stats().dup_segs, 1);
+}
+
+// Random loss both ways, every size, with rack: everything arrives once,
+// and no segment waits for the 2 s timeout.
+static void test_random_loss_never_waits_for_the_timeout(void **) {
+    MemNetwork net(4000);
+    auto nodes = make_nodes(net, 2, FaultRates{10000, 0, 0, 0}, slow_timeout);
+    const nanos start = now_of(nodes);
+    exchange(nodes, {0, 1, 8, 1000, 3936, 3937, 65536, 300001}, 60);  // tags 0-59 (62 is the engine's)
+    const rttcc_stats_t s = nodes[0]->engine->stats();
+    print_message("60 messages at 1%% loss: %.1f ms, retx %llu (rack %llu, probe %llu, fast %llu, timeout %llu)\n",
+                  (now_of(nodes) - start) / 1e6, (unsigned long long)s.retx, (unsigned long long)s.retx_rack,
+                  (unsigned long long)s.retx_probe, (unsigned long long)s.retx_fast,
+                  (unsigned long long)s.retx_timeout);
+    assert_true(nodes[0]->faults->injected + nodes[1]->faults->injected > 0);
+    assert_true(s.retx > 0);
+    assert_true(now_of(nodes) - start < msec(2000));
+}
+
+int main() {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_a_lost_tail_is_probed),
+        cmocka_unit_test(test_a_lost_resend_is_found_by_time),
+        cmocka_unit_test(test_a_peer_away_costs_one_probe),
+        cmocka_unit_test(test_random_loss_never_waits_for_the_timeout),
+    };
+    return cmocka_run_group_tests(tests, nullptr, nullptr);
+}
