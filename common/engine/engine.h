@@ -274,6 +274,7 @@ private:
     nanos reorder_window(const Peer &p) const;
     void arm_timer(TxSegment &seg, nanos now);
     void probe_due(TxSegment &seg, nanos now);
+    void probe_verdict(Peer &p, bool spurious);
     void rack_delivered(Peer &p, const TxSegment &seg, nanos now);
     void rack_detect(Peer &p, nanos now);
     void queue_resend(TxSegment &seg, Resend why);

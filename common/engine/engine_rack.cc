@@ -25,9 +25,22 @@
 
 namespace rttcc {
 
-// Two SRTT plus the peer's worst ACK hold, at least two hotel ticks.
+// Two SRTT plus the peer's worst ACK hold, and no less than its answers
+// take as they really come (the RTO's estimator without the RTO's floor);
+// at least two hotel ticks.  Doubled per probe lately found spurious: a
+// peer descheduled now and then (an oversubscribed node) is probed less.
 nanos Engine::probe_timeout(const Peer &p) const {
-    return std::max<nanos>(2 * p.rtt.srtt() + usec(cfg_.ack_delay_us), usec(32));
+    const nanos answers = p.response.srtt() + 4 * p.response.rttvar();
+    return std::max<nanos>({2 * p.rtt.srtt() + usec(cfg_.ack_delay_us), answers, usec(32)}) << p.probe_shift;
+}
+
+// An ACK's echo named the transmission before a probe (sample_rtt): the
+// original had arrived, the probe was spurious.  A probe whose own
+// transmission is echoed repaired a loss: the timeout comes back down.
+void Engine::probe_verdict(Peer &p, bool spurious) {
+    constexpr uint8_t kMaxShift = 8;  // x256: past any RTO floor
+    if (spurious && p.probe_shift < kMaxShift) ++p.probe_shift;
+    if (!spurious && p.probe_shift) --p.probe_shift;
 }
 
 // RFC 8985's reordering window: a quarter of the least RTT.

@@ -59,11 +59,13 @@ nanos Engine::sample_rtt(Peer &p, const PacketHeader &h, const Arrival &a) {
     if (echo == 0 || echo == p.last_echo) return 0;  // nothing echoed, or sampled already
     if (const TxSegment *seg = find_transmission(p, echo)) {
         p.last_echo = echo;
+        if (seg->probed && seg->retries == 1) probe_verdict(p, /*spurious=*/false);
         return take_exchange(p, seg->last_tx, seg->stamp, seg->stamp_source, h, a, /*probe=*/false);
     }
     const TxSegment *seg = find_transmission(p, echo + 1);  // the next transmission's id
     if (!seg || !seg->prev_tx || (echo & 0xffffu) == 0xffffu) return 0;
     p.last_echo = echo;
+    if (seg->probed && seg->retries == 1) probe_verdict(p, /*spurious=*/true);
     return take_exchange(p, seg->prev_tx, 0, TsSource::kNone, h, a, /*probe=*/false);
 }
 

@@ -75,6 +75,7 @@ struct Peer {
     SecretKey key{};                   // its secret: what we send it carries a MAC by it (mac.h)
     uint32_t seg_payload = 0;          // payload bytes per data-channel segment
     bool dead = false;                 // declared dead: every send fails
+    uint8_t probe_shift = 0;           // tail-loss probes found spurious lately: their timeout doubles per one
     nanos last_heard = 0;              // when its latest valid datagram arrived (0: never)
     nanos busy_heard = 0;              // when it last said BUSY: its application was away, not dead
     nanos last_sacked[kChannels] = {}; // when a SACK last showed a segment of that channel arrived
