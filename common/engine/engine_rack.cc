@@ -47,22 +47,18 @@ void Engine::probe_verdict(Peer &p, bool spurious) {
 nanos Engine::reorder_window(const Peer &p) const { return p.rtt.min() / 4; }
 
 // Starts a segment's timer after a transmission.  The latest transmission
-// to a peer carries the tail-loss probe, when the peer has an RTT, the
-// probe comes first and the segment was not probed already; the previous
-// one goes back to its RTO.
+// to a peer is its tail and carries the tail-loss probe, when the peer has
+// an RTT, the probe comes first and the segment was not probed already.
+// The previous tail keeps its probe deadline: most segments are ACKed
+// before it, and probe_due gives the others their RTO then, off the send path.
 void Engine::arm_timer(TxSegment &seg, nanos now) {
     Peer &p = *seg.peer;
     const nanos rto_at = now + rto(seg);
+    p.tail = &seg;
     seg.timer = Timer::kRto;
     if (cfg_.rack && !seg.probed && p.rtt.samples() && !peer_away(p)) {
         const nanos probe_at = now + probe_timeout(p);
         if (probe_at < rto_at) {
-            if (TxSegment *old = p.tail) {  // in the hotel on its probe timer (unschedule clears tail)
-                hotel_.check_out(*old);
-                old->timer = Timer::kRto;
-                hotel_.check_in(*old, old->last_tx + rto(*old));
-            }
-            p.tail = &seg;
             seg.timer = Timer::kProbe;
             hotel_.check_in(seg, probe_at);
             return;
@@ -71,16 +67,14 @@ void Engine::arm_timer(TxSegment &seg, nanos now) {
     hotel_.check_in(seg, rto_at);
 }
 
-// The hotel's verdict on a probe timer: later if ACKs moved the window
-// since (the flight drains), else the probe.
+// The hotel's verdict on a probe timer: the RTO for a segment no longer the
+// tail; later if ACKs moved the window since (the flight drains); else the probe.
 void Engine::probe_due(TxSegment &seg, nanos now) {
     Peer &p = *seg.peer;
-    p.tail = nullptr;
     const nanos restart = std::max(seg.last_tx, p.last_advance) + probe_timeout(p);
-    if (restart > now && restart < seg.last_tx + rto(seg)) {
-        p.tail = &seg;
+    if (&seg == p.tail && restart > now && restart < seg.last_tx + rto(seg)) {
         hotel_.check_in(seg, restart);
-    } else if (restart > now || peer_away(p)) {
+    } else if (&seg != p.tail || restart > now || peer_away(p)) {
         seg.timer = Timer::kRto;
         hotel_.check_in(seg, seg.last_tx + rto(seg));
     } else {
@@ -101,7 +95,7 @@ static bool sent_before(const Peer &p, int ch, nanos when, seq_t seq) {
 void Engine::rack_delivered(Peer &p, const TxSegment &seg, nanos now) {
     if (seg.retries && now - seg.last_tx < p.rtt.min()) return;
     const int ch = seg.cmd_channel ? kCmd : kData;
-    if (p.rack_xmit[ch] && sent_before(p, ch, seg.last_tx, seg.seq)) return;
+    if (sent_before(p, ch, seg.last_tx, seg.seq)) return;
     p.rack_xmit[ch] = seg.last_tx;
     p.rack_seq[ch] = seg.seq;
     p.rack_rtt = now - seg.last_tx;

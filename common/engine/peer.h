@@ -128,7 +128,7 @@ struct Peer {
     seq_t rack_seq[kChannels] = {};
     nanos rack_xmit[kChannels] = {};
     nanos rack_rtt = 0;
-    TxSegment *tail = nullptr;                    // the segment whose timer is the tail-loss probe
+    TxSegment *tail = nullptr;                    // the latest transmission in flight: the tail-loss probe's
     RttEstimator rtt;                             // round trips to this peer (the table)
     RttEstimator response;                        // time until its ACKs arrive, holds included: the RTO
     RttEstimator cc_rtt;                          // the delay congestion control acts on (cc_delay)

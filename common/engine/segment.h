@@ -46,7 +46,7 @@ struct TxMessage {
 // What a segment's hotel deadline means when it passes (engine_rack.cc).
 enum class Timer : uint8_t {
     kRto,      // the retransmission timeout
-    kProbe,    // the tail-loss probe: the newest segment in flight, no ACK for about two round trips
+    kProbe,    // the tail-loss probe, if still the peer's latest transmission: no ACK for about two round trips
     kReorder,  // a segment sent after it arrived, and the reordering window has passed: lost
 };
 

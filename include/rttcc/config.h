@@ -84,8 +84,9 @@ enum rttcc_probe_strategy { RTTCC_PROBE_VALUES(RTTCC_ENUM_CONSTANT) };
       "numbers after it has been selectively ACKed (TCP's duplicate-ACK threshold; 0 = resend on timeout only)") \
     P(rack, BOOL, true, 0, 0, NONE, 5, NONE,                                                                    \
       "Loss found in round trips (RACK-TLP, RFC 8985): a segment is resent once one sent after it on its "      \
-      "channel arrived and a quarter of the least RTT passed; and the newest segment in flight is resent as a " \
-      "probe after two SRTT and ack_delay_us without an ACK (once, then the retransmission timeout rules). "    \
+      "channel arrived and a quarter of the least RTT passed; and the latest transmission is resent as a "      \
+      "probe after two SRTT and ack_delay_us without an ACK (at least SRTT + 4 RTTVAR of the ACKs as they "     \
+      "come; doubled per probe found spurious), once, then the retransmission timeout rules. "                 \
       "Off: only selective ACKs (fast_retrans_dupacks) and the timeout resend")                                 \
     P(data_mtu, UINT, 0, 0, 65507, BYTES, 4, NONE,                                                              \
       "Data-channel datagram size including the rttcc header: 0 = from the path (65000 between processes of "   \

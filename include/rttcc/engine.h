@@ -73,7 +73,7 @@ typedef struct rttcc_callbacks {
     X(retx_timeout, "retransmissions caused by a retransmission timeout")          \
     X(retx_fast, "fast retransmissions (holes shown by selective ACKs)")           \
     X(retx_rack, "retransmissions of segments found lost by time: one sent later arrived (RACK)") \
-    X(retx_probe, "tail-loss probes: the newest segment resent after two round trips without an ACK (TLP)") \
+    X(retx_probe, "tail-loss probes: the latest transmission resent after two round trips without an ACK (TLP)") \
     X(acks_tx, "standalone ACK packets sent")                                      \
     X(acks_piggy, "ACKs piggy-backed on data segments")                            \
     X(acks_rx, "ACKs received that advanced the window")                           \
