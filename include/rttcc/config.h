@@ -63,9 +63,9 @@ enum rttcc_probe_strategy { RTTCC_PROBE_VALUES(RTTCC_ENUM_CONSTANT) };
       "loopback when nothing else is up); mutually exclusive with if_exclude")                                  \
     P(if_exclude, STRING, NULL, 0, 0, NONE, 1, NONE, "Comma-separated interface names or CIDR subnets never to use") \
     P(window, UINT, 4096, 64, 65536, SEGMENTS, 4, NONE, "Send window per peer (a power of two)")                 \
-    P(send_credits, UINT, 128, 1, 0, SEGMENTS, 4, NONE, "Data segments in flight per peer (at most window)")    \
+    P(send_credits, UINT, 256, 1, 0, SEGMENTS, 4, NONE, "Data segments in flight per peer (at most window)")    \
     P(ack_delay_us, UINT, 50, 0, 0, US, 5, NONE, "Delay before a standalone ACK when no data carries it")        \
-    P(ack_every, UINT, 32, 0, 0, SEGMENTS, 5, NONE, "Send an ACK at once after this many segments arrived unACKed") \
+    P(ack_every, UINT, 64, 0, 0, SEGMENTS, 5, NONE, "Send an ACK at once after this many segments arrived unACKed") \
     P(retrans_timeout_us, UINT, 10000, 1, 0, US, 5, NONE,                                                       \
       "Retransmission timeout with rto_mode=fixed, and before the first RTT sample with rto_mode=rtt (doubles "  \
       "on each retry; at most max_rto_us)")                                                                     \
@@ -95,7 +95,8 @@ enum rttcc_probe_strategy { RTTCC_PROBE_VALUES(RTTCC_ENUM_CONSTANT) };
     P(inline_max, UINT, 8192 + 64, 0, 65536, BYTES, 5, NONE,                                                    \
       "Messages up to this size are copied and complete at once (8 KiB of user data and a PML header)")         \
     P(rx_batch, UINT, 32, 1, 1024, DATAGRAMS, 6, NONE, "Datagrams received per recvmmsg call")                  \
-    P(tx_batch, UINT, 32, 1, 1024, DATAGRAMS, 6, NONE, "Datagrams sent per sendmmsg call")                      \
+    P(tx_batch, UINT, 128, 1, 1024, DATAGRAMS, 6, NONE,                                                        \
+      "Datagrams sent per sendmmsg call; UDP GSO joins a peer's consecutive ones within a call (64 KB at most)") \
     P(sock_buf, UINT, 32u << 20, 0, 0, BYTES, 5, NONE,                                                          \
       "Socket send and receive buffer size (forced past rmem_max when root)")                                   \
     P(udp_offload, BOOL, true, 0, 0, NONE, 5, NONE,                                                             \
@@ -128,7 +129,7 @@ enum rttcc_probe_strategy { RTTCC_PROBE_VALUES(RTTCC_ENUM_CONSTANT) };
       "trip less the queueing its ACK met on the way back, from one-way delays, so that traffic towards this "  \
       "process does not slow its sends; the round trip while no one-way delay is known)")                       \
     P(initial_cwnd, UINT, 4, 1, 0, SEGMENTS, 5, NONE, "Congestion window at start (at most max_cwnd)")           \
-    P(max_cwnd, UINT, 128, 1, 0, SEGMENTS, 5, NONE, "Largest congestion window (also bounded by send_credits)")  \
+    P(max_cwnd, UINT, 256, 1, 0, SEGMENTS, 5, NONE, "Largest congestion window (also bounded by send_credits)")  \
     P(aimd_queue_floor_us, UINT, 100, 0, 0, US, 6, NONE,                                                       \
       "AIMD: queueing below this is no congestion signal (a busy receiving core, not a network queue): a spike "   \
       "must exceed SRTT + 4*RTTVAR and SRTT by this much, a standing queue the base RTT by this much")          \

@@ -98,7 +98,7 @@ done
 "$tb" unshape rttcct-h2
 
 # 4. Congestion towards one host (bench/cc_bench.c): h2's link at 150 Mbit/s
-#    with a 200-packet queue (16 ms; the two streams could put 256 segments
+#    with a 200-packet queue (16 ms; the two streams could put 512 segments
 #    in flight, so without congestion control it overflows).  Ranks on
 #    h1 and h3 stream 1 MiB messages to h2 while rank 0 (h1) ping-pongs
 #    8-byte messages with it, for 3 s, data verified.  Alternating runs of
