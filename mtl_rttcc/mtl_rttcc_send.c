@@ -43,12 +43,12 @@ void mca_mtl_rttcc_send_done(mca_mtl_rttcc_request_t *req, int status)
     if (OMPI_SUCCESS != status) {
         req->error = MPI_ERR_OTHER;
     }
-    /* The count is a reference count: what each thread did with the request
-     * happens before whichever thread finishes it (said to ThreadSanitizer,
-     * which cannot see opal's atomics). */
-    rttcc_handoff_release(req);
-    if (0 == OPAL_THREAD_ADD_FETCH32(&req->pending, -1)) {
-        rttcc_handoff_acquire(req);
+    /* The count is a reference count, so its decrement is acquire-release:
+     * what each thread did with the request, this decrement included,
+     * happens before whichever thread finishes it.  (opal's atomics are
+     * relaxed: ThreadSanitizer rightly saw an earlier decrement race with
+     * the request's reuse.) */
+    if (0 == __atomic_sub_fetch(&req->pending, 1, __ATOMIC_ACQ_REL)) {
         finish(req);
     }
 }
