@@ -188,7 +188,6 @@ void Engine::detect_losses(Peer &p) {
         for (; seq_le(s, last); ++s) {
             TxSegment *seg = p.tx.at(s);
             if (!seg || seg->sacked || seg->cmd_channel != (ch == kCmd) || !seg->in_hotel) continue;
-            unschedule(*seg);
             queue_resend(*seg, Resend::kFast);  // served this pass (serve_resends)
         }
         p.loss_scan[ch] = s;

@@ -120,7 +120,6 @@ void Engine::resend_turned_away(Peer &p) {
     for (seq_t s = p.tx.una(); s != p.tx.next(); ++s) {
         TxSegment *seg = p.tx.at(s);
         if (!seg || seg->sacked || !seg->in_hotel) continue;
-        unschedule(*seg);
         seg->backoff = 0;
         queue_resend(*seg, Resend::kResumed);
     }

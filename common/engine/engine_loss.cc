@@ -57,7 +57,6 @@ void Engine::resend_partial(Peer &p) {
     }
     TxSegment *seg = p.tx.at(p.tx.una());
     if (!seg || !seg->in_hotel || seg->last_tx >= p.recovery_start) return;
-    unschedule(*seg);
     queue_resend(*seg, Resend::kTimeout);
 }
 

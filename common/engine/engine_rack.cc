@@ -113,17 +113,19 @@ void Engine::rack_detect(Peer &p, nanos now) {
         if (seg->sacked || !seg->in_hotel || seg->timer == Timer::kReorder) continue;
         if (!sent_before(p, seg->cmd_channel ? kCmd : kData, seg->last_tx, s)) continue;
         const nanos due = seg->last_tx + p.rack_rtt + reo;
-        unschedule(*seg);
         if (due <= now) {
             queue_resend(*seg, Resend::kReorder);
         } else {
+            unschedule(*seg);
             seg->timer = Timer::kReorder;
             hotel_.check_in(*seg, due);
         }
     }
 }
 
+// Takes the segment off its timer and puts it on the resend list, saying why.
 void Engine::queue_resend(TxSegment &seg, Resend why) {
+    unschedule(seg);
     seg.resend = why;
     resends_.push_back(seg);
 }

@@ -242,7 +242,6 @@ void Engine::flush(Channel ch) {
         switch (b.kinds[i]) {
             case Staged::kSegment: {
                 TxSegment *seg = b.segs[i];
-                unschedule(*seg);
                 queue_resend(*seg, Resend::kRefused);
                 owe_ack_again(p);  // it carried our ACK
                 break;
