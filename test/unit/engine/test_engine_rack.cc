@@ -37,14 +37,24 @@ static const PacketHeader &header_of(const TxDatagram &d) {
     return *static_cast<const PacketHeader *>(d.iov[0].iov_base);
 }
 
-// The first transmission of an 8-byte message is lost, and nothing follows
-// it: with rack, the probe resends it after two SRTT and the ACK delay.
-static void test_a_lost_tail_is_probed(void **) {
+// Runs body(rack, nodes, warm) with rack on, then (the control) off, each
+// time on two fresh nodes warmed up to an RTT.
+template <typename F>
+static void with_rack_and_without(F &&body) {
     for (bool rack : {true, false}) {
         g_rack = rack;
         MemNetwork net(4000);
         auto nodes = make_nodes(net, 2, {}, slow_timeout);
         const size_t warm = warm_up(nodes);
+        body(rack, nodes, warm);
+    }
+    g_rack = true;
+}
+
+// The first transmission of an 8-byte message is lost, and nothing follows
+// it: with rack, the probe resends it after two SRTT and the ACK delay.
+static void test_a_lost_tail_is_probed(void **) {
+    with_rack_and_without([](bool rack, std::vector<std::unique_ptr<Node>> &nodes, size_t warm) {
         int lost = 0;
         nodes[0]->faults->drop_if = [&](Channel, const TxDatagram &d) {
             return header_of(d).type == static_cast<uint8_t>(PacketType::DATA) && !lost++;
@@ -72,8 +82,7 @@ static void test_a_lost_tail_is_probed(void **) {
             assert_int_equal(s.retx_timeout, 1);
         }
         assert_int_equal(nodes[1]->engine->stats().dup_segs, 0);
-    }
-    g_rack = true;
+    });
 }
 
 // Two segments of a ~100-segment message are lost, and the first one's
@@ -81,11 +90,7 @@ static void test_a_lost_tail_is_probed(void **) {
 // resend's arrival shows the first was lost (same pass, lower sequence
 // number), and its reorder timer resends it a round trip later.
 static void test_a_lost_resend_is_found_by_time(void **) {
-    for (bool rack : {true, false}) {
-        g_rack = rack;
-        MemNetwork net(4000);
-        auto nodes = make_nodes(net, 2, {}, slow_timeout);
-        const size_t warm = warm_up(nodes);
+    with_rack_and_without([](bool rack, std::vector<std::unique_ptr<Node>> &nodes, size_t warm) {
         const seq_t first = nodes[0]->engine->peer(1)->tx.next();
         nodes[0]->faults->drop_if = [&](Channel ch, const TxDatagram &d) {
             const PacketHeader &h = header_of(d);
@@ -113,8 +118,7 @@ static void test_a_lost_resend_is_found_by_time(void **) {
             assert_int_equal(s.retx_timeout, 1);
         }
         assert_int_equal(nodes[1]->engine->stats().dup_segs, 0);  // nothing that arrived was sent again
-    }
-    g_rack = true;
+    });
 }
 
 static void aimd_slow_timeout(rttcc_config_t &c) {
