@@ -3,25 +3,36 @@
 # raw UDP ping-pong on the same path: RUNS alternating runs of each, medians
 # per size, ratios.  Extra arguments go to mpirun (e.g. a testbed hostfile).
 #
-#   bench/compare.sh [-runs N] [-max BYTES] [-testbed] [-cm] [-- mpirun args]
+#   bench/compare.sh [-runs N] [-max BYTES] [-testbed] [-cm] [-yield] [-np N]
+#                    [-bibw] [-raw FILE] [-- mpirun args]
 #
 # -testbed: between two namespace hosts of a testbed that is up
 # (contrib/testbed/testbed up 2), over veth, instead of loopback.
 # -cm: rttcc through pml cm and mtl_rttcc instead of pml ob1 and btl_rttcc.
+# -yield: both transports with mpi_yield_when_idle 1, as Open MPI sets it on
+# an oversubscribed node.
+# -np N: N ranks in pairs 0-1, 2-3, ... that run at once (osu_mbw_mr);
+# -bibw: both ranks of a pair send at once (osu_bibw).
+# -raw FILE: also write "bytes rttcc_us tcp_us rttcc_MBps tcp_MBps" lines
+# (the medians) and "# udp US" to FILE, for bench/perf_table.sh.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
-runs=5 max=4194304 iface=lo testbed="" stack=ob1
+runs=5 max=4194304 iface=lo testbed="" stack=ob1 np=2 raw="" bench_args=() extra=()
 while (($#)); do
     case $1 in
         -runs) runs=$2; shift 2 ;;
         -max) max=$2; shift 2 ;;
         -testbed) testbed=1 iface=$("$top/contrib/testbed/testbed" subnet); shift ;;
         -cm) stack=cm; shift ;;
+        -yield) extra+=(--mca mpi_yield_when_idle 1); shift ;;
+        -np) np=$2; shift 2 ;;
+        -bibw) bench_args+=(-bibw); shift ;;
+        -raw) raw=$2; shift 2 ;;
         --) shift; break ;;
-        *) echo "usage: $0 [-runs N] [-max BYTES] [-testbed] [-cm] [-- mpirun args]" >&2; exit 2 ;;
+        *) sed -n '2,/^set -euo pipefail/{/^set/!p}' "$0" >&2; exit 2 ;;
     esac
 done
-extra=("$@")
+extra+=("$@")
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 mpicc -O2 -o "$work/rttcc_bench" "$top/bench/rttcc_bench.c"
@@ -33,8 +44,8 @@ launch=(mpirun --allow-run-as-root --oversubscribe --mca btl_rttcc_if_include "$
 bench() {  # bench BTL OUT
     local how=(--mca pml ob1 --mca btl "$1,self")
     [ "$1" = rttcc ] && [ "$stack" = cm ] && how=(--mca pml cm --mca mtl rttcc --mca btl self)
-    "${launch[@]}" -np 2 "${how[@]}" "${extra[@]}" \
-        "$work/rttcc_bench" -max "$max" -reps 3 2>/dev/null | grep -v '^#' >"$2"
+    "${launch[@]}" -np "$np" "${how[@]}" "${extra[@]}" \
+        "$work/rttcc_bench" -max "$max" -reps 3 "${bench_args[@]}" 2>/dev/null | grep -v '^#' >"$2"
 }
 # libfabric's own ping-pong over its udp provider on the same path: prints usec/xfer.
 fi_pp() {
@@ -74,7 +85,7 @@ median_of() { sort -g | awk '{ a[NR] = $1 } END { print (NR ? a[int((NR + 1) / 2
 udp=$( [ -f "$work/udp" ] && awk '{ print $2 }' "$work/udp" | median_of || echo nan)
 fi=$(median_of <"$work/fi")
 
-echo "# medians of $runs runs each (rttcc_bench -reps 3), 2 ranks, ${testbed:+two testbed hosts over veth, }interface $iface; rttcc via pml $stack"
+echo "# medians of $runs runs each (rttcc_bench -reps 3 ${bench_args[*]}), $np ranks${extra:+ (${extra[*]})}, ${testbed:+two testbed hosts over veth, }interface $iface; rttcc via pml $stack"
 printf '# %-9s %12s %12s %9s %14s %14s %9s\n' bytes rttcc_us tcp_us tcp/rttcc rttcc_MB/s tcp_MB/s rttcc/tcp
 join "$work/rl" "$work/tl" | join - "$work/rb" | join - "$work/tb" | sort -n |
     awk '{ printf "  %-9s %12.2f %12.2f %9.2f %14.1f %14.1f %9.2f\n", $1, $2, $3, $3 / $2, $4, $5, ($5 > 0 ? $4 / $5 : 0) }'
@@ -82,3 +93,7 @@ r8=$(awk '$1 == 8 { print $2 }' "$work/rl")
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b + 0 > 0) printf "%.2f", a / b; else print "n/a" }'; }
 echo "# raw UDP ping-pong (tools/udp_pingpong), 8 B, same path: $udp us; rttcc 8 B / raw = $(ratio "$r8" "$udp")"
 echo "# fi_pingpong -p udp -e dgram, 8 B, same path: $fi us; rttcc 8 B / fi_pingpong = $(ratio "$r8" "$fi")"
+if [ -n "$raw" ]; then
+    join "$work/rl" "$work/tl" | join - "$work/rb" | join - "$work/tb" | sort -n >"$raw"
+    echo "# udp $udp" >>"$raw"
+fi

@@ -1,12 +1,15 @@
 /*
- * rttcc_bench: OSU-style latency and bandwidth between ranks 0 and 1,
- * verifying the data it moves.
+ * rttcc_bench: OSU-style latency and bandwidth between pairs of ranks
+ * (0-1, 2-3, ...), verifying the data it moves.
  *
- *   mpirun -np 2 ./rttcc_bench [-max BYTES] [-reps N]
+ *   mpirun -np 2 ./rttcc_bench [-max BYTES] [-reps N] [-bibw]
  *
  * Prints one line per size: size, one-way latency (us, median of N
- * repetitions of a timed ping-pong loop) and bandwidth (MB/s, median of N
- * repetitions of a 64-message window).
+ * repetitions of a timed ping-pong loop, pair 0-1) and bandwidth (MB/s,
+ * median of N repetitions of a 64-message window; the even rank of each
+ * pair sends).  With more than one pair every pair runs at once and the
+ * bandwidth is their sum, as osu_mbw_mr's; with -bibw both ranks of a
+ * pair send their window at once, as osu_bibw.
  */
 #include <mpi.h>
 #include <stdio.h>
@@ -44,86 +47,100 @@ static void check(const unsigned char *buf, size_t size, unsigned char seed)
 
 static double latency_us(int rank, unsigned char *buf, size_t size)
 {
-    int iters = iterations(size), warm = iters / 10;
+    int iters = iterations(size), warm = iters / 10, peer = rank ^ 1;
     double t0 = 0;
     for (int i = 0; i < iters + warm; ++i) {
         if (i == warm) {
             t0 = MPI_Wtime();
         }
-        if (0 == rank) {
-            MPI_Send(buf, (int) size, MPI_BYTE, 1, 1, MPI_COMM_WORLD);
-            MPI_Recv(buf, (int) size, MPI_BYTE, 1, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        if (0 == rank % 2) {
+            MPI_Send(buf, (int) size, MPI_BYTE, peer, 1, MPI_COMM_WORLD);
+            MPI_Recv(buf, (int) size, MPI_BYTE, peer, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
         } else {
-            MPI_Recv(buf, (int) size, MPI_BYTE, 0, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-            MPI_Send(buf, (int) size, MPI_BYTE, 0, 1, MPI_COMM_WORLD);
+            MPI_Recv(buf, (int) size, MPI_BYTE, peer, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            MPI_Send(buf, (int) size, MPI_BYTE, peer, 1, MPI_COMM_WORLD);
         }
     }
     check(buf, size, (unsigned char) size);
     return (MPI_Wtime() - t0) * 1e6 / (2.0 * iters);
 }
 
-static double bandwidth_mbs(int rank, unsigned char *buf, size_t size)
+/* The bytes this rank sent per second in a window test against its pair
+ * (0 for a rank that only receives). */
+static double bandwidth_mbs(int rank, unsigned char *buf, unsigned char *rbuf, size_t size, int bidirectional)
 {
-    int iters = iterations(size) / 20 + 2;
-    MPI_Request req[WINDOW];
+    int iters = iterations(size) / 20 + 2, peer = rank ^ 1, sends = bidirectional || 0 == rank % 2;
+    int recvs = bidirectional || 1 == rank % 2, n;
+    MPI_Request req[2 * WINDOW];
     double t0 = 0;
     char ack;
     for (int i = 0; i < iters + 1; ++i) {
         if (1 == i) {
             t0 = MPI_Wtime();
         }
+        n = 0;
         for (int w = 0; w < WINDOW; ++w) {
-            if (0 == rank) {
-                MPI_Isend(buf, (int) size, MPI_BYTE, 1, 2, MPI_COMM_WORLD, &req[w]);
-            } else {
-                MPI_Irecv(buf, (int) size, MPI_BYTE, 0, 2, MPI_COMM_WORLD, &req[w]);
+            if (recvs) {
+                MPI_Irecv(rbuf, (int) size, MPI_BYTE, peer, 2, MPI_COMM_WORLD, &req[n++]);
+            }
+            if (sends) {
+                MPI_Isend(buf, (int) size, MPI_BYTE, peer, 2, MPI_COMM_WORLD, &req[n++]);
             }
         }
-        MPI_Waitall(WINDOW, req, MPI_STATUSES_IGNORE);
-        if (0 == rank) {
-            MPI_Recv(&ack, 1, MPI_CHAR, 1, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        MPI_Waitall(n, req, MPI_STATUSES_IGNORE);
+        if (0 == rank % 2) {
+            MPI_Recv(&ack, 1, MPI_CHAR, peer, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
         } else {
-            MPI_Send(&ack, 1, MPI_CHAR, 0, 3, MPI_COMM_WORLD);
+            MPI_Send(&ack, 1, MPI_CHAR, peer, 3, MPI_COMM_WORLD);
         }
     }
-    check(buf, size, (unsigned char) size);
-    return (double) size * WINDOW * iters / (MPI_Wtime() - t0) / 1e6;
+    double seconds = MPI_Wtime() - t0;
+    if (recvs) {
+        check(rbuf, size, (unsigned char) size);
+    }
+    return sends ? (double) size * WINDOW * iters / seconds / 1e6 : 0;
 }
 
 int main(int argc, char **argv)
 {
     size_t max = 4u << 20;
-    int reps = 5, rank, nprocs;
+    int reps = 5, rank, nprocs, bidirectional = 0;
 
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
-    for (int i = 1; i + 1 < argc; i += 2) {
-        if (0 == strcmp(argv[i], "-max")) {
-            max = strtoull(argv[i + 1], NULL, 0);
-        } else if (0 == strcmp(argv[i], "-reps")) {
-            reps = atoi(argv[i + 1]);
+    int bad = 0;
+    for (int i = 1; i < argc; ++i) {
+        if (0 == strcmp(argv[i], "-bibw")) {
+            bidirectional = 1;
+        } else if (i + 1 < argc && 0 == strcmp(argv[i], "-max")) {
+            max = strtoull(argv[++i], NULL, 0);
+        } else if (i + 1 < argc && 0 == strcmp(argv[i], "-reps")) {
+            reps = atoi(argv[++i]);
+        } else {
+            bad = 1;
         }
     }
-    if (nprocs < 2 || reps < 1 || reps > 99) {
+    if (bad || nprocs < 2 || nprocs % 2 || reps < 1 || reps > 99) {
         if (0 == rank) {
-            fprintf(stderr, "usage: mpirun -np 2 rttcc_bench [-max BYTES] [-reps 1..99]\n");
+            fprintf(stderr, "usage: mpirun -np 2|4|... rttcc_bench [-max BYTES] [-reps 1..99] [-bibw]\n");
         }
         MPI_Finalize();
         return 1;
     }
-    unsigned char *buf = malloc(max ? max : 1);
+    unsigned char *buf = malloc(max ? max : 1), *rbuf = malloc(max ? max : 1);
     if (0 == rank) {
         printf("# %-10s %14s %14s\n", "bytes", "latency_us", "bandwidth_MB/s");
     }
     for (size_t size = 0; size <= max; size = size ? size * 2 : 1) {
         double lat[99], bw[99];
-        for (int r = 0; r < reps && rank < 2; ++r) {
+        for (int r = 0; r < reps; ++r) {
             for (size_t i = 0; i < size; ++i) {
                 buf[i] = (unsigned char) (size + i);
             }
             lat[r] = latency_us(rank, buf, size);
-            bw[r] = size ? bandwidth_mbs(rank, buf, size) : 0;
+            double mine = size ? bandwidth_mbs(rank, buf, rbuf, size, bidirectional) : 0;
+            MPI_Reduce(&mine, &bw[r], 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
         }
         if (0 == rank) {
             printf("  %-10zu %14.2f %14.1f\n", size, median(lat, reps), median(bw, reps));
@@ -131,6 +148,7 @@ int main(int argc, char **argv)
         }
     }
     free(buf);
+    free(rbuf);
     MPI_Finalize();
     return 0;
 }
