@@ -57,6 +57,9 @@ plan=(
     "coll_bench:4:-sizes 1K,64K -iters 3 -warmup 1"
     "coll_bench:4 5:-sizes 64K -iters 3 -warmup 1 -through 1"
     "coll_bench:4:-sizes 64K -iters 3 -warmup 1 -across 2"
+    # bench/compare.sh's and perf_table.sh's benchmark: one pair, bibw, two pairs at once (mbw_mr)
+    "rttcc_bench:2:-max 262144 -reps 1"
+    "rttcc_bench:2 4:-max 65536 -reps 1 -bibw"
     # bench/osc_compare.sh's benchmark, over osc_rttcc (test/osc/ has the one-sided tests)
     "osc_bench:2:-scale 0.02 -max 256K:--mca osc rttcc"
     "osc_bench:2:-scale 0.02 -max 64K -win create -tests put,get,acc,fop,cas:--mca osc rttcc"
@@ -65,6 +68,7 @@ plan=(
 # pml/cm over mtl_rttcc (BTL=tcp,self runs leave these out)
 cm_plan=(
     "pingpong:2 4:-max 4194304"
+    "rttcc_bench:2 4:-max 65536 -reps 1 -bibw"
     "storm:2 8"
     "anysource:3 8"
     "ssend:2 4"
@@ -88,9 +92,9 @@ cm_plan=(
 )
 selected=("$@")
 
-# The tests, and the benchmarks behind bench/coll_table.sh and bench/osc_compare.sh (whose data checks
+# The tests, and the benchmarks behind bench/coll_table.sh, osc_compare.sh and perf_table.sh (whose data checks
 # and coll_bench's bound the plan runs too).
-for src in "$here"/*.c "$here/../../bench/coll_bench.c" "$here/../../bench/osc_bench.c"; do
+for src in "$here"/*.c "$here/../../bench/coll_bench.c" "$here/../../bench/osc_bench.c" "$here/../../bench/rttcc_bench.c"; do
     mpicc -O2 -Wall -Wextra -Werror -o "$build/mt_$(basename "$src" .c)" "$src" -lpthread -lm ||
         { echo "FAIL build $src"; echo "0 passed, 1 failed"; exit 1; }
 done
