@@ -25,6 +25,7 @@ bool Port::offer(Packet p, nanos now) {
     if (queued_ + p.bytes > config_.queue_bytes) {
         ++stats_.drops;
         stats_.drop_bytes += p.bytes;
+        fabric_.dropped(now, p);
         return false;
     }
     if (p.ect && config_.ecn_bytes && queued_ >= config_.ecn_bytes) {
@@ -162,13 +163,12 @@ Port *Fabric::next_hop(uint32_t node, const Packet &p) {
 
 bool Fabric::send(Packet p) {
     p.id = next_id_++;
-    if (p.dst >= nodes_.size() || !nodes_[p.dst].host || !nodes_.at(p.src).host) {
-        ++unroutable_;
-        return false;
-    }
-    Port *out = next_hop(p.src, p);
+    Port *out = p.dst < nodes_.size() && nodes_[p.dst].host && p.src < nodes_.size() && nodes_[p.src].host
+                    ? next_hop(p.src, p)
+                    : nullptr;
     if (!out) {
         ++unroutable_;
+        dropped(events_.now(), p);
         return false;
     }
     return out->offer(p, events_.now());
@@ -183,6 +183,7 @@ void Fabric::arrive(uint32_t node, const Packet &p, nanos now) {
     Port *out = nodes_[node].host ? nullptr : next_hop(node, p);
     if (!out) {
         ++unroutable_;
+        dropped(now, p);
         return;
     }
     out->offer(p, now);

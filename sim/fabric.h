@@ -108,6 +108,11 @@ public:
     // After the last connect: every node's equal-cost next hops to every host.
     void build_routes();
     void set_sink(uint32_t host, Sink *sink) { nodes_.at(host).sink = sink; }
+    // Told of every packet a queue drops or no route takes (its owner frees what it carries).
+    void set_drop_sink(Sink *sink) { drop_sink_ = sink; }
+    void dropped(nanos now, const Packet &p) {
+        if (drop_sink_) drop_sink_->deliver(now, p);
+    }
 
     // Injects p at its source host's NIC (stamping its id); false: the NIC's queue dropped it.
     bool send(Packet p);
@@ -142,6 +147,7 @@ private:
     std::vector<uint32_t> hosts_;               // host index -> node id
     std::vector<uint32_t> host_index_;          // node id -> host index (hosts only)
     std::vector<uint32_t> route_ports_;
+    Sink *drop_sink_ = nullptr;
     uint64_t next_id_ = 0, delivered_ = 0, unroutable_ = 0;
 };
 
