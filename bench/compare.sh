@@ -87,13 +87,12 @@ fi=$(median_of <"$work/fi")
 
 echo "# medians of $runs runs each (rttcc_bench -reps 3 ${bench_args[*]}), $np ranks${extra:+ (${extra[*]})}, ${testbed:+two testbed hosts over veth, }interface $iface; rttcc via pml $stack"
 printf '# %-9s %12s %12s %9s %14s %14s %9s\n' bytes rttcc_us tcp_us tcp/rttcc rttcc_MB/s tcp_MB/s rttcc/tcp
-join "$work/rl" "$work/tl" | join - "$work/rb" | join - "$work/tb" | sort -n |
-    awk '{ printf "  %-9s %12.2f %12.2f %9.2f %14.1f %14.1f %9.2f\n", $1, $2, $3, $3 / $2, $4, $5, ($5 > 0 ? $4 / $5 : 0) }'
+join "$work/rl" "$work/tl" | join - "$work/rb" | join - "$work/tb" | sort -n >"$work/all"
+awk '{ printf "  %-9s %12.2f %12.2f %9.2f %14.1f %14.1f %9.2f\n", $1, $2, $3, $3 / $2, $4, $5, ($5 > 0 ? $4 / $5 : 0) }' "$work/all"
 r8=$(awk '$1 == 8 { print $2 }' "$work/rl")
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b + 0 > 0) printf "%.2f", a / b; else print "n/a" }'; }
 echo "# raw UDP ping-pong (tools/udp_pingpong), 8 B, same path: $udp us; rttcc 8 B / raw = $(ratio "$r8" "$udp")"
 echo "# fi_pingpong -p udp -e dgram, 8 B, same path: $fi us; rttcc 8 B / fi_pingpong = $(ratio "$r8" "$fi")"
 if [ -n "$raw" ]; then
-    join "$work/rl" "$work/tl" | join - "$work/rb" | join - "$work/tb" | sort -n >"$raw"
-    echo "# udp $udp" >>"$raw"
+    { cat "$work/all"; echo "# udp $udp"; } >"$raw"
 fi

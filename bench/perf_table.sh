@@ -65,7 +65,7 @@ compare() {
     "$top/bench/compare.sh" -runs "$runs" -raw "$out/$name.dat" "$@" >"$out/$name.txt"
 }
 
-# band_table KIND DAT...: one markdown row per DAT (lat or bw ratios in size bands, sizes off target).
+# band_row KIND LABEL DAT: DAT's markdown row, KIND lat, bw or pairs: its ratios in size bands, the sizes off target.
 band_row() {
     awk -v kind="$1" -v label="$2" '
         /^#/ { if ($2 == "udp") udp = $3; next }
