@@ -7,34 +7,25 @@
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 tool="$here/../../rttcc_sim"
-dir=$(mktemp -d /tmp/rttcc-sim.XXXXXX)
-trap 'rm -rf "$dir"' EXIT
-trap 'exit 130' INT TERM
+source "$here/../mpi/lib.sh"  # scratch_dir, ok, bad, summary
+scratch_dir sim
 
-passed=0
-failed=0
-ok() { echo "ok $1"; passed=$((passed + 1)); }
-bad() {
-    echo "FAIL $1"
-    [ -s "$dir/err" ] && tail -n 5 "$dir/err" | sed 's/^/    /'
-    failed=$((failed + 1))
-}
-run() {  # run ARGS...: stdout in $dir/out, stderr in $dir/err, status in $rc
-    "$tool" "$@" >"$dir/out" 2>"$dir/err"
+run() {  # run ARGS...: stdout in $build/out, stderr in $build/err, status in $rc
+    "$tool" "$@" >"$build/out" 2>"$build/err"
     rc=$?
 }
-col() {  # col NAME: that column of the last CSV line of $dir/out (header from -header)
-    awk -F, -v n="$1" 'NR == 1 { for (i = 1; i <= NF; ++i) if ($i == n) c = i; next } { v = $c } END { print v }' "$dir/out"
+col() {  # col NAME: that column of the last CSV line of $build/out (header from -header)
+    awk -F, -v n="$1" 'NR == 1 { for (i = 1; i <= NF; ++i) if ($i == n) c = i; next } { v = $c } END { print v }' "$build/out"
 }
 
-[ -x "$tool" ] || { echo "FAIL rttcc_sim not built ($tool)"; echo "0 passed, 1 failed"; exit 1; }
+[ -x "$tool" ] || { bad "rttcc_sim not built ($tool)"; summary; exit; }
 
 run incast -header -senders 4 -bytes 65536 -cc aimd
 if [ "$rc" -eq 0 ] && [ "$(col finished)" = 1 ] && [ "$(col corrupt_bytes)" = 0 ] &&
     awk -v g="$(col goodput_of_line)" 'BEGIN { exit !(g > 0 && g <= 1) }'; then
     ok "incast 4 x 64 KiB (aimd): finished, verified, goodput $(col goodput_of_line) of the line"
 else
-    bad "incast 4 x 64 KiB (aimd): rc=$rc $(tail -n 1 "$dir/out")"
+    bad "incast 4 x 64 KiB (aimd): rc=$rc $(tail -n 1 "$build/out")"
 fi
 
 run incast -header -senders 1 -bytes 1048576 -queue 1000
@@ -46,9 +37,9 @@ else
 fi
 
 run incast -header -senders 6 -bytes 131072 -queue 24 -cc swift -seed 5
-first=$(tail -n 1 "$dir/out" | cut -d, -f1-17)
+first=$(tail -n 1 "$build/out" | cut -d, -f1-17)
 run incast -header -senders 6 -bytes 131072 -queue 24 -cc swift -seed 5
-second=$(tail -n 1 "$dir/out" | cut -d, -f1-17)
+second=$(tail -n 1 "$build/out" | cut -d, -f1-17)
 if [ "$rc" -eq 0 ] && [ -n "$first" ] && [ "$first" = "$second" ]; then
     ok "same seed, same run: $first"
 else
@@ -68,12 +59,11 @@ fi
 for args in "incast -cc reno" "incast -senders 0" "incast -gbit" "alltoall" "incast -queue x"; do
     # shellcheck disable=SC2086
     run $args
-    if [ "$rc" -eq 2 ] && grep -q '^usage: rttcc_sim' "$dir/err"; then
+    if [ "$rc" -eq 2 ] && grep -q '^usage: rttcc_sim' "$build/err"; then
         ok "rejects '$args' (exit 2, usage)"
     else
         bad "'$args': rc=$rc, want 2 with usage"
     fi
 done
 
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+summary
