@@ -21,17 +21,14 @@ int FaultyWire::failures(WireFailure *out, int n) {
     return k;
 }
 
-bool FaultyWire::send_one(Channel ch, TxDatagram &d) { return inner_->tx_burst(ch, &d, 1) == 1; }
-
-bool FaultyWire::release_held(Channel ch) {
-    if (held_[ch].empty()) return true;
-    TxDatagram d{held_dest_[ch], {{held_[ch].data(), held_[ch].size()}}, 1, 0};
-    if (!send_one(ch, d)) return false;
-    held_[ch].clear();
-    return true;
-}
-
+// The faults are rolled per datagram; what survives goes to the real wire
+// as one burst, so injection keeps the wire's batching (and GSO) and only
+// the faults differ from a clean run.  A datagram held back for reordering
+// rides behind the next one; if the wire refuses it, it stays held.
 int FaultyWire::tx_burst(Channel ch, TxDatagram *d, int n) {
+    out_.clear();
+    from_.clear();
+    int held_at = -1;  // index in out_ of the held datagram, if it goes in this burst
     for (int i = 0; i < n; ++i) {
         TxDatagram dg = d[i];
         if (drop_if && drop_if(ch, dg)) {
@@ -57,14 +54,27 @@ int FaultyWire::tx_burst(Channel ch, TxDatagram *d, int n) {
             held_dest_[ch] = dg.dest;
             continue;  // goes out after the next one
         }
-        if (!send_one(ch, dg)) return i;
-        if (!release_held(ch)) return i + 1;
+        out_.push_back(dg);
+        from_.push_back(i);
+        if (!held_[ch].empty() && held_at < 0) {
+            held_at = static_cast<int>(out_.size());
+            out_.push_back(TxDatagram{held_dest_[ch], {{held_[ch].data(), held_[ch].size()}}, 1, 0});
+            from_.push_back(i);
+        }
         if (roll(rates_.dup)) {
             ++injected;
-            send_one(ch, dg);
+            out_.push_back(dg);
+            from_.push_back(i);
         }
     }
-    return n;
+    const int k = out_.empty() ? 0 : inner_->tx_burst(ch, out_.data(), static_cast<int>(out_.size()));
+    if (held_at >= 0 && k > held_at) held_[ch].clear();
+    if (k == static_cast<int>(out_.size())) return n;
+    // Refused from out_[k] on: the caller keeps its datagram and the ones after
+    // (a refused duplicate or held copy is no loss of the caller's).
+    const int first_kept = from_[static_cast<size_t>(k)];
+    const bool its_original_went = k > 0 && from_[static_cast<size_t>(k - 1)] == first_kept;
+    return its_original_went ? first_kept + 1 : first_kept;
 }
 
 }  // namespace rttcc

@@ -46,8 +46,6 @@ public:
 
 private:
     bool roll(uint32_t per_million);
-    bool send_one(Channel ch, TxDatagram &d);
-    bool release_held(Channel ch);
 
     std::unique_ptr<Wire> inner_;  // the real wire
     FaultRates rates_;             // how often each fault happens
@@ -55,6 +53,8 @@ private:
     std::vector<uint8_t> held_[kChannels];  // a datagram held back for reordering
     WireHandle held_dest_[kChannels] = {};  // its destination
     std::vector<WireFailure> failed_;       // fail_errno drops not yet reported
+    std::vector<TxDatagram> out_;           // this burst's survivors, to the real wire at once
+    std::vector<int> from_;                 // the caller's index of each
 };
 
 }  // namespace rttcc
