@@ -62,6 +62,7 @@ Engine::Engine(const rttcc_config_t &config, const rttcc_callbacks_t &callbacks,
     }
     batch_[kCmd].sacks.resize(cfg_.tx_batch);
     rx_.resize(cfg_.rx_batch);
+    acks_burst_.reserve(cfg_.rx_batch);  // one per datagram at most: no allocation while receiving
     completions_.reserve(256);
     spare_completions_.reserve(256);
     const nanos now = clock_.now();

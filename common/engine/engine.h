@@ -252,13 +252,15 @@ private:
 
     // engine_ack.cc
     // When an owed ACK goes: after ack_delay unless data carries it first;
-    // by the end of this progress pass (data staged in it may carry it); now.
-    enum class AckWhen { kDelayed, kThisPass, kNow };
-    void owe_ack(Peer &p, const PacketHeader &h, const Arrival &a, AckWhen when);
+    // by the end of this progress pass (data staged in it may carry it); by
+    // the end of this receive burst (one ACK and SACK for all its arrivals).
+    enum class AckWhen { kDelayed, kThisPass, kThisBurst };
+    void owe_ack(Peer &p, const PacketHeader &h, const Arrival &a, AckWhen when, bool duplicate = false);
     void owe_ack_again(Peer &p);
     void put_ack(Peer &p, PacketHeader &h, nanos now);
     PacketHeader &send_ack(Peer &p, nanos now);
     void send_due_acks(nanos now);
+    void send_burst_acks();
     // A flush waits: the peer is asked to ACK, without its delay, everything
     // we sent so far (a bare ACK with kFlagAckNow naming our last segment),
     // and take_ack_request() is its side.
@@ -266,7 +268,7 @@ private:
     void take_ack_request(Peer &p, const PacketHeader &h, nanos now);
     void attach_sack(Peer &p, PacketHeader &h);
     void process_ack(Peer &p, const PacketHeader &h, const uint8_t *payload, const Arrival &a);
-    uint32_t take_sack(Peer &p, seq_t ack, const uint8_t *payload, uint32_t words, nanos now);
+    uint32_t take_sack(Peer &p, const PacketHeader &h, const uint8_t *payload, uint32_t words, nanos now);
     void detect_losses(Peer &p);
 
     // engine_rack.cc
@@ -275,7 +277,7 @@ private:
     void arm_timer(TxSegment &seg, nanos now);
     void probe_due(TxSegment &seg, nanos now);
     void probe_verdict(Peer &p, bool spurious);
-    void rack_delivered(Peer &p, const TxSegment &seg, nanos now);
+    void rack_delivered(Peer &p, const TxSegment &seg, uint32_t echo, nanos now);
     void rack_detect(Peer &p, nanos now);
     void queue_resend(TxSegment &seg, Resend why);
 
@@ -379,6 +381,7 @@ private:
     std::vector<uint32_t> batching_;             // peers posted to since the last pass (RmaBatch::listed)
     List<Peer, &Peer::ack_link> acks_;           // peers owing a delayed ACK, oldest first
     List<Peer, &Peer::ack_soon_link> acks_soon_; // peers owing one by the end of this pass
+    std::vector<Peer *> acks_burst_;             // peers owing one by the end of this receive burst
     TxBatch batch_[kChannels];           // datagrams staged per channel
     std::vector<RxDatagram> rx_;         // datagrams of the current receive burst
     bool wire_full_ = false;             // the wire refused a datagram since the last progress

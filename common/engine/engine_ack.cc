@@ -9,10 +9,14 @@
 namespace rttcc {
 
 // Owes an ACK for an arrival.  The ACK echoes the latest arrival, unless a
-// timed one (the sender has its kernel/NIC transmit stamp) is waiting.
-void Engine::owe_ack(Peer &p, const PacketHeader &h, const Arrival &a, AckWhen when) {
+// timed one (the sender has its kernel/NIC transmit stamp) is waiting, or
+// this one is a duplicate and the ACK already names a fresh one: a copy
+// named would tell the sender its resend (or probe) delivered what the
+// original did.
+void Engine::owe_ack(Peer &p, const PacketHeader &h, const Arrival &a, AckWhen when, bool duplicate) {
     const bool timed = h.flags & kFlagTimed;
-    if (timed || !p.echo_timed) {
+    const bool names_fresh = duplicate && p.ack_owed;
+    if (!names_fresh && (timed || !p.echo_timed)) {
         p.echo_tx_id = h.tx_id;
         p.echo_arrival = a.best();
         p.echo_timed = timed;
@@ -24,10 +28,14 @@ void Engine::owe_ack(Peer &p, const PacketHeader &h, const Arrival &a, AckWhen w
         p.ack_owed_since = a.now;
         acks_.push_back(p);
     }
-    if (when == AckWhen::kNow || p.unacked_arrivals >= cfg_.ack_every)
+    if (p.unacked_arrivals >= cfg_.ack_every) {
         send_ack(p, a.now);
-    else if (when == AckWhen::kThisPass && !p.ack_soon_link.linked())
+    } else if (when == AckWhen::kThisBurst && !p.ack_in_burst) {
+        p.ack_in_burst = true;
+        acks_burst_.push_back(&p);
+    } else if (when == AckWhen::kThisPass && !p.ack_soon_link.linked()) {
         acks_soon_.push_back(p);
+    }
 }
 
 void Engine::ask_for_ack(Peer &p, nanos now) {
@@ -65,6 +73,7 @@ void Engine::put_ack(Peer &p, PacketHeader &h, nanos now) {
     h.ack_delay_ns = static_cast<uint32_t>(std::min<nanos>(now - p.echo_arrival, UINT32_MAX));
     if (!p.ack_owed) return;
     p.ack_owed = false;
+    p.ack_in_burst = false;  // its acks_burst_ entry is skipped
     p.echo_timed = false;
     p.unacked_arrivals = 0;
     if (p.ack_link.linked()) acks_.remove(p);
@@ -97,6 +106,20 @@ void Engine::attach_sack(Peer &p, PacketHeader &h) {
     d.iovcnt = 2;
 }
 
+// The ACKs a receive burst owes at once, one per peer however many of its
+// datagrams asked: under loss every arrival after a hole asks, and one
+// datagram per arrival (a system call each) held the burst's reader, and so
+// the hole's own resend queued behind it, for milliseconds.
+void Engine::send_burst_acks() {
+    if (acks_burst_.empty()) return;
+    std::lock_guard<MaybeMutex> g(state_mu_);
+    const nanos now = clock_.now();
+    for (Peer *p : acks_burst_)
+        if (p->ack_in_burst) send_ack(*p, now);  // put_ack clears it (so does a death)
+    acks_burst_.clear();
+    flush_all();
+}
+
 // Standalone ACKs for peers whose ACK has waited ack_delay without a ride,
 // or that a waiting sender asked for and no data of this pass carried.
 void Engine::send_due_acks(nanos now) {
@@ -115,11 +138,11 @@ void Engine::process_ack(Peer &p, const PacketHeader &h, const uint8_t *payload,
     uint32_t freed = 0;  // data segments that left the network: their credits come back
     const uint32_t acked = p.tx.ack(h.ack, [&](TxSegment *seg) {
         freed += !seg->cmd_channel && !seg->sacked;
-        if (!seg->sacked) rack_delivered(p, *seg, now);
+        if (!seg->sacked) rack_delivered(p, *seg, h.echo_tx_id, now);
         release_segment(*seg, RTTCC_OK);
     });
     const uint32_t sack_words = h.type == static_cast<uint8_t>(PacketType::ACK) ? h.payload_len / 8u : 0;
-    if (sack_words) freed += take_sack(p, h.ack, payload, sack_words, now);
+    if (sack_words) freed += take_sack(p, h, payload, sack_words, now);
     if (acked || freed || rtt) on_acked(p, freed, rtt, now);
     if (acked) {
         p.last_advance = now;
@@ -143,7 +166,8 @@ void Engine::process_ack(Peer &p, const PacketHeader &h, const uint8_t *payload,
 // segments it newly marked.  Bits naming segments not in flight (ACKed
 // since, or bogus) are ignored.  A new mark shows that the channel's
 // datagrams reach the peer (engine_loss.cc: dead peers).
-uint32_t Engine::take_sack(Peer &p, seq_t ack, const uint8_t *payload, uint32_t words, nanos now) {
+uint32_t Engine::take_sack(Peer &p, const PacketHeader &h, const uint8_t *payload, uint32_t words, nanos now) {
+    const seq_t ack = h.ack;
     uint32_t freed = 0;
     for (uint32_t w = 0; w < words; ++w) {
         uint64_t bits;
@@ -155,7 +179,7 @@ uint32_t Engine::take_sack(Peer &p, seq_t ack, const uint8_t *payload, uint32_t 
             seg->sacked = true;
             p.last_sacked[seg->cmd_channel ? kCmd : kData] = now;
             unschedule(*seg);
-            rack_delivered(p, *seg, now);
+            rack_delivered(p, *seg, h.echo_tx_id, now);
             seq_t &high = p.sacked_high[seg->cmd_channel ? kCmd : kData];
             if (seq_gt(s, high)) high = s;
             if (!seg->cmd_channel) {

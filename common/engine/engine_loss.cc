@@ -198,6 +198,7 @@ void Engine::declare_dead(Peer &p, std::string why) {
     if (p.ack_link.linked()) acks_.remove(p);
     if (p.ack_soon_link.linked()) acks_soon_.remove(p);
     p.ack_owed = false;
+    p.ack_in_burst = false;
     p.reassembly.clear(reassembly_buffers_);
     p.puts.clear();
     forget_requests(p);

@@ -90,10 +90,13 @@ static bool sent_before(const Peer &p, int ch, nanos when, seq_t seq) {
 }
 
 // A segment's arrival is news for its channel (process_ack, take_sack).
-// A retransmission ACKed within the least RTT of its resend may be the
-// original's news: no evidence (RFC 8985, 6.2).
-void Engine::rack_delivered(Peer &p, const TxSegment &seg, nanos now) {
-    if (seg.retries && now - seg.last_tx < p.rtt.min()) return;
+// A retransmitted one is news only if the ACK's echo names the resend
+// itself: else the original may be what arrived (it was only late), and
+// taking the resend's time as news would condemn every segment sent
+// before it, all on their way behind it (RFC 8985, 6.2, with the echo for
+// its timestamps).
+void Engine::rack_delivered(Peer &p, const TxSegment &seg, uint32_t echo, nanos now) {
+    if (seg.retries && echo != seg.tx_id) return;
     const int ch = seg.cmd_channel ? kCmd : kData;
     if (sent_before(p, ch, seg.last_tx, seg.seq)) return;
     p.rack_xmit[ch] = seg.last_tx;

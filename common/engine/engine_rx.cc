@@ -22,6 +22,7 @@ int Engine::receive(Channel ch, int *got) {
     const nanos now = clock_.now();
     int delivered = 0;
     for (int i = 0; i < n; ++i) delivered += handle_datagram(ch, rx_[i], now);
+    send_burst_acks();
     return delivered;
 }
 
@@ -210,7 +211,7 @@ bool Engine::accept_segment(Peer &p, const PacketHeader &h, const Arrival &a) {
             return false;
         case RecvWindow::Arrival::kDuplicate:
             count(p, &rttcc_stats_t::dup_segs);
-            owe_ack(p, h, a, AckWhen::kNow);  // our earlier ACK was probably lost
+            owe_ack(p, h, a, AckWhen::kThisBurst, /*duplicate=*/true);  // our earlier ACK was probably lost
             return false;
         case RecvWindow::Arrival::kNew:
             break;
@@ -219,7 +220,7 @@ bool Engine::accept_segment(Peer &p, const PacketHeader &h, const Arrival &a) {
     if (!in_order) count(p, &rttcc_stats_t::segs_ooo);
     count(p, &rttcc_stats_t::bytes_rx, h.payload_len);
     // A gap opening or closing is news for the sender's fast retransmit: ACK
-    // at once (with the SACK while the gap lasts).  So is a segment the
+    // by the end of this burst (with the SACK while the gap lasts).  So is a segment the
     // sender is waiting on (kFlagAckNow), unless we have data queued for it
     // or it is part of an RMA request (served in this pass once whole: its
     // reply, if it has one, is queued for it): then data sent in this
@@ -229,7 +230,7 @@ bool Engine::accept_segment(Peer &p, const PacketHeader &h, const Arrival &a) {
     if (asked) p.ack_asked = false;
     const bool waits = (h.flags & kFlagAckNow) || asked;
     const bool request = h.tag == RTTCC_TAG_RMA;  // no client sends or puts on it
-    const AckWhen when = gap_before || p.rx.has_gap() || asked || (waits && !p.has_pending() && !request) ? AckWhen::kNow
+    const AckWhen when = gap_before || p.rx.has_gap() || asked || (waits && !p.has_pending() && !request) ? AckWhen::kThisBurst
                          : waits ? AckWhen::kThisPass
                                  : AckWhen::kDelayed;
     owe_ack(p, h, a, when);

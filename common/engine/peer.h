@@ -145,6 +145,7 @@ struct Peer {
     Link ack_link;                   // in the engine's delayed-ACK queue
     Link ack_soon_link;              // in the engine's ACKs owed by the end of this progress pass
     bool ack_owed = false;           // an ACK must go out
+    bool ack_in_burst = false;       // by the end of the receive burst (in the engine's acks_burst_)
     bool ack_asked = false;          // it flushes: ACK at once once everything through ack_asked_seq is in
     bool echo_timed = false;         // echo_tx_id is a timed transmission: keep it until ACKed
     seq_t ack_asked_seq = 0;         // the last segment it had sent when it asked

@@ -110,7 +110,10 @@ static void test_congestion_window_gates_data_segments(void **) {
     assert_true(r.cwnd == p.cc->cwnd());
 }
 
-static void test_losses_cut_the_window_and_show_in_the_row(void **) {
+// Random loss shows in the row (losses, retransmissions).  A run of losses
+// in one round trip (here 30 segments of one flight) cuts the window; lone
+// ones on a path with no queue do not (cc_aimd.h).
+static void test_losses_show_in_the_row_and_a_run_cuts_the_window(void **) {
     MemNetwork net(4000);
     auto nodes = make_nodes(net, 2, FaultRates{50000, 0, 0, 0}, [](rttcc_config_t &c) {
         c.cc = RTTCC_CC_AIMD;
@@ -120,7 +123,27 @@ static void test_losses_cut_the_window_and_show_in_the_row(void **) {
     const rttcc_rtt_row_t r = row_of(*nodes[0], 1);
     assert_true(r.losses > 0);
     assert_true(r.retransmits > 0);
-    assert_true(r.cwnd < 128);
+
+    auto clean = make_nodes(net, 2, {}, [](rttcc_config_t &c) {
+        c.cc = RTTCC_CC_AIMD;
+        c.max_cwnd = 128;
+    });
+    exchange(clean, kSizes, 20);
+    const double before = clean[0]->engine->peer(1)->cc->cwnd();
+    const seq_t first = clean[0]->engine->peer(1)->tx.next();
+    clean[0]->faults->drop_if = [&](Channel ch, const TxDatagram &d) {
+        const auto *h = static_cast<const PacketHeader *>(d.iov[0].iov_base);
+        const uint32_t nth = h->seq - first;
+        return ch == kData && (h->tx_id & 0xffffu) == 1 && nth >= 10 && nth < 40;  // first transmissions only
+    };
+    const std::vector<uint8_t> big = make_message(9, 600000);
+    iovec iov{const_cast<uint8_t *>(big.data()), big.size()};
+    int cookie;
+    const size_t done = clean[0]->completed.size();
+    assert_int_equal(clean[0]->engine->send(1, 3, &iov, 1, &cookie), RTTCC_OK);
+    assert_true(run_until(clean, [&] { return clean[0]->completed.size() == done + 1; }));
+    assert_true(clean[0]->engine->stats().retx_fast + clean[0]->engine->stats().retx_rack >= 30);
+    assert_true(clean[0]->engine->peer(1)->cc->cwnd() < before);
 }
 
 // A wire whose command-channel arrivals (ACKs) wait `hold` of the engines'
@@ -306,7 +329,7 @@ int main() {
         cmocka_unit_test(test_stamped_sends_are_spaced_by_the_interval),
         cmocka_unit_test(test_user_clock_ignores_wire_stamps_when_asked),
         cmocka_unit_test(test_congestion_window_gates_data_segments),
-        cmocka_unit_test(test_losses_cut_the_window_and_show_in_the_row),
+        cmocka_unit_test(test_losses_show_in_the_row_and_a_run_cuts_the_window),
         cmocka_unit_test(test_queueing_on_the_way_back_is_not_congestion),
         cmocka_unit_test(test_a_clock_step_does_not_zero_the_forward_delay),
         cmocka_unit_test(test_dump_writes_csv_and_json),
