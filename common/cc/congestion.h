@@ -96,6 +96,8 @@ public:
     bool open(nanos now) const { return !last_ || now >= *last_ + rtt_; }
     // Records a decrease at `now`.
     void close(nanos now) { last_ = now; }
+    // The latest round trip; 0 before any sample.
+    nanos round_trip() const { return rtt_; }
 
 private:
     nanos rtt_ = 0;              // latest round trip; 0 before any sample (nothing is held back)

@@ -222,6 +222,35 @@ static void test_aimd_fast_retransmit_halves_once_per_rtt(void **) {
     assert_near(cc.cwnd(), 16, 0);
 }
 
+// A lone loss on a path with no queue (every sample at its base RTT) is
+// noise: the window stays.  Losses beyond max(1, cwnd / 8) in one round
+// trip are a queue overflowing: halved.  So is a lone loss while SRTT sits
+// more than the floor (100 us) above the base.
+static void test_aimd_lone_loss_without_queueing_keeps_the_window(void **) {
+    AimdCc cc(params(CcKind::kAimd, 64, 128));
+    Driver d{cc};
+    for (int i = 0; i < 30; ++i) d.ack(usec(20), 1, usec(1));
+    const double w = cc.cwnd();
+    cc.on_fast_retransmit(d.now + usec(1));
+    assert_near(cc.cwnd(), w, 0);
+    for (int i = 0; i < 3; ++i) cc.on_fast_retransmit(d.now + usec(2 + i));  // 4 in the round trip: < 94 / 8
+    assert_near(cc.cwnd(), w, 0);
+    for (int i = 0; i < 8; ++i) cc.on_fast_retransmit(d.now + usec(5 + i));  // 12 > w / 8
+    assert_near(cc.cwnd(), w / 2, 0);
+    for (int i = 0; i < 5; ++i) cc.on_fast_retransmit(d.now + usec(100 + i));  // a new round trip: 5 < 47 / 8
+    assert_near(cc.cwnd(), w / 2, 0);
+    cc.on_fast_retransmit(d.now + usec(106));
+    assert_near(cc.cwnd(), w / 4, 0);
+
+    AimdCc queued(params(CcKind::kAimd, 64, 128));
+    Driver q{queued};
+    for (int i = 0; i < 30; ++i) q.ack(usec(20), 1, usec(1));
+    for (int i = 0; i < 30; ++i) q.ack(usec(150), 0, usec(1));  // SRTT ~140 us: 120 above the base, no data released
+    const double before = queued.cwnd();
+    queued.on_fast_retransmit(q.now + msec(1));  // a round trip after the standing queue's own cut
+    assert_near(queued.cwnd(), before / 2, 0);
+}
+
 // A queue that grows by a segment per round trip, under the jitter of a
 // real path (segments of a window meet the queue at different depths),
 // makes no spike; the standing-queue rule must still hold the window near
@@ -585,6 +614,7 @@ int main() {
         cmocka_unit_test(test_aimd_acks_without_samples_keep_the_bound),
         cmocka_unit_test(test_aimd_detects_spike_through_the_estimator),
         cmocka_unit_test(test_aimd_fast_retransmit_halves_once_per_rtt),
+        cmocka_unit_test(test_aimd_lone_loss_without_queueing_keeps_the_window),
         cmocka_unit_test(test_aimd_holds_a_standing_queue_short),
         cmocka_unit_test(test_aimd_timeout_resets_to_one),
         cmocka_unit_test(test_timely_grows_below_tlow),
