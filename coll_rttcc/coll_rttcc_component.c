@@ -31,19 +31,6 @@ mca_coll_rttcc_component_t mca_coll_rttcc_component = {
     },
     .priority = 40,
     .output = -1,
-    .xp = {
-        .policy = RTTCC_SCHED_ADAPTIVE,
-        .threshold_us = 100,
-        .variance_factor = 2.0,
-        .max_concurrent = 8,
-        .reorder_window = 10,
-        .backoff_ms = 0.1,
-        .segment_size = 262144,
-        .segments_ahead = 2,
-        .max_grants = RTTCC_GRANTS_AUTO,
-        .eager_limit = 65536,
-        .eager_total = 16 << 20,
-    },
     .min_bytes = 65536, /* smaller blocks: coll/tuned, whose algorithms suit them on large communicators */
 };
 
@@ -59,6 +46,7 @@ static int rttcc_register(void)
 {
     mca_coll_rttcc_component_t *c = &mca_coll_rttcc_component;
     mca_base_var_enum_t *policy_enum = rttcc_mca_policy_enum("coll_rttcc_policy");
+    rttcc_exchange_params_defaults(&c->xp); /* the registered defaults */
     var("priority", "Priority of coll_rttcc on communicators whose every peer the process engine (btl_rttcc's or mtl_rttcc's) reaches",
         MCA_BASE_VAR_TYPE_INT, NULL, OPAL_INFO_LVL_6, &c->priority);
     var("verbose", "Verbosity: 10 = one line per call, 30 = each call's schedule, peer by peer",

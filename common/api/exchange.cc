@@ -36,6 +36,21 @@ int rttcc_exchange_hub_create(rttcc_engine_t *engine, uint8_t tag, rttcc_exchang
 
 void rttcc_exchange_hub_destroy(rttcc_exchange_hub_t *hub) { delete hub; }
 
+void rttcc_exchange_params_defaults(rttcc_exchange_params_t *p) {
+    *p = rttcc_exchange_params_t{};
+    p->policy = RTTCC_SCHED_ADAPTIVE;
+    p->threshold_us = 100;
+    p->variance_factor = 2.0;
+    p->max_concurrent = 8;
+    p->reorder_window = 10;
+    p->backoff_ms = 0.1;
+    p->segment_size = 262144;
+    p->segments_ahead = 2;
+    p->max_grants = RTTCC_GRANTS_AUTO;
+    p->eager_limit = 65536;
+    p->eager_total = 16 << 20;
+}
+
 int rttcc_exchange_create(rttcc_exchange_hub_t *hub, const rttcc_exchange_params_t *params, rttcc_exchange_t **out) {
     *out = nullptr;
     if (!hub || !params) return RTTCC_ERR_ARG;

@@ -56,6 +56,11 @@ typedef struct rttcc_exchange_params {
                                  every process bounds what one buffers for a call it has not begun */
 } rttcc_exchange_params_t;
 
+/* coll_rttcc's defaults: adaptive policy, 100 us threshold, 8 peers at once,
+ * 256 KiB segments two ahead, automatic grants, 64 KiB eager blocks up to
+ * 16 MiB per call. */
+void rttcc_exchange_params_defaults(rttcc_exchange_params_t *params);
+
 /* One peer of a call, by rank in the communicator.  Self's entry is ignored. */
 typedef struct rttcc_xpeer {
     uint32_t engine_peer;  /* the engine's index for the peer */
