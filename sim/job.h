@@ -53,6 +53,8 @@ public:
     Rank &rank(size_t i) { return *ranks_[i]; }
     size_t size() const { return ranks_.size(); }
     uint64_t corrupt_bytes() const { return corrupt_; }
+    // Keeps `thing` until the job ends (buffers an engine may still read).
+    void keep(std::shared_ptr<void> thing) { kept_.push_back(std::move(thing)); }
     uint64_t dead_peers() const { return dead_; }
 
     static uint8_t pattern(uint32_t sender, size_t i) { return static_cast<uint8_t>(sender * 37 + i * 7 + (i >> 9)); }
@@ -70,6 +72,7 @@ private:
     std::vector<std::unique_ptr<Rank>> ranks_;
     std::vector<std::unique_ptr<std::vector<uint8_t>>> buffers_;  // zero-copy sends' bytes, kept to the end
     uint64_t corrupt_ = 0, dead_ = 0;
+    std::vector<std::shared_ptr<void>> kept_;  // after the ranks: destroyed first
 };
 
 }  // namespace rttcc::sim

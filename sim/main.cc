@@ -3,6 +3,10 @@
 //   rttcc_sim incast [-senders N] [-bytes B] [-cc none|aimd|timely|swift]
 //                    [-gbit G] [-queue PACKETS] [-delay NS] [-seed S]
 //                    [-limit MS] [-header]
+//   rttcc_sim alltoall [-ranks N] [-block B] [-algo rttcc|pairwise|linear|bruck]
+//                    [-policy linear|greedy|threshold|balanced|adaptive]
+//                    [-topo star|fat_tree] [-per_leaf K] [-spines S] [-hot F]
+//                    [-cc ...] [-gbit G] [-delay NS] [-seed S] [-limit MS] [-header]
 //
 // incast: N senders on one switch each send B bytes to one receiver at
 // once; every host link at G Gbit/s with D ns of delay, the receiver's
@@ -10,6 +14,15 @@
 // line (-header: the column names first): completion, goodput against the
 // line, drops, the queue's peak, Jain's fairness index over the senders'
 // rates, retransmissions and the simulator's own events per second.
+//
+// alltoall: one alltoall of B-byte blocks on N ranks (sim/alltoall.h), on
+// one switch or a two-level fat tree (K hosts per leaf, S spines, every
+// link at G Gbit/s); -hot F runs one link at 1/F of the rate: rank 0's own
+// link (star) or leaf 0's first uplink (fat_tree).  Prints one CSV line:
+// completion, the line bound (the slowest host link carrying its N - 1
+// blocks), their ratio, the ranks' median end, drops, retransmissions and
+// events per second.
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -17,7 +30,9 @@
 #include <cstring>
 #include <exception>
 #include <string>
+#include <vector>
 
+#include "alltoall.h"
 #include "job.h"
 
 using namespace rttcc::sim;
@@ -25,7 +40,13 @@ using namespace rttcc::sim;
 namespace {
 
 struct Options {
+    std::string scenario;
     size_t senders = 10, bytes = 1 << 20;
+    size_t ranks = 16, block = 65536, per_leaf = 16, spines = 0;  // 0 spines: as many as per_leaf (1:1)
+    AlltoallAlgo algo = AlltoallAlgo::kRttcc;
+    int policy = RTTCC_SCHED_ADAPTIVE;
+    std::string topo = "star";
+    double hot = 1;
     int cc = RTTCC_CC_AIMD;
     double gbit = 10;
     uint32_t queue = 100;
@@ -38,7 +59,10 @@ struct Options {
 [[noreturn]] void usage(const char *why) {
     std::fprintf(stderr,
                  "rttcc_sim: %s\nusage: rttcc_sim incast [-senders N] [-bytes B] [-cc none|aimd|timely|swift] "
-                 "[-gbit G] [-queue PACKETS] [-delay NS] [-seed S] [-limit MS] [-header]\n",
+                 "[-gbit G] [-queue PACKETS] [-delay NS] [-seed S] [-limit MS] [-header]\n"
+                 "       rttcc_sim alltoall [-ranks N] [-block B] [-algo rttcc|pairwise|linear|bruck] "
+                 "[-policy linear|greedy|threshold|balanced|adaptive] [-topo star|fat_tree] [-per_leaf K] "
+                 "[-spines S] [-hot F] [-cc ...] [-gbit G] [-delay NS] [-seed S] [-limit MS] [-header]\n",
                  why);
     std::exit(2);
 }
@@ -59,7 +83,9 @@ double number(const char *flag, const char *s, double lo, double hi) {
 
 Options parse(int argc, char **argv) {
     Options o;
-    if (argc < 2 || std::strcmp(argv[1], "incast")) usage("the one scenario is incast");
+    if (argc < 2 || (std::strcmp(argv[1], "incast") && std::strcmp(argv[1], "alltoall")))
+        usage("the scenarios are incast and alltoall");
+    o.scenario = argv[1];
     for (int i = 2; i < argc; ++i) {
         const char *f = argv[i];
         if (0 == std::strcmp(f, "-header")) {
@@ -76,6 +102,19 @@ Options parse(int argc, char **argv) {
         else if (0 == std::strcmp(f, "-delay")) o.delay = static_cast<rttcc::nanos>(number(f, v, 0, 1e9));
         else if (0 == std::strcmp(f, "-seed")) o.seed = static_cast<uint64_t>(number(f, v, 0, 1e18));
         else if (0 == std::strcmp(f, "-limit")) o.limit_ms = number(f, v, 0.001, 1e7);
+        else if (0 == std::strcmp(f, "-ranks")) o.ranks = static_cast<size_t>(number(f, v, 2, 65536));
+        else if (0 == std::strcmp(f, "-block")) o.block = static_cast<size_t>(number(f, v, 1, 64 << 20));
+        else if (0 == std::strcmp(f, "-algo")) {
+            if (!alltoall_algo_named(v, &o.algo)) usage("-algo: rttcc, pairwise, linear or bruck");
+        } else if (0 == std::strcmp(f, "-policy")) {
+            o.policy = rttcc_sched_policy_value(v);
+            if (o.policy < 0) usage("-policy: linear, greedy, threshold, balanced or adaptive");
+        } else if (0 == std::strcmp(f, "-topo")) {
+            o.topo = v;
+            if (o.topo != "star" && o.topo != "fat_tree") usage("-topo: star or fat_tree");
+        } else if (0 == std::strcmp(f, "-per_leaf")) o.per_leaf = static_cast<size_t>(number(f, v, 1, 4096));
+        else if (0 == std::strcmp(f, "-spines")) o.spines = static_cast<size_t>(number(f, v, 1, 4096));
+        else if (0 == std::strcmp(f, "-hot")) o.hot = number(f, v, 1, 1e6);
         else usage((std::string("unknown option ") + f).c_str());
     }
     return o;
@@ -144,11 +183,75 @@ int incast(const Options &o) {
     return 0;
 }
 
+int alltoall(const Options &o) {
+    JobConfig jc = default_job_config();
+    jc.engine.cc = o.cc;
+    jc.seed = o.seed;
+    LinkConfig link;
+    link.bits_per_s = static_cast<uint64_t>(o.gbit * 1e9);
+    link.delay = o.delay;
+    link.queue_bytes = 1 << 20;
+    const uint64_t hot_rate = static_cast<uint64_t>(link.bits_per_s / o.hot);
+    const auto wall0 = std::chrono::steady_clock::now();
+    Job job(o.ranks, [&](Fabric &f, size_t hosts) {
+        if (o.topo == "star") {
+            Topology t = one_switch(f, hosts, link);
+            if (o.hot > 1) shape(f, t.hosts[0], hot_rate, link.queue_bytes);
+            return t;
+        }
+        const size_t leaves = (hosts + o.per_leaf - 1) / o.per_leaf;
+        Topology t = fat_tree(f, leaves, o.per_leaf, o.spines ? o.spines : o.per_leaf, link, link);
+        if (o.hot > 1) {
+            const uint32_t leaf0 = t.switches[0], spine0 = t.switches[leaves];
+            for (Port *p : {f.port(leaf0, spine0), f.port(spine0, leaf0)}) {
+                LinkConfig c = p->config();
+                c.bits_per_s = hot_rate;
+                p->reconfigure(c);
+            }
+        }
+        return t;
+    }, jc);
+    rttcc_exchange_params_t xp;
+    rttcc_exchange_params_defaults(&xp);
+    xp.policy = o.policy;
+    const AlltoallResult r = run_alltoall(job, o.algo, o.block, xp, static_cast<rttcc::nanos>(o.limit_ms * 1e6));
+    const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
+    const double slowest = o.topo == "star" && o.hot > 1 ? hot_rate : link.bits_per_s;
+    const double bound_us = (o.ranks - 1) * o.block * 8.0 / slowest * 1e6;
+    std::vector<rttcc::nanos> ends = r.rank_end;
+    std::sort(ends.begin(), ends.end());
+    uint64_t drops = 0, retx = 0;
+    for (const auto &n : job.fabric().ports()) drops += n->stats().drops;
+    for (size_t i = 0; i < o.ranks; ++i) retx += job.rank(i).host->engine().stats().retx;
+    static const char *cc_names[] = {"none", "aimd", "timely", "swift"};
+    if (o.header)
+        std::printf("scenario,ranks,block,algo,policy,topo,hot,cc,gbit,seed,finished,completion_us,line_bound_us,"
+                    "of_bound,median_end_us,drops,retransmits,corrupt_bytes,errors,events,events_per_s\n");
+    std::printf("alltoall,%zu,%zu,%s,%s,%s,%g,%s,%g,%llu,%d,%.1f,%.1f,%.3f,%.1f,%llu,%llu,%llu,%llu,%llu,%.0f\n",
+                o.ranks, o.block, alltoall_algo_name(o.algo),
+                o.algo == AlltoallAlgo::kRttcc ? rttcc_sched_policy_name(o.policy) : "-", o.topo.c_str(), o.hot,
+                cc_names[o.cc], o.gbit, (unsigned long long) o.seed, r.finished ? 1 : 0, r.completion / 1e3, bound_us,
+                r.completion / 1e3 / bound_us, ends[ends.size() / 2] / 1e3, (unsigned long long) drops,
+                (unsigned long long) retx, (unsigned long long) r.corrupt_bytes, (unsigned long long) r.errors,
+                (unsigned long long) job.events().executed(), job.events().executed() / std::max(wall, 1e-9));
+    if (r.corrupt_bytes || r.errors) {
+        std::fprintf(stderr, "rttcc_sim: %llu bytes arrived corrupt or missing, %llu ranks failed\n",
+                     (unsigned long long) r.corrupt_bytes, (unsigned long long) r.errors);
+        return 1;
+    }
+    if (!r.finished) {
+        std::fprintf(stderr, "rttcc_sim: not finished within %g ms of virtual time\n", o.limit_ms);
+        return 1;
+    }
+    return 0;
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
     try {
-        return incast(parse(argc, argv));
+        const Options o = parse(argc, argv);
+        return o.scenario == "alltoall" ? alltoall(o) : incast(o);
     } catch (const std::exception &e) {
         std::fprintf(stderr, "rttcc_sim: %s\n", e.what());
         return 1;

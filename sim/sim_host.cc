@@ -8,7 +8,7 @@ SimHost::SimHost(SimNetwork &net, uint32_t host, const rttcc_config_t &config, c
     auto wire = std::make_unique<SimWire>(net, host, this, kArrival);
     wire_ = wire.get();
     net.fabric().set_sink(host, wire_);
-    engine_ = std::make_unique<Engine>(config, callbacks, std::move(wire), nullptr, clock);
+    engine_ = std::make_shared<Engine>(config, callbacks, std::move(wire), nullptr, clock);
 }
 
 std::vector<uint8_t> SimHost::address() const {
@@ -29,6 +29,7 @@ void SimHost::fire(nanos now, uint64_t what) {
     if (what == kTick) tick_pending_ = false;
     engine_->progress();
     ++progress_calls_;
+    if (after_progress) after_progress();
     if (wire_->ready()) net_.fabric().events().at(now, this, kArrival);  // a burst it did not finish
     if (what == kTick && ticking_) start();
 }

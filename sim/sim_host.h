@@ -4,6 +4,7 @@
 // delayed ACKs, retransmissions, probes).  Its CPU costs no virtual time.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -30,12 +31,16 @@ public:
     SimHost &operator=(const SimHost &) = delete;
 
     Engine &engine() { return *engine_; }
+    const std::shared_ptr<Engine> &shared_engine() const { return engine_; }  // for an ExchangeHub
     SimWire &wire() { return *wire_; }
     uint32_t host() const { return host_; }
     std::vector<uint8_t> address() const;  // what the modex would carry
     void start();                          // ticks on
     void stop() { ticking_ = false; }      // ticks off (arrivals still progress it)
     uint64_t progress_calls() const { return progress_calls_; }
+    // Runs after each progress pass, as the application's loop would (a
+    // collective's own progress); empty: nothing.
+    std::function<void()> after_progress;
 
     void fire(nanos now, uint64_t what) override;
 
@@ -44,7 +49,7 @@ private:
     SimNetwork &net_;
     uint32_t host_;
     SimWire *wire_;  // owned by engine_
-    std::unique_ptr<Engine> engine_;
+    std::shared_ptr<Engine> engine_;
     nanos tick_;
     bool ticking_ = false, tick_pending_ = false;
     uint64_t progress_calls_ = 0;

@@ -2,7 +2,9 @@
 # rttcc_sim, the tool: an incast of real engines in virtual time finishes
 # with every byte verified, never beats its line, is the same run for the
 # same seed, shows congestion control cutting the drops of an uncontrolled
-# incast, and rejects bad options with exit status 2.  (The fabric's exact
+# incast; an alltoall by each algorithm ends verified and no sooner than its
+# line bound, on one switch and on a fat tree with a hot uplink; bad options
+# are rejected with exit status 2.  (The fabric's exact
 # answers and the packet-level engines are unit tests: test/unit/sim/.)
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -56,7 +58,26 @@ else
     bad "congestion control did not cut the drops: none $none_drops, aimd $aimd_drops"
 fi
 
-for args in "incast -cc reno" "incast -senders 0" "incast -gbit" "alltoall" "incast -queue x"; do
+for algo in rttcc pairwise linear bruck; do
+    run alltoall -header -ranks 8 -block 65536 -algo "$algo"
+    b=$(col of_bound)
+    if [ "$rc" -eq 0 ] && [ "$(col finished)" = 1 ] && [ "$(col corrupt_bytes)" = 0 ] &&
+        awk -v b="$b" 'BEGIN { exit !(b >= 1 && b < 4) }'; then
+        ok "alltoall 8 x 64 KiB ($algo): verified, $(col completion_us) us, $b of the line bound"
+    else
+        bad "alltoall 8 x 64 KiB ($algo): rc=$rc $(tail -n 1 "$build/out")"
+    fi
+done
+
+run alltoall -header -ranks 16 -block 65536 -topo fat_tree -per_leaf 4 -spines 2 -hot 4 -policy threshold
+if [ "$rc" -eq 0 ] && [ "$(col finished)" = 1 ] && [ "$(col corrupt_bytes)" = 0 ]; then
+    ok "alltoall on a fat tree with a hot uplink (threshold): verified, $(col completion_us) us"
+else
+    bad "alltoall on a fat tree with a hot uplink: rc=$rc $(tail -n 1 "$build/out")"
+fi
+
+for args in "incast -cc reno" "incast -senders 0" "incast -gbit" "alltoall -algo tuned" "alltoall -topo ring" \
+    "ring" "incast -queue x"; do
     # shellcheck disable=SC2086
     run $args
     if [ "$rc" -eq 2 ] && grep -q '^usage: rttcc_sim' "$build/err"; then
