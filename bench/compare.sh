@@ -37,6 +37,9 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 mpicc -O2 -o "$work/rttcc_bench" "$top/bench/rttcc_bench.c"
 gcc -O2 -o "$work/udp_pingpong" "$top/tools/udp_pingpong.c"
+libdir=$(mpicc --showme:libdirs | awk '{ print $1 }')
+gcc -O2 -I"$top/include" -o "$work/engine_pingpong" "$top/tools/engine_pingpong.c" \
+    -L"$libdir" -lmca_common_rttcc -Wl,-rpath,"$libdir"
 
 launch=(mpirun --allow-run-as-root --oversubscribe --mca btl_rttcc_if_include "$iface"
         --mca mtl_rttcc_if_include "$iface" --mca btl_tcp_if_include "$iface")
@@ -66,8 +69,10 @@ for ((r = 0; r < runs; ++r)); do
     if [ -n "$testbed" ]; then  # between the same two namespace hosts
         p=${RTTCC_TB_PREFIX:-rttcc} net=${iface%.0/24}
         ip netns exec "$p-h1" "$work/udp_pingpong" 8 20000 3 "$net.1" "$p-h2" "$net.2" >>"$work/udp"
+        ip netns exec "$p-h1" "$work/engine_pingpong" 8 20000 3 "$net.1" "$p-h2" "$net.2" >>"$work/engine"
     else
         "$work/udp_pingpong" 8 20000 3 >>"$work/udp"
+        "$work/engine_pingpong" 8 20000 3 >>"$work/engine"
     fi
     fi_pp >>"$work/fi"
 done
@@ -83,6 +88,7 @@ medians rttcc 2 >"$work/rl"; medians tcp 2 >"$work/tl"
 medians rttcc 3 >"$work/rb"; medians tcp 3 >"$work/tb"
 median_of() { sort -g | awk '{ a[NR] = $1 } END { print (NR ? a[int((NR + 1) / 2)] : "nan") }'; }
 udp=$( [ -f "$work/udp" ] && awk '{ print $2 }' "$work/udp" | median_of || echo nan)
+engine=$( [ -f "$work/engine" ] && awk '{ print $2 }' "$work/engine" | median_of || echo nan)
 fi=$(median_of <"$work/fi")
 
 echo "# medians of $runs runs each (rttcc_bench -reps 3 ${bench_args[*]}), $np ranks${extra:+ (${extra[*]})}, ${testbed:+two testbed hosts over veth, }interface $iface; rttcc via pml $stack"
@@ -92,7 +98,8 @@ awk '{ printf "  %-9s %12.2f %12.2f %9.2f %14.1f %14.1f %9.2f\n", $1, $2, $3, $3
 r8=$(awk '$1 == 8 { print $2 }' "$work/rl")
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b + 0 > 0) printf "%.2f", a / b; else print "n/a" }'; }
 echo "# raw UDP ping-pong (tools/udp_pingpong), 8 B, same path: $udp us; rttcc 8 B / raw = $(ratio "$r8" "$udp")"
+echo "# the engine alone (tools/engine_pingpong, no MPI), 8 B, same path: $engine us; engine / raw = $(ratio "$engine" "$udp"), rttcc / engine = $(ratio "$r8" "$engine")"
 echo "# fi_pingpong -p udp -e dgram, 8 B, same path: $fi us; rttcc 8 B / fi_pingpong = $(ratio "$r8" "$fi")"
 if [ -n "$raw" ]; then
-    { cat "$work/all"; echo "# udp $udp"; } >"$raw"
+    { cat "$work/all"; echo "# udp $udp"; echo "# engine $engine"; } >"$raw"
 fi

@@ -18,7 +18,7 @@
 /* A nonblocking UDP socket bound to addr (port chosen by the kernel, written
  * back into *bound), its buffers forced to `buffers` bytes if not 0 (as
  * root); exits with `who`'s message if it cannot be made. */
-static int udp_tool_socket(const char *who, const char *addr, struct sockaddr_in *bound, int buffers)
+static inline int udp_tool_socket(const char *who, const char *addr, struct sockaddr_in *bound, int buffers)
 {
     socklen_t len = sizeof *bound;
     int fd = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK, 0);
@@ -39,7 +39,7 @@ static int udp_tool_socket(const char *who, const char *addr, struct sockaddr_in
 
 /* Moves this process into network namespace `name` (/var/run/netns/NAME,
  * as `ip netns add` makes them); _exit(1) with `who`'s message if it cannot. */
-static void udp_tool_join_netns(const char *who, const char *name)
+static inline void udp_tool_join_netns(const char *who, const char *name)
 {
     char path[256];
     snprintf(path, sizeof path, "/var/run/netns/%s", name);
