@@ -304,7 +304,9 @@ int UdpWire::rx_burst(Channel ch, RxDatagram *d, int n) {
         r.backlog.clear();
         r.backlog_next = 0;
         const int slots = static_cast<int>(r.msgs.size());
-        for (int i = 0; i < slots; ++i) {
+        // recvmmsg rewrites the name and control lengths of what it filled
+        // only: an empty poll (the busy loop's usual one) restores nothing.
+        for (int i = 0, n_dirty = r.filled < 0 ? slots : r.filled; i < n_dirty; ++i) {
             r.msgs[i].msg_hdr.msg_namelen = sizeof(sockaddr_in);
             r.msgs[i].msg_hdr.msg_control = r.control_space ? &r.control[i * r.control_space] : nullptr;
             r.msgs[i].msg_hdr.msg_controllen = r.control_space;
@@ -313,6 +315,7 @@ int UdpWire::rx_burst(Channel ch, RxDatagram *d, int n) {
         do {
             got = recvmmsg(fd_[ch], r.msgs.data(), static_cast<unsigned>(std::min(n, slots)), MSG_DONTWAIT, nullptr);
         } while (got < 0 && errno == EINTR);
+        r.filled = std::max(got, 0);
         if (got < 0 && errno == ECONNREFUSED) errq_news_ = true;  // an ICMP error, not a datagram
         if (stamp_rx_ && got > 0) refresh_offsets();
         for (int i = 0; i < got; ++i) {

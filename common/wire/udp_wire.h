@@ -78,6 +78,7 @@ private:
         std::vector<uint8_t> control;   // cmsg space per slot (GRO segment size, stamp)
         size_t control_space = 0;       // cmsg bytes per slot (0 = none)
         size_t slot = 0;                // bytes per slot
+        int filled = -1;                // slots the last recvmmsg wrote into (-1: all, as at the start)
         // Datagrams of the last recvmmsg not yet handed out (a GRO buffer can
         // hold more datagrams than the caller asked for).
         std::vector<RxDatagram> backlog;
