@@ -23,15 +23,10 @@
 //                at most once per RTT; the ACK does not grow the window.
 //   otherwise:   slow start (cwnd += acked) up to ssthresh, then congestion
 //                avoidance (cwnd += acked / cwnd, about one segment per RTT).
-//   fast retransmit: as congestion when the loss has company: queueing of
-//                at least the floor (SRTT above base), or more than
-//                max(1, cwnd / 8) losses within one round trip (a short
-//                queue overflowing drops runs of segments).  A lone loss on
-//                an unqueued path is noise (a bit error, a NIC or switch
-//                drop): halving for it capped a 0.1%-lossy path at the
-//                ~1.2 / sqrt(p) = 38 segments of Reno's law, a third of a
-//                fast path's pipe.  Timeout: ssthresh = max(cwnd / 2, 2),
-//                cwnd = 1.
+//   fast retransmit: as congestion when SRTT sits more than the floor
+//                above base, or the loss is one of a run (LossRun); a lone
+//                loss on an unqueued path is noise.  Timeout:
+//                ssthresh = max(cwnd / 2, 2), cwnd = 1.
 #pragma once
 #include <algorithm>
 
@@ -63,12 +58,8 @@ public:
     }
 
     void on_fast_retransmit(nanos now) override {
-        if (now >= round_start_ + gate_.round_trip()) {
-            round_start_ = now;
-            round_losses_ = 0;
-        }
-        ++round_losses_;
-        if (loss_has_company()) halve(now);
+        const bool queued = base_ == 0 || prev_srtt_ == 0 || prev_srtt_ > base_ + floor_;
+        if (run_.add(now, gate_.round_trip(), cwnd_) || queued) halve(now);
     }
 
     void on_timeout(nanos now) override {
@@ -101,15 +92,6 @@ private:
         return e.rtt != 0 && base_ != 0 && e.srtt > base_ + std::max({base_, kQueueRttvars * e.rttvar, floor_});
     }
 
-    // Most losses of one round trip that can still be chance.
-    static constexpr uint32_t kLoneLosses = 1;
-
-    // Queueing above the floor (or no base to tell), or a run of losses.
-    bool loss_has_company() const {
-        const bool queued = base_ == 0 || prev_srtt_ == 0 || prev_srtt_ > base_ + floor_;
-        return queued || round_losses_ > std::max<double>(kLoneLosses, cwnd_ / 8);
-    }
-
     // Multiplicative decrease, once per round trip.
     void halve(nanos now) {
         if (!gate_.open(now)) return;
@@ -137,8 +119,7 @@ private:
     nanos prev_rttvar_ = 0;   // RTTVAR after the previous sample
     nanos base_ = 0;          // smallest sample of an ACK that released data; 0 before any
     DecreaseGate gate_;       // one decrease per round trip
-    nanos round_start_ = 0;   // when the round trip of round_losses_ began
-    uint32_t round_losses_ = 0;  // fast retransmits in it
+    LossRun run_;             // this round trip's fast retransmits
 };
 
 }  // namespace rttcc

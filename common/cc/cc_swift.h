@@ -11,8 +11,9 @@
 //   delay >= target     cwnd *= max(1 - beta * (delay - target) / delay, 1 - max_mdf),
 //                       at most once per RTT
 //
-// Fast retransmit: cwnd *= 1 - max_mdf (once per RTT).  Timeout: the same,
-// unconditionally.  The window never goes below one segment: the engine does
+// Fast retransmit: cwnd *= 1 - max_mdf (once per RTT) when the latest delay
+// is at the target or the loss is one of a run (LossRun); a lone loss below
+// the target is noise.  Timeout: the same, unconditionally.  The window never goes below one segment: the engine does
 // not pace, so the paper's fractional windows (one segment every few RTTs)
 // cannot be enforced and its cwnd < 1 increase rule does not apply.  ACKs
 // without an RTT sample change nothing.
@@ -37,6 +38,7 @@ public:
     void on_ack(const AckEvent &e) override {
         gate_.observe(e);
         if (e.rtt == 0) return;
+        last_delay_ = e.rtt;
         const nanos t = target();
         if (e.rtt < t) {
             cwnd_ = clamp_cwnd(cwnd_ + p_.swift_ai * e.acked / cwnd_);
@@ -46,7 +48,10 @@ public:
         }
     }
 
-    void on_fast_retransmit(nanos now) override { cut(now, 1 - p_.swift_max_mdf); }
+    void on_fast_retransmit(nanos now) override {
+        const bool queued = last_delay_ == 0 || last_delay_ >= target();
+        if (run_.add(now, gate_.round_trip(), cwnd_) || queued) cut(now, 1 - p_.swift_max_mdf);
+    }
 
     void on_timeout(nanos now) override {
         cwnd_ = clamp_cwnd(cwnd_ * (1 - p_.swift_max_mdf));
@@ -78,6 +83,8 @@ private:
     const double fs_beta_;   // flow-scaling offset, ns; makes scaling 0 at fs_max_cwnd
     double cwnd_;            // congestion window, segments; in [1, max_cwnd]
     DecreaseGate gate_;      // one decrease per round trip
+    LossRun run_;            // this round trip's fast retransmits
+    nanos last_delay_ = 0;   // the latest delay sample; 0 before any
 };
 
 }  // namespace rttcc

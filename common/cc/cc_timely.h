@@ -11,7 +11,9 @@
 //
 // An increase is spread over the ACKs: each adds step * acked / cwnd, so a
 // window's worth of ACKs adds one step per RTT.  Decreases happen at most
-// once per RTT.  Fast retransmit: cwnd *= 1 - beta / 2 (once per RTT).
+// once per RTT.  Fast retransmit: cwnd *= 1 - beta / 2 (once per RTT) when
+// the latest RTT is at tlow or above or the loss is one of a run (LossRun);
+// a lone loss below tlow is noise.
 // Timeout: cwnd /= 2.  ACKs without an RTT sample change nothing.
 #pragma once
 #include <algorithm>
@@ -43,7 +45,10 @@ public:
         }
     }
 
-    void on_fast_retransmit(nanos now) override { cut(now, 1 - p_.timely_beta / 2); }
+    void on_fast_retransmit(nanos now) override {
+        const bool queued = prev_rtt_ == 0 || prev_rtt_ >= p_.timely_tlow;
+        if (run_.add(now, gate_.round_trip(), cwnd_) || queued) cut(now, 1 - p_.timely_beta / 2);
+    }
 
     void on_timeout(nanos now) override {
         calm_ = 0;
@@ -89,6 +94,7 @@ private:
     double rtt_diff_ = 0;   // EWMA of successive sample differences, ns
     uint32_t calm_ = 0;     // in-band samples with gradient <= 0 in a row; <= hai_count
     DecreaseGate gate_;     // one decrease per round trip
+    LossRun run_;           // this round trip's fast retransmits
 };
 
 }  // namespace rttcc

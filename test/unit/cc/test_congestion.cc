@@ -372,6 +372,8 @@ static void test_timely_hyperactive_increase(void **) {
     assert_near(step(usec(51)), 1, 1e-9);        // in band, still falling on average: 1x
 }
 
+// At or above tlow a loss cuts by beta / 2, once per round trip; below
+// it a lone loss is noise and a run cuts; a timeout halves.
 static void test_timely_loss_reactions(void **) {
     TimelyCc cc(params(CcKind::kTimely, 64, 128));
     cc.on_ack(ack(0, usec(100), usec(100), 0));
@@ -383,6 +385,13 @@ static void test_timely_loss_reactions(void **) {
     assert_near(cc.cwnd(), 19.2, 1e-9);
     for (int i = 0; i < 6; ++i) cc.on_timeout(usec(100 + i));
     assert_near(cc.cwnd(), 1, 0);
+
+    TimelyCc calm(params(CcKind::kTimely, 64, 128));
+    calm.on_ack(ack(0, usec(20), usec(20), 0));  // 20 us: below tlow (50)
+    calm.on_fast_retransmit(usec(10));
+    assert_near(calm.cwnd(), 64, 0);
+    for (int i = 0; i < 8; ++i) calm.on_fast_retransmit(usec(11 + i));  // 9 > 64 / 8
+    assert_near(calm.cwnd(), 38.4, 1e-9);
 }
 
 // ---------------------------------------------------------------- Swift
@@ -497,25 +506,34 @@ static void test_swift_settles_at_target_on_a_bottleneck(void **) {
     check_swift_settles({usec(10), 500, 60, 1000});      // large BDP, fine-grained queue
 }
 
+// Below the target a lone loss is noise; a run of them (more than
+// cwnd / 8 in a round trip) cuts by max_mdf, once per round trip; at or
+// above the target every loss cuts; every timeout cuts.
 static void test_swift_loss_reactions(void **) {
     SwiftCc cc(params(CcKind::kSwift, 64, 128));
-    cc.on_ack(ack(0, usec(10), usec(100), 0));
-    cc.on_fast_retransmit(usec(10));  // 1 - max_mdf
+    cc.on_ack(ack(0, usec(10), usec(100), 0));  // delay 10 us, below the target
+    cc.on_fast_retransmit(usec(10));
+    assert_near(cc.cwnd(), 64, 0);
+    for (int i = 0; i < 8; ++i) cc.on_fast_retransmit(usec(11 + i));  // the 9th of the round trip: > 64 / 8
     assert_near(cc.cwnd(), 32, 1e-12);
     cc.on_fast_retransmit(usec(109));  // same round trip
     assert_near(cc.cwnd(), 32, 1e-12);
-    cc.on_fast_retransmit(usec(110));
-    assert_near(cc.cwnd(), 16, 1e-12);
-    for (double expect : {8.0, 4.0, 2.0, 1.0, 1.0}) {  // every timeout cuts, down to 1
+    for (double expect : {16.0, 8.0, 4.0, 2.0, 1.0, 1.0}) {  // every timeout cuts, down to 1
         cc.on_timeout(usec(111));
         assert_near(cc.cwnd(), expect, 1e-12);
     }
     assert_int_equal(cc.window(), 1);
     cc.on_ack(ack(usec(112), usec(10), usec(100), 7));  // 1 + 7
-    cc.on_fast_retransmit(usec(210));  // a timeout counts as this round trip's decrease
+    cc.on_fast_retransmit(usec(212));  // lone
     assert_near(cc.cwnd(), 8, 1e-12);
-    cc.on_fast_retransmit(usec(211));
+    cc.on_fast_retransmit(usec(213));  // 2 > 8 / 8: a run
     assert_near(cc.cwnd(), 4, 1e-12);
+
+    SwiftCc queued(params(CcKind::kSwift, 64, 128));
+    queued.on_ack(ack(0, usec(400), usec(400), 0));  // far above the target: cut by the ACK itself
+    const double w = queued.cwnd();
+    queued.on_fast_retransmit(msec(1));  // a round trip later: a lone loss with a queue cuts
+    assert_near(queued.cwnd(), w / 2, 1e-12);
 }
 
 // ---------------------------------------------------------------- common
