@@ -272,9 +272,10 @@ int Engine::progress() {
 // agent's (quiet unless the engine is thread-safe: then it may call back).
 int Engine::pass(const RxTurn &, bool by_agent) {
     quiet_ = by_agent && !cfg_.thread_safe;
-    if (stamp_source_ != TsSource::kNone) {  // transmit stamps first: ACKs below may need them
+    if (by_agent || stamp_source_ != TsSource::kNone) {
         std::lock_guard<MaybeMutex> g(state_mu_);
-        reap_tx_stamps();
+        if (by_agent) ++stats_.agent_passes;  // before its work: who sees the work sees the pass
+        if (stamp_source_ != TsSource::kNone) reap_tx_stamps();  // ACKs below may need them
     }
     // Read what is queued (bounded) before looking at timers: after this
     // process was descheduled, the ACKs that cancel them may be deep in the
@@ -293,11 +294,7 @@ int Engine::pass(const RxTurn &, bool by_agent) {
     {
         std::lock_guard<MaybeMutex> g(state_mu_);
         const nanos now = clock_.now();  // after receiving: deliveries may have taken a while
-        if (by_agent) {
-            ++stats_.agent_passes;
-        } else {
-            app_progress_.store(now, std::memory_order_relaxed);
-        }
+        if (!by_agent) app_progress_.store(now, std::memory_order_relaxed);
         if (!quiet_ && !turned_away_.empty()) send_resumes(now);
         if (domain_ && now >= next_clock_refresh_) {  // domain - monotonic drifts slowly
             domain_->refresh();
