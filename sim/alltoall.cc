@@ -167,7 +167,7 @@ public:
         if (step_ >= ranks_) finish(true);
     }
     uint64_t corrupt() const override {
-        uint64_t bad = corrupt_by_origin(land_);
+        uint64_t bad = corrupt_by_origin(land_) + stray_bytes_;
         for (uint32_t from = 0; from < ranks_; ++from)
             if (from != rank_ && !got_[from]) bad += block_;
         return bad;
@@ -177,7 +177,7 @@ private:
     uint32_t peer_at(uint32_t step) const { return (rank_ + step) % ranks_; }
     void received(uint32_t from, const uint8_t *data, size_t len) override {
         if (from >= ranks_ || got_[from] || len != block_) {
-            ++extra_;
+            stray_bytes_ += len;
             return;
         }
         std::memcpy(&land_[from * block_], data, len);
@@ -189,7 +189,7 @@ private:
     std::vector<uint8_t> send_, land_;
     std::vector<bool> got_;
     uint32_t arrivals_ = 0, step_ = 1;
-    uint64_t extra_ = 0;  // messages not expected (counted as corrupt through got_)
+    uint64_t stray_bytes_ = 0;  // bytes of messages not expected (a second one, or the wrong size)
 };
 
 // Bruck's: blocks travel by powers of two, several to a message.  A
@@ -245,27 +245,19 @@ private:
     void send_round() {
         if (round_ >= rounds_) return;
         const uint32_t bit = 1u << round_;
-        std::vector<uint32_t> head{round_, 0};
-        std::vector<Held> keep;
-        std::vector<const Held *> go;
-        for (Held &h : held_) {
-            if (((h.to + ranks_ - rank_) % ranks_) & bit) {
-                head.push_back(h.from);
-                head.push_back(h.to);
-                go.push_back(&h);
-            }
+        const auto go = std::stable_partition(held_.begin(), held_.end(), [&](const Held &h) {
+            return !(((h.to + ranks_ - rank_) % ranks_) & bit);  // stays
+        });
+        std::vector<uint32_t> head{round_, static_cast<uint32_t>(held_.end() - go)};
+        for (auto h = go; h != held_.end(); ++h) {
+            head.push_back(h->from);
+            head.push_back(h->to);
         }
-        head[1] = static_cast<uint32_t>(go.size());
-        auto msg = std::make_unique<std::vector<uint8_t>>(head.size() * 4 + go.size() * block_);
+        auto msg = std::make_unique<std::vector<uint8_t>>(head.size() * 4 + head[1] * block_);
         std::memcpy(msg->data(), head.data(), head.size() * 4);
         size_t at = head.size() * 4;
-        for (const Held *h : go) {
-            std::memcpy(msg->data() + at, h->bytes.data(), block_);
-            at += block_;
-        }
-        for (Held &h : held_)
-            if (!(((h.to + ranks_ - rank_) % ranks_) & bit)) keep.push_back(std::move(h));
-        held_ = std::move(keep);
+        for (auto h = go; h != held_.end(); ++h, at += block_) std::memcpy(msg->data() + at, h->bytes.data(), block_);
+        held_.erase(go, held_.end());
         outbox_.push_back(std::move(msg));
         send((rank_ + bit) % ranks_, outbox_.back()->data(), outbox_.back()->size());
     }
