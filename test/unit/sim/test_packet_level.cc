@@ -25,17 +25,22 @@ bool all_sent(Job &job, uint32_t first, uint32_t last) {
     return true;
 }
 
+// Sends 1 MiB from rank 0 to rank 1 and runs until it is delivered and
+// ACKed, verified; returns when it was delivered.
+nanos send_one_mib(Job &job, nanos limit) {
+    assert_true(job.send(0, 1, 1 << 20));
+    assert_true(job.run_until([&] { return all_sent(job, 0, 0) && job.rank(1).received[0] == (1u << 20); }, limit));
+    assert_int_equal(job.corrupt_bytes(), 0);
+    return job.rank(1).last_delivery;
+}
+
 }  // namespace
 
 // 1 MiB at 10 Gbit/s: on the wire at least 1 MiB * 8 / 10 Gbit/s (839 us),
 // frames' overhead and the engine's header on top; well within twice that.
 static void test_one_message_at_line_rate(void **) {
     Job job(2, star, default_job_config());
-    assert_true(job.send(0, 1, 1 << 20));
-    assert_true(job.run_until([&] { return all_sent(job, 0, 0) && job.rank(1).received[0] == (1u << 20); },
-                              rttcc::msec(100)));
-    assert_int_equal(job.corrupt_bytes(), 0);
-    const double us = job.rank(1).last_delivery / 1e3;
+    const double us = send_one_mib(job, rttcc::msec(100)) / 1e3;
     assert_true(us >= 839.0);
     assert_true(us < 2 * 839.0);
     print_message("1 MiB at 10 Gbit/s: %.1f us\n", us);
@@ -50,11 +55,7 @@ static void test_shaped_receiver_paces_the_transfer(void **) {
         shape(f, t.hosts[1], 1'000'000'000ull, 64 * 1566);
         return t;
     }, default_job_config());
-    assert_true(job.send(0, 1, 1 << 20));
-    assert_true(job.run_until([&] { return all_sent(job, 0, 0) && job.rank(1).received[0] == (1u << 20); },
-                              rttcc::msec(500)));
-    assert_int_equal(job.corrupt_bytes(), 0);
-    const double ms = job.rank(1).last_delivery / 1e6;
+    const double ms = send_one_mib(job, rttcc::msec(500)) / 1e6;
     assert_true(ms >= 8.39);
     assert_true(ms < 1.5 * 8.39);
     print_message("1 MiB into 1 Gbit/s: %.2f ms, %lu drops\n", ms,
