@@ -311,9 +311,15 @@ int UdpWire::rx_burst(Channel ch, RxDatagram *d, int n) {
             r.msgs[i].msg_hdr.msg_control = r.control_space ? &r.control[i * r.control_space] : nullptr;
             r.msgs[i].msg_hdr.msg_controllen = r.control_space;
         }
+        // recvmmsg reads until the socket is empty, so a batch that finds one
+        // datagram pays a second, empty read.  After an empty poll of the
+        // command channel (a lone small message is the likely news) ask for
+        // one datagram.  The data channel always takes whole batches: there
+        // one slot per read slowed 1-4 MiB streams across hosts by 3-4%.
+        const int want = ch == kCmd && r.filled == 0 ? 1 : std::min(n, slots);
         int got;
         do {
-            got = recvmmsg(fd_[ch], r.msgs.data(), static_cast<unsigned>(std::min(n, slots)), MSG_DONTWAIT, nullptr);
+            got = recvmmsg(fd_[ch], r.msgs.data(), static_cast<unsigned>(want), MSG_DONTWAIT, nullptr);
         } while (got < 0 && errno == EINTR);
         r.filled = std::max(got, 0);
         if (got < 0 && errno == ECONNREFUSED) errq_news_ = true;  // an ICMP error, not a datagram
