@@ -69,9 +69,11 @@ for ((r = 0; r < runs; ++r)); do
     if [ -n "$testbed" ]; then  # between the same two namespace hosts
         p=${RTTCC_TB_PREFIX:-rttcc} net=${iface%.0/24}
         ip netns exec "$p-h1" "$work/udp_pingpong" 8 20000 3 "$net.1" "$p-h2" "$net.2" >>"$work/udp"
+        ip netns exec "$p-h1" "$work/udp_pingpong" -wire 8 20000 3 "$net.1" "$p-h2" "$net.2" >>"$work/wire"
         ip netns exec "$p-h1" "$work/engine_pingpong" 8 20000 3 "$net.1" "$p-h2" "$net.2" >>"$work/engine"
     else
         "$work/udp_pingpong" 8 20000 3 >>"$work/udp"
+        "$work/udp_pingpong" -wire 8 20000 3 >>"$work/wire"
         "$work/engine_pingpong" 8 20000 3 >>"$work/engine"
     fi
     fi_pp >>"$work/fi"
@@ -88,6 +90,7 @@ medians rttcc 2 >"$work/rl"; medians tcp 2 >"$work/tl"
 medians rttcc 3 >"$work/rb"; medians tcp 3 >"$work/tb"
 median_of() { sort -g | awk '{ a[NR] = $1 } END { print (NR ? a[int((NR + 1) / 2)] : "nan") }'; }
 udp=$( [ -f "$work/udp" ] && awk '{ print $2 }' "$work/udp" | median_of || echo nan)
+wire=$( [ -f "$work/wire" ] && awk '{ print $2 }' "$work/wire" | median_of || echo nan)
 engine=$( [ -f "$work/engine" ] && awk '{ print $2 }' "$work/engine" | median_of || echo nan)
 fi=$(median_of <"$work/fi")
 
@@ -98,8 +101,9 @@ awk '{ printf "  %-9s %12.2f %12.2f %9.2f %14.1f %14.1f %9.2f\n", $1, $2, $3, $3
 r8=$(awk '$1 == 8 { print $2 }' "$work/rl")
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b + 0 > 0) printf "%.2f", a / b; else print "n/a" }'; }
 echo "# raw UDP ping-pong (tools/udp_pingpong), 8 B, same path: $udp us; rttcc 8 B / raw = $(ratio "$r8" "$udp")"
-echo "# the engine alone (tools/engine_pingpong, no MPI), 8 B, same path: $engine us; engine / raw = $(ratio "$engine" "$udp"), rttcc / engine = $(ratio "$r8" "$engine")"
+echo "# the kernel as rttcc's wire uses it (udp_pingpong -wire: two sockets, receive stamps, recvmmsg), 8 B, same path: $wire us; wire / raw = $(ratio "$wire" "$udp")"
+echo "# the engine alone (tools/engine_pingpong, no MPI), 8 B, same path: $engine us; engine / raw = $(ratio "$engine" "$udp"), engine / wire = $(ratio "$engine" "$wire"), rttcc / engine = $(ratio "$r8" "$engine")"
 echo "# fi_pingpong -p udp -e dgram, 8 B, same path: $fi us; rttcc 8 B / fi_pingpong = $(ratio "$r8" "$fi")"
 if [ -n "$raw" ]; then
-    { cat "$work/all"; echo "# udp $udp"; echo "# engine $engine"; } >"$raw"
+    { cat "$work/all"; echo "# udp $udp"; echo "# wire $wire"; echo "# engine $engine"; } >"$raw"
 fi

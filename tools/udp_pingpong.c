@@ -4,31 +4,122 @@
  * nonblocking sockets, as rttcc polls.  Prints the median one-way latency
  * in microseconds over `reps` runs of `iters` round trips.
  *
- *   udp_pingpong [bytes=8] [iters=20000] [reps=5] [address=127.0.0.1]
+ *   udp_pingpong [-wire] [bytes=8] [iters=20000] [reps=5] [address=127.0.0.1]
  *                [echo_netns echo_address]
  *
  * With echo_netns, the echo side runs in that network namespace (a testbed
  * host, /var/run/netns/NAME) bound to echo_address, and this side (run in
  * another host's namespace, at `address`) measures the path between them.
+ *
+ * -wire: the kernel as rttcc's UDP wire uses it, and nothing of the engine:
+ * a command and a data socket per side, both with software receive stamps
+ * (SO_TIMESTAMPING, where the RTT samples come from) and GRO on the data
+ * socket; recvmmsg with a control buffer, polling the command socket every
+ * time and the idle data socket every fourth time, one slot after an empty
+ * poll; sendmmsg.  Its latency is the floor of any transport built on those
+ * kernel features; the gap to the plain run is what the features cost.
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <linux/net_tstamp.h>
+#include <netinet/udp.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "udp_tool.h"
 
-static void recv_one(int fd, char *buf, size_t size)
+#ifndef UDP_GRO
+#define UDP_GRO 104
+#endif
+
+static int as_wire; /* -wire */
+
+/* -wire: the options rttcc's wire sets on its sockets. */
+static void as_the_wire(int fd, int data)
 {
-    while (recv(fd, buf, size, 0) < 0) {
+    const int stamps = SOF_TIMESTAMPING_RX_SOFTWARE | SOF_TIMESTAMPING_SOFTWARE;
+    const int one = 1;
+    if (setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPING, &stamps, sizeof stamps) != 0 ||
+        (data && setsockopt(fd, IPPROTO_UDP, UDP_GRO, &one, sizeof one) != 0)) {
+        perror("udp_pingpong: socket options of -wire");
+        exit(1);
+    }
+}
+
+/* One endpoint: the socket the ping-pong uses and, with -wire, the idle data
+ * socket beside it. */
+struct side {
+    int fd, data;
+    unsigned polls;
+};
+
+static int recv_plain(int fd, char *buf, size_t size)
+{
+    return (int) recv(fd, buf, size, 0);
+}
+
+static int recv_as_wire(int fd, char *buf, size_t size)
+{
+    char control[256];
+    struct sockaddr_in from;
+    struct iovec iov = {buf, size};
+    struct mmsghdr m;
+    memset(&m, 0, sizeof m);
+    m.msg_hdr.msg_name = &from;
+    m.msg_hdr.msg_namelen = sizeof from;
+    m.msg_hdr.msg_iov = &iov;
+    m.msg_hdr.msg_iovlen = 1;
+    m.msg_hdr.msg_control = control;
+    m.msg_hdr.msg_controllen = sizeof control;
+    return recvmmsg(fd, &m, 1, MSG_DONTWAIT, NULL);
+}
+
+static void recv_one(struct side *s, char *buf, size_t size)
+{
+    for (;;) {
+        if (as_wire && s->polls++ % 4 == 0) {
+            (void) recv_as_wire(s->data, buf, size);
+        }
+        if ((as_wire ? recv_as_wire : recv_plain)(s->fd, buf, size) >= 0) {
+            return;
+        }
         if (errno != EAGAIN && errno != EINTR) {
             perror("udp_pingpong: recv");
             exit(1);
         }
     }
+}
+
+static void send_one(struct side *s, char *buf, size_t size, struct sockaddr_in *to)
+{
+    if (!as_wire) {
+        sendto(s->fd, buf, size, 0, (struct sockaddr *) to, sizeof *to);
+        return;
+    }
+    struct iovec iov = {buf, size};
+    struct mmsghdr m;
+    memset(&m, 0, sizeof m);
+    m.msg_hdr.msg_name = to;
+    m.msg_hdr.msg_namelen = sizeof *to;
+    m.msg_hdr.msg_iov = &iov;
+    m.msg_hdr.msg_iovlen = 1;
+    sendmmsg(s->fd, &m, 1, 0);
+}
+
+static struct side open_side(const char *addr, struct sockaddr_in *bound)
+{
+    struct side s = {udp_tool_socket("udp_pingpong", addr, bound, 0), -1, 0};
+    if (as_wire) {
+        struct sockaddr_in data;
+        s.data = udp_tool_socket("udp_pingpong", addr, &data, 0);
+        as_the_wire(s.fd, 0);
+        as_the_wire(s.data, 1);
+    }
+    return s;
 }
 
 static int cmp(const void *a, const void *b)
@@ -39,31 +130,36 @@ static int cmp(const void *a, const void *b)
 
 int main(int argc, char **argv)
 {
+    if (argc > 1 && 0 == strcmp(argv[1], "-wire")) {
+        as_wire = 1;
+        --argc, ++argv;
+    }
     size_t size = argc > 1 ? strtoul(argv[1], NULL, 0) : 8;
     long iters = argc > 2 ? atol(argv[2]) : 20000;
     int reps = argc > 3 ? atoi(argv[3]) : 5;
     const char *addr = argc > 4 ? argv[4] : "127.0.0.1";
     const char *echo_ns = argc > 6 ? argv[5] : NULL, *echo_addr = argc > 6 ? argv[6] : addr;
     struct sockaddr_in a, b;
-    int fa = udp_tool_socket("udp_pingpong", addr, &a, 0), fb = -1, port[2];
+    struct side sa = open_side(addr, &a);
+    int port[2];
     char *buf = calloc(size + 1, 1);
     double lat[64];
 
     if (reps < 1 || reps > 64 || iters < 1 || argc == 6 || pipe(port) != 0) {
-        fprintf(stderr, "usage: udp_pingpong [bytes] [iters] [reps 1..64] [address] [echo_netns echo_address]\n");
+        fprintf(stderr, "usage: udp_pingpong [-wire] [bytes] [iters] [reps 1..64] [address] [echo_netns echo_address]\n");
         return 2;
     }
     if (0 == fork()) { /* the echo side: tells its address through the pipe */
         if (echo_ns) {
             udp_tool_join_netns("udp_pingpong", echo_ns);
         }
-        fb = udp_tool_socket("udp_pingpong", echo_addr, &b, 0);
+        struct side sb = open_side(echo_addr, &b);
         if (write(port[1], &b, sizeof b) != (ssize_t) sizeof b) {
             _exit(1);
         }
         for (long i = 0; i < (iters + iters / 10) * reps; ++i) {
-            recv_one(fb, buf, size + 1);
-            sendto(fb, buf, size, 0, (struct sockaddr *) &a, sizeof a);
+            recv_one(&sb, buf, size + 1);
+            send_one(&sb, buf, size, &a);
         }
         _exit(0);
     }
@@ -78,8 +174,8 @@ int main(int argc, char **argv)
             if (i == iters / 10) {
                 clock_gettime(CLOCK_MONOTONIC, &t0);
             }
-            sendto(fa, buf, size, 0, (struct sockaddr *) &b, sizeof b);
-            recv_one(fa, buf, size + 1);
+            send_one(&sa, buf, size, &b);
+            recv_one(&sa, buf, size + 1);
         }
         clock_gettime(CLOCK_MONOTONIC, &t1);
         lat[r] = ((t1.tv_sec - t0.tv_sec) * 1e9 + (t1.tv_nsec - t0.tv_nsec)) / 1e3 / (2.0 * iters);
