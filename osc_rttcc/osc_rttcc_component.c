@@ -87,7 +87,8 @@ static int rttcc_register(void)
     var("post_bytes",
         "Puts, gets and accumulates (fetching ones too) of at most this many bytes per contiguous piece travel "
         "in a batch with the others made to the same target until the next flush or progress call: a burst of "
-        "them costs one request, not one each (0 = each goes alone)",
+        "them costs one request, not one each.  Plain gets (MPI_Get) are batched "
+        "whatever their size, as their replies are not copies (0 = every operation goes alone)",
         MCA_BASE_VAR_TYPE_SIZE_T, NULL, OPAL_INFO_LVL_5, &c->post_bytes);
     var("queue_bytes", "Most bytes a window keeps queued for its schedule: beyond, the round runs at once",
         MCA_BASE_VAR_TYPE_SIZE_T, NULL, OPAL_INFO_LVL_6, &c->queue_bytes);
@@ -173,10 +174,11 @@ static void on_peer_dead(void *user, uint32_t peer, const char *why)
 {
     mca_osc_rttcc_component_t *c = &mca_osc_rttcc_component;
     (void) user;
-    opal_output_verbose(10, c->output, "osc:rttcc: peer %u dead (%s): its operations fail", peer, why);
     OPAL_THREAD_LOCK(&c->lock);
-    osc_rttcc_fail_replies(peer);
+    const size_t failed = osc_rttcc_fail_replies(peer);
     OPAL_THREAD_UNLOCK(&c->lock);
+    opal_output_verbose(10, c->output, "osc:rttcc: peer %u dead (%s): %zu awaited replies given up, their operations fail",
+                        peer, why, failed);
 }
 
 /* Attaches to the process engine (btl_rttcc's under pml/ob1, mtl_rttcc's

@@ -11,8 +11,9 @@
  *                  origin buffer (or a stage, unpacked at the end)
  *   accumulate     rttcc_rma_accumulate, applied by the target's engine
  *   get_accumulate the same with a reply grant for the old values
- *   small pieces   (at most post_bytes) of all of these: rttcc_rma_post and
- *                  rttcc_rma_post_fetch, one batch per target and pass
+ *   small pieces   (at most post_bytes) of all of these, and plain gets of
+ *                  any size: rttcc_rma_post, rttcc_rma_post_fetch and
+ *                  rttcc_rma_post_get, one batch per target and pass
  *   self           the same updates applied here, under the engine's lock
  *
  * An operation that needs nothing more once issued (a copied put) leaves no
@@ -202,9 +203,10 @@ static int sent(osc_rttcc_op_t *op, int rc)
     return RTTCC_DONE == rc ? OMPI_SUCCESS : engine_error(rc);
 }
 
-void osc_rttcc_fail_replies(uint32_t index)
+size_t osc_rttcc_fail_replies(uint32_t index)
 {
     mca_osc_rttcc_component_t *c = &mca_osc_rttcc_component;
+    size_t failed = 0;
     uint32_t slot, next_slot;
     void *value, *node, *next_node;
     int rc = opal_hash_table_get_first_key_uint32(&c->replies, &slot, &value, &node);
@@ -216,10 +218,12 @@ void osc_rttcc_fail_replies(uint32_t index)
             (void) osc_rttcc_reply_take(key);
             rttcc_engine_revoke(c->engine, key);
             osc_rttcc_op_piece_done(op, RTTCC_ERR_UNREACH);
+            ++failed;
         }
         slot = next_slot;
         node = next_node;
     }
+    return failed;
 }
 
 int osc_rttcc_request_lock(mca_osc_rttcc_module_t *m, int target, int exclusive, volatile bool *granted, int *status,
@@ -403,19 +407,24 @@ void osc_rttcc_send_piece(const osc_rttcc_piece_t *piece, uint32_t peer)
     }
 }
 
-/* Posts a piece of at most post_bytes into the target's batch: RTTCC_ERR_BUSY
- * if it does not fit one (it goes alone). */
+/* Posts a piece into the target's batch: RTTCC_ERR_BUSY if it does not fit
+ * one (it goes alone).  Puts and accumulates carry their bytes, up to
+ * post_bytes; a plain get carries none, and its reply is not a copy, so any
+ * the engine takes is posted (unless post_bytes is 0: nothing is). */
 static int post_piece(issue_t *s, uint32_t peer, uint32_t key, uint64_t offset, uint8_t *bytes, size_t n,
                       uint32_t reply)
 {
     mca_osc_rttcc_component_t *c = &mca_osc_rttcc_component;
+    if (KIND_GET == s->kind && !s->atomic && 0 != c->post_bytes) {
+        return rttcc_rma_post_get(c->engine, peer, key, offset, n, reply, RTTCC_TAG_OSC);
+    }
     if (n > c->post_bytes) {
         return RTTCC_ERR_BUSY;
     }
     switch (s->kind) {
     case KIND_PUT: /* REPLACE on bytes */
         return rttcc_rma_post(c->engine, peer, key, offset, RTTCC_RMA_REPLACE, RTTCC_RMA_BYTE, bytes, n);
-    case KIND_GET: /* NO_OP on bytes, with a reply */
+    case KIND_GET: /* an atomic read: NO_OP on bytes, with a copied reply */
         return rttcc_rma_post_fetch(c->engine, peer, key, offset, RTTCC_RMA_NO_OP, RTTCC_RMA_BYTE, NULL, n, reply,
                                     RTTCC_TAG_OSC);
     default:

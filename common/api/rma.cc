@@ -50,13 +50,23 @@ int rttcc_rma_apply(int op, int type, void *dst, const void *src, size_t count, 
 
 int rttcc_rma_post_fetch(rttcc_engine_t *engine, uint32_t peer, uint32_t key, uint64_t offset, int op, int type,
                          const void *data, size_t len, uint32_t reply_key, uint8_t tag) {
-    if (len > UINT16_MAX) return RTTCC_ERR_BUSY;
+    if (len > UINT32_MAX) return RTTCC_ERR_BUSY;
     if (op < 0 || op > UINT8_MAX || type < 0 || type > UINT8_MAX) return RTTCC_ERR_ARG;
-    rttcc::RmaBatchEntry e{offset, key, static_cast<uint16_t>(len), static_cast<uint8_t>(op),
+    rttcc::RmaBatchEntry e{offset, key, static_cast<uint32_t>(len), static_cast<uint8_t>(op),
                            static_cast<uint8_t>(type)};
     e.reply_key = reply_key;
     e.reply_tag = reply_key ? tag : 0;
     return guarded([&] { return engine->impl->post(peer, e, data); });
+}
+
+int rttcc_rma_post_get(rttcc_engine_t *engine, uint32_t peer, uint32_t key, uint64_t offset, size_t len,
+                       uint32_t reply_key, uint8_t tag) {
+    if (len > UINT32_MAX) return RTTCC_ERR_BUSY;
+    rttcc::RmaBatchEntry e{offset, key, static_cast<uint32_t>(len), RTTCC_RMA_NO_OP, RTTCC_RMA_BYTE};
+    e.reply_key = reply_key;
+    e.reply_tag = tag;
+    e.flags = rttcc::kPlainGet;
+    return guarded([&] { return engine->impl->post(peer, e, nullptr); });
 }
 
 int rttcc_rma_post(rttcc_engine_t *engine, uint32_t peer, uint32_t key, uint64_t offset, int op, int type,

@@ -307,9 +307,10 @@ bool Engine::serve(Peer &p, const RmaRequest &r, const uint8_t *payload, size_t 
 }
 
 // Every entry is checked (an exposure of an open window that p holds, its
-// bytes inside it, the replies within kBatchReplies) before the first is
-// applied.  An entry with a reply puts the bytes as they were into the
-// origin's grant, then applies.
+// bytes inside it, the copied replies within kBatchReplies) before the
+// first is applied.  An entry with a reply puts the bytes as they were into
+// the origin's grant, then applies; a large plain get's reply is sent from
+// the exposure itself.
 bool Engine::serve_batch(Peer &p, const RmaRequest &r, const uint8_t *payload, size_t n) {
     size_t replies = 0;
     const bool fine = for_each_entry(payload, n, r.offset, [&](const RmaBatchEntry &e, const uint8_t *) {
@@ -321,6 +322,10 @@ bool Engine::serve_batch(Peer &p, const RmaRequest &r, const uint8_t *payload, s
     if (!fine) return false;
     for_each_entry(payload, n, r.offset, [&](const RmaBatchEntry &e, const uint8_t *operand) {
         uint8_t *at = grants_.target(p.id, e.key, e.offset, e.len);
+        if ((e.flags & kPlainGet) && e.len > cfg_.inline_max) {  // no copy, as a large kGet's
+            reply(p, e.reply_key, e.reply_tag, at, e.len, e.key);
+            return true;
+        }
         uint8_t *old = nullptr;
         if (e.reply_key && !(old = reply_buffer(p, e.len))) return false;  // p is dead
         rma_apply(e.op, e.type, at, operand, e.len / rma_type_size(e.type), old);  // NO_OP reads no operand

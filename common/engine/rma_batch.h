@@ -5,18 +5,21 @@
 // (rttcc_rma_post, rttcc_rma_post_fetch).  The request header says how
 // many entries follow (offset) and their bytes (len); each entry is
 //
-//   0        8      12     14   15     16          20     21     24
-//   +--------+------+------+----+------+-----------+------+------+-----------
-//   | offset | key  | len  | op | type | reply_key | rtag | 0 0 0| len bytes
-//   +--------+------+------+----+------+-----------+------+------+-----------
+//   0        8      12     16   17     18     19      20          24
+//   +--------+------+------+----+------+------+-------+-----------+-----------
+//   | offset | key  | len  | op | type | rtag | flags | reply_key | len bytes
+//   +--------+------+------+----+------+------+-------+-----------+-----------
 //
 // applied like an accumulate of `len` bytes at `offset` of exposure `key`
 // (a put is REPLACE on BYTE).  With a reply_key, the `len` bytes there as
 // they were before are put into that grant of the origin first, on its
 // client tag rtag (a fetching accumulate); op NO_OP carries no bytes (a
-// get).  A batch's replies bring back at most kBatchReplies bytes.  The
-// target checks every entry before it applies any, and applies them in
-// order, under its state lock.
+// get).  A batch's copied replies bring back at most kBatchReplies bytes.
+// Flag kPlainGet (NO_OP on BYTE, with a reply) is an MPI_Get: above the
+// target's inline_max its reply is sent from the exposure itself, as
+// rttcc_rma_get's, and it counts nothing in kBatchReplies.  The target
+// checks every entry before it applies any, and applies them in order,
+// under its state lock.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -34,12 +37,12 @@ namespace rttcc {
 struct RmaBatchEntry {
     uint64_t offset;         // into exposure `key`
     uint32_t key;            // an exposure the target made to the origin
-    uint16_t len;            // bytes at offset: whole elements of `type`
+    uint32_t len;            // bytes at offset: whole elements of `type`
     uint8_t op;              // rttcc_rma_op_t
     uint8_t type;            // rttcc_rma_type_t
-    uint32_t reply_key = 0;  // the origin's grant for the old bytes; 0: no reply
     uint8_t reply_tag = 0;   // the origin's client tag for that reply (0 without one)
-    uint8_t pad[3] = {};
+    uint8_t flags = 0;       // kPlainGet or 0
+    uint32_t reply_key = 0;  // the origin's grant for the old bytes; 0: no reply
 };
 #pragma pack(pop)
 static_assert(sizeof(RmaBatchEntry) == 24, "a batch entry's header is 24 bytes on the wire");
@@ -47,8 +50,12 @@ static_assert(sizeof(RmaBatchEntry) == 24, "a batch entry's header is 24 bytes o
 // The bytes that follow an entry: its operand, none for NO_OP (a get).
 inline size_t operand_bytes(const RmaBatchEntry &e) { return e.op == RTTCC_RMA_NO_OP ? 0 : e.len; }
 
-// The bytes its reply brings back.
-inline size_t reply_bytes(const RmaBatchEntry &e) { return e.reply_key ? e.len : 0; }
+// RmaBatchEntry::flags: an MPI_Get (rttcc_rma_post_get).
+constexpr uint8_t kPlainGet = 1;
+
+// The bytes its reply brings back in a copy the batch accounts for (a plain
+// get's is either sent from the exposure or at most the target's inline_max).
+inline size_t reply_bytes(const RmaBatchEntry &e) { return e.reply_key && !(e.flags & kPlainGet) ? e.len : 0; }
 
 // The most bytes one batch's replies bring back: the target's copies for
 // one request, as many as a window of TCP's carries.
@@ -60,8 +67,10 @@ inline bool well_formed(const RmaBatchEntry &e) {
     const size_t element = rma_type_size(e.type);
     const bool reply_ok = e.reply_key == 0 ? e.reply_tag == 0
                                            : e.reply_key <= kPutKeyMask && e.reply_tag != RTTCC_TAG_RMA;
+    const bool flags_ok = e.flags == 0 || (e.flags == kPlainGet && e.op == RTTCC_RMA_NO_OP &&
+                                           e.type == RTTCC_RMA_BYTE && e.reply_key != 0);
     return e.key != 0 && e.key <= kPutKeyMask && e.len != 0 && element != 0 && e.len % element == 0 &&
-           rma_op_valid(e.op, e.type) && reply_ok && (e.pad[0] | e.pad[1] | e.pad[2]) == 0;
+           rma_op_valid(e.op, e.type) && reply_ok && flags_ok;
 }
 
 // Calls f(entry, bytes) for each of the `count` entries in the `n` bytes at

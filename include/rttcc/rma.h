@@ -156,6 +156,13 @@ int rttcc_rma_post(rttcc_engine_t *engine, uint32_t peer, uint32_t key, uint64_t
 int rttcc_rma_post_fetch(rttcc_engine_t *engine, uint32_t peer, uint32_t key, uint64_t offset, int op, int type,
                          const void *data, size_t len, uint32_t reply_key, uint8_t tag);
 
+/* MPI_Get gathered into the batch: [offset, offset + len) of exposure `key`
+ * into reply_key on `tag`, as rttcc_rma_get (a reply above the target's
+ * inline_max is sent from the exposure itself and counts nothing in the
+ * batch's 64 KiB of replies), so a burst of gets costs one request. */
+int rttcc_rma_post_get(rttcc_engine_t *engine, uint32_t peer, uint32_t key, uint64_t offset, size_t len,
+                       uint32_t reply_key, uint8_t tag);
+
 /* MPI_Compare_and_swap of one element: the old value is put into reply_key. */
 int rttcc_rma_compare_and_swap(rttcc_engine_t *engine, uint32_t peer, uint32_t key, uint64_t offset,
                                int type, const void *compare, const void *swap, uint32_t reply_key,

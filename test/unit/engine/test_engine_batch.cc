@@ -1,4 +1,5 @@
-// RMA batches (rttcc_rma_post, rttcc_rma_post_fetch, rma_batch.h) over the
+// RMA batches (rttcc_rma_post, rttcc_rma_post_fetch, rttcc_rma_post_get,
+// rma_batch.h) over the
 // in-memory wire: the small puts, gets and accumulates an origin posts
 // between two progress passes travel as one request, are applied at the
 // target in order with the origin's other requests, are checked whole
@@ -190,7 +191,7 @@ static void test_posted_replies_have_a_bound(void **) {
     std::vector<uint8_t> msg(sizeof forged + forged.len);
     std::memcpy(msg.data(), &forged, sizeof forged);
     for (int i = 0; i < 2; ++i) {
-        RmaBatchEntry e{i * kGet, t.key, static_cast<uint16_t>(kGet), RTTCC_RMA_NO_OP, RTTCC_RMA_BYTE};
+        RmaBatchEntry e{i * kGet, t.key, static_cast<uint32_t>(kGet), RTTCC_RMA_NO_OP, RTTCC_RMA_BYTE};
         e.reply_key = reply[i];
         e.reply_tag = kTag;
         std::memcpy(msg.data() + sizeof forged + i * sizeof e, &e, sizeof e);
@@ -203,6 +204,33 @@ static void test_posted_replies_have_a_bound(void **) {
     assert_int_equal(stats(*nodes[1]).drop_bad_put, 1);
     assert_int_equal(nodes[0]->puts.size(), 2);
     assert_true(nodes[1]->dead.empty());
+}
+
+// Plain gets (rttcc_rma_post_get) join one batch whatever their size: a
+// large one's reply is sent from the exposure, not copied, so it counts
+// nothing against the batch's bound on copied replies (which would have cut
+// these four into four batches).  Small ones are copies, as a lone get's.
+static void test_posted_plain_gets_share_one_batch(void **) {
+    MemNetwork net(4000);
+    auto nodes = make_nodes(net, 2);
+    constexpr size_t kGet = 40000, kGets = 4, kSmall = 8;
+    static_assert(2 * kGet > kBatchReplies, "two copied replies of kGet would need two batches");
+    std::vector<uint8_t> mem(kGets * kGet + kSmall), got(mem.size(), 0);
+    for (size_t i = 0; i < mem.size(); ++i) mem[i] = static_cast<uint8_t>(i * 13 + 5);
+    Target t(nodes, mem.data(), mem.size());
+    for (size_t i = 0; i <= kGets; ++i) {
+        const size_t len = i < kGets ? kGet : kSmall;
+        const uint32_t reply = nodes[0]->engine->grant(1, got.data() + i * kGet, len);
+        assert_int_equal(rttcc_rma_post_get(&t.h0, 1, t.key, i * kGet, len, reply, kTag), RTTCC_DONE);
+    }
+    assert_int_equal(rttcc_rma_post_get(&t.h0, 1, t.key, 0, 8, 0, kTag), RTTCC_ERR_ARG);  // no reply grant
+    assert_int_equal(stats(*nodes[0]).rma_batches, 0);
+    int f;
+    flush(nodes, &f);
+    assert_true(run_until(nodes, [&] { return nodes[0]->puts.size() == kGets + 1; }));
+    assert_true(got == mem);
+    assert_int_equal(stats(*nodes[0]).rma_batches, 1);
+    assert_int_equal(stats(*nodes[1]).drop_bad_put, 0);
 }
 
 // Posts wait for the origin's next progress pass, then go without a flush.
@@ -278,13 +306,16 @@ static void test_a_batch_with_a_bad_entry_is_dropped_whole(void **) {
     assert_int_equal(mem[5], 0);
 
     // Entries no engine makes: a reply on the engine's own tag, a reply
-    // tag without a reply key, padding that is not zero.
+    // tag without a reply key, a flag that does not exist, a plain get
+    // without a reply, a plain get that is an accumulate.
     uint64_t drops = 2;
-    for (int forged = 0; forged < 3; ++forged) {
+    for (int forged = 0; forged < 5; ++forged) {
         RmaBatchEntry bad{6, t.key, 1, RTTCC_RMA_NO_OP, RTTCC_RMA_BYTE};
         if (forged == 0) bad.reply_key = 1, bad.reply_tag = RTTCC_TAG_RMA;
         if (forged == 1) bad.reply_tag = kTag;
-        if (forged == 2) bad.reply_key = 1, bad.reply_tag = kTag, bad.pad[1] = 1;
+        if (forged == 2) bad.reply_key = 1, bad.reply_tag = kTag, bad.flags = 2;
+        if (forged == 3) bad.flags = kPlainGet;
+        if (forged == 4) bad.reply_key = 1, bad.reply_tag = kTag, bad.flags = kPlainGet, bad.op = RTTCC_RMA_REPLACE;
         RmaRequest one{};
         one.kind = static_cast<uint8_t>(RmaKind::kBatch);
         one.rseq = nodes[1]->engine->peer(0)->requests.next();
@@ -352,6 +383,7 @@ int main() {
         cmocka_unit_test(test_posts_share_requests_and_keep_their_order),
         cmocka_unit_test(test_posted_gets_and_fetches_read_in_order),
         cmocka_unit_test(test_posted_replies_have_a_bound),
+        cmocka_unit_test(test_posted_plain_gets_share_one_batch),
         cmocka_unit_test(test_a_progress_pass_sends_the_batch),
         cmocka_unit_test(test_a_flushed_batch_asks_for_its_ack),
         cmocka_unit_test(test_a_batch_with_a_bad_entry_is_dropped_whole),

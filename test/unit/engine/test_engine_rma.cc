@@ -100,7 +100,8 @@ static void test_a_get_lands_in_the_reply_grant(void **) {
 // change them in the epoch).  Revoking the exposure (MPI_Win_free) copies
 // what is still to go first, so freed memory never travels.  The atomic get
 // (MPI_Get_accumulate with MPI_NO_OP) shows the bytes as they were when
-// served.  The target's credits let two segments go per round trip.
+// served.  A posted plain get (rttcc_rma_post_get, in a batch) replies as
+// the lone one.  The target's credits let two segments go per round trip.
 static void test_a_large_get_replies_from_the_window_until_revoked(void **) {
     MemNetwork net(4000);
     auto nodes = make_nodes(net, 2, {}, [](rttcc_config_t &c) {
@@ -124,6 +125,17 @@ static void test_a_large_get_replies_from_the_window_until_revoked(void **) {
     assert_true(run_until(nodes, [&] { return replies(*nodes[0], rp) == 1 && replies(*nodes[0], ra) == 1; }));
     assert_memory_equal(plain.data(), changed.data(), len);
     assert_memory_equal(atomic.data(), before.data(), len);
+
+    window = before;
+    const uint32_t again = expose(h, 1, w, 0, window.data(), window.size());
+    std::vector<uint8_t> posted(len);
+    const uint32_t rq = nodes[0]->engine->grant(1, posted.data(), len);
+    assert_int_equal(rttcc_rma_post_get(h[0], 1, again, 0, len, rq, kTag), RTTCC_DONE);
+    nodes[0]->engine->progress();  // the batch goes
+    nodes[1]->engine->progress();  // serves it; two segments go
+    std::fill(window.begin() + 100000, window.begin() + len, 0x5a);
+    assert_true(run_until(nodes, [&] { return replies(*nodes[0], rq) == 1; }));
+    assert_memory_equal(posted.data(), window.data(), len);
     assert_int_equal(bad_requests(*nodes[1]), 0);
 }
 
