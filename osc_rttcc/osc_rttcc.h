@@ -232,8 +232,9 @@ int osc_rttcc_request_lock(mca_osc_rttcc_module_t *m, int target, int exclusive,
 /* The operation waiting for the reply into grant `key`, taken out of the
  * replies table; NULL if none (under the component lock). */
 osc_rttcc_op_t *osc_rttcc_reply_take(uint32_t key);
-/* Every operation waiting for a reply from engine peer `index` fails (it died); under the component lock. */
-void osc_rttcc_fail_replies(uint32_t index);
+/* Every operation waiting for a reply from engine peer `index` fails (it
+ * died); returns how many replies it gave up.  Under the component lock. */
+size_t osc_rttcc_fail_replies(uint32_t index);
 
 /* osc_rttcc_sync.c */
 int osc_rttcc_fence(int assert, struct ompi_win_t *win);

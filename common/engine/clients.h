@@ -1,7 +1,10 @@
 // Who hears what the engine delivers.  The creator's callbacks get every
 // message tag, unless another client of the same engine (coll_rttcc beside
 // the BTL) attached to that tag: then its messages, puts and send
-// completions go to that client.  Dead-peer news goes to every live client.
+// completions go to that client.  Dead-peer news goes to every live client,
+// the attached ones first (newest first) and the creator last: the creator
+// (the BTL or MTL) may end the job on it, so what the others built on its
+// peers is torn down before.
 //
 // Lookups are lock-free (one atomic load per delivery): a tag names a slot,
 // slots never move, and a slot is filled before a tag is pointed at it.
@@ -52,10 +55,10 @@ public:
         return RTTCC_OK;
     }
 
-    // f(callbacks) for the creator and every attached client.
+    // f(callbacks) for every attached client, newest first, then the creator.
     template <typename F>
     void for_each_live(F f) const {
-        for (uint8_t s = 0; s < kSlots; ++s)
+        for (uint8_t s = kSlots; s-- > 0;)
             if (s != kDeaf && live_[s].load(std::memory_order_acquire)) f(slots_[s]);
     }
 

@@ -114,6 +114,13 @@ peer_loss() {  # peer_loss WHAT NP MESSAGE-REGEX [silent_peer argument]
 peer_loss frozen 2 'lost contact with process'
 peer_loss killed 3 'lost contact with process|exited on signal 9' kill
 PML=cm STACK="$cm --mca mtl_rttcc_peer_timeout_ms 3000" peer_loss "pml cm: frozen" 2 'rttcc MTL .* lost contact with process'
+# osc_rttcc hears of the death before the BTL or MTL ends the job: the gets
+# waiting on the frozen rank give up their replies (osc_rttcc_fail_replies).
+osc="--mca osc rttcc --mca osc_rttcc_verbose 10"
+STACK="--mca btl rttcc,self --mca btl_rttcc_peer_timeout_ms 3000 $osc" \
+    peer_loss "osc: gets from a frozen" 2 'peer 1 dead .*: [1-9][0-9]* awaited replies given up' get
+PML=cm STACK="$cm --mca mtl_rttcc_peer_timeout_ms 3000 $osc" \
+    peer_loss "osc, pml cm: gets from a frozen" 2 'peer 1 dead .*: [1-9][0-9]* awaited replies given up' get
 
 # 2b. A rank that computes outside MPI is alive.  Rank 1 of busy_peer
 #     computes (no MPI call) after its receive, before it, or with messages

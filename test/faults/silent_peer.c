@@ -2,7 +2,9 @@
  * with SIGKILL when run with "kill") after a barrier while rank 0 sends to
  * it.  The job must end with an error naming the problem within a bounded
  * time, never hang: a frozen peer is rttcc's to detect (its help message), a
- * dead one is also seen by mpirun. */
+ * dead one is also seen by mpirun.  With "get", rank 0 reads rank 1's window
+ * instead (passive target): its gets wait for replies that never come, and
+ * must fail when the peer is declared dead. */
 #include <mpi.h>
 #include <signal.h>
 #include <stdio.h>
@@ -13,13 +15,41 @@ int main(int argc, char **argv)
 {
     int rank;
     size_t size = 4u << 20;
-    char *buf = calloc(size, 1);
+    const char *how = argc > 1 ? argv[1] : "";
+    const int by_get = 0 == strcmp(how, "get");
+    char *buf = calloc(size, 1), *base;
+    MPI_Win win = MPI_WIN_NULL;
 
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    if (by_get) {
+        MPI_Win_allocate((MPI_Aint) size, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &base, &win);
+        MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN);
+        if (0 == rank) { /* the lock is held before the peer goes: what waits then is the gets */
+            MPI_Win_lock(MPI_LOCK_SHARED, 1, 0, win);
+            MPI_Get(buf, 1, MPI_BYTE, 1, 0, 1, MPI_BYTE, win);
+            MPI_Win_flush(1, win);
+        }
+    }
     MPI_Barrier(MPI_COMM_WORLD);
     if (1 == rank) {
-        raise(argc > 1 && 0 == strcmp(argv[1], "kill") ? SIGKILL : SIGSTOP);
+        raise(0 == strcmp(how, "kill") ? SIGKILL : SIGSTOP);
+    } else if (0 == rank && by_get) {
+        for (int i = 0; i < 100; ++i) {
+            for (int k = 0; k < 8; ++k) {
+                MPI_Get(buf + k * (size / 8), (int) (size / 8), MPI_BYTE, 1, 0, (int) (size / 8), MPI_BYTE, win);
+            }
+            const int rc = MPI_Win_flush(1, win);
+            if (MPI_SUCCESS != rc) {
+                char what[MPI_MAX_ERROR_STRING];
+                int len;
+                MPI_Error_string(rc, what, &len);
+                printf("gets from a dead peer failed: %s\n", what);
+                fflush(stdout);
+                MPI_Abort(MPI_COMM_WORLD, 3);
+            }
+        }
+        printf("UNEXPECTED: every get from a frozen peer completed\n");
     } else if (0 == rank) {
         for (int i = 0; i < 100; ++i) {
             MPI_Send(buf, (int) size, MPI_BYTE, 1, i, MPI_COMM_WORLD);
