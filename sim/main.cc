@@ -7,6 +7,7 @@
 //                    [-policy linear|greedy|threshold|balanced|adaptive]
 //                    [-topo star|fat_tree] [-per_leaf K] [-spines S] [-hot F]
 //                    [-cc ...] [-gbit G] [-delay NS] [-seed S] [-limit MS] [-header]
+//   rttcc_sim scale [-peers N] [-policy P] [-block B] [-seed S] [-header]
 //
 // incast: N senders on one switch each send B bytes to one receiver at
 // once; every host link at G Gbit/s with D ns of delay, the receiver's
@@ -22,6 +23,11 @@
 // completion, the line bound (the slowest host link carrying its N - 1
 // blocks), their ratio, the ranks' median end, drops, retransmissions and
 // events per second.
+//
+// scale: what the shipped code costs at N peers (sim/scale.h): the memory
+// one engine holds per peer once it knows N, and the PeerScheduler's cost
+// per pick in one round over N peers with B bytes each (policy P; RTTs
+// drawn from seed S).  Prints one CSV line.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -33,7 +39,9 @@
 #include <vector>
 
 #include "alltoall.h"
+#include "exchange/exchange.h"
 #include "job.h"
+#include "scale.h"
 
 using namespace rttcc::sim;
 
@@ -43,6 +51,7 @@ struct Options {
     std::string scenario;
     size_t senders = 10, bytes = 1 << 20;
     size_t ranks = 16, block = 65536, per_leaf = 16, spines = 0;  // 0 spines: as many as per_leaf (1:1)
+    size_t peers = 65536;
     AlltoallAlgo algo = AlltoallAlgo::kRttcc;
     int policy = RTTCC_SCHED_ADAPTIVE;
     std::string topo = "star";
@@ -62,7 +71,8 @@ struct Options {
                  "[-gbit G] [-queue PACKETS] [-delay NS] [-seed S] [-limit MS] [-header]\n"
                  "       rttcc_sim alltoall [-ranks N] [-block B] [-algo rttcc|pairwise|linear|bruck] "
                  "[-policy linear|greedy|threshold|balanced|adaptive] [-topo star|fat_tree] [-per_leaf K] "
-                 "[-spines S] [-hot F] [-cc ...] [-gbit G] [-delay NS] [-seed S] [-limit MS] [-header]\n",
+                 "[-spines S] [-hot F] [-cc ...] [-gbit G] [-delay NS] [-seed S] [-limit MS] [-header]\n"
+                 "       rttcc_sim scale [-peers N] [-policy P] [-block B] [-seed S] [-header]\n",
                  why);
     std::exit(2);
 }
@@ -83,8 +93,8 @@ double number(const char *flag, const char *s, double lo, double hi) {
 
 Options parse(int argc, char **argv) {
     Options o;
-    if (argc < 2 || (std::strcmp(argv[1], "incast") && std::strcmp(argv[1], "alltoall")))
-        usage("the scenarios are incast and alltoall");
+    if (argc < 2 || (std::strcmp(argv[1], "incast") && std::strcmp(argv[1], "alltoall") && std::strcmp(argv[1], "scale")))
+        usage("the scenarios are incast, alltoall and scale");
     o.scenario = argv[1];
     for (int i = 2; i < argc; ++i) {
         const char *f = argv[i];
@@ -115,6 +125,7 @@ Options parse(int argc, char **argv) {
         } else if (0 == std::strcmp(f, "-per_leaf")) o.per_leaf = static_cast<size_t>(number(f, v, 1, 4096));
         else if (0 == std::strcmp(f, "-spines")) o.spines = static_cast<size_t>(number(f, v, 1, 4096));
         else if (0 == std::strcmp(f, "-hot")) o.hot = number(f, v, 1, 1e6);
+        else if (0 == std::strcmp(f, "-peers")) o.peers = static_cast<size_t>(number(f, v, 2, 1 << 24));
         else usage((std::string("unknown option ") + f).c_str());
     }
     return o;
@@ -246,11 +257,37 @@ int alltoall(const Options &o) {
     return 0;
 }
 
+int scale(const Options &o) {
+    rttcc_exchange_params_t xp;
+    rttcc_exchange_params_defaults(&xp);
+    const rttcc::SchedPolicy policy = rttcc::sched_policy_of(o.policy);
+    const PickCost pick = measure_pick_cost(policy, o.peers, o.block, o.seed, rttcc::sched_params_of(xp));
+    // Memory: one engine knowing every peer (up to 64k: a rank of the largest packet-level job).
+    const size_t known = std::min<size_t>(o.peers - 1, 65535);
+    const PeerMemory mem = measure_peer_memory(known, default_job_config().engine);
+    if (o.header)
+        std::printf("scenario,peers,policy,block,seed,picks,ns_per_pick,heap_ops_per_pick,deferrals,forced,"
+                    "peers_known,idle_peer_bytes,heap_bytes_per_peer\n");
+    std::printf("scale,%zu,%s,%zu,%llu,%llu,%.1f,%.2f,%llu,%llu,%zu,%zu,%.0f\n", o.peers,
+                rttcc::sched_policy_name(policy), o.block, (unsigned long long) o.seed,
+                (unsigned long long) pick.picks, pick.ns_per_pick,
+                pick.picks ? static_cast<double>(pick.heap_ops) / static_cast<double>(pick.picks) : 0.0,
+                (unsigned long long) pick.deferrals, (unsigned long long) pick.forced, mem.peers, mem.idle_peer_bytes,
+                mem.heap_per_peer);
+    if (pick.picks != o.peers - 1) {
+        std::fprintf(stderr, "rttcc_sim: the round started %llu peers of %zu\n", (unsigned long long) pick.picks,
+                     o.peers - 1);
+        return 1;
+    }
+    return 0;
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
     try {
         const Options o = parse(argc, argv);
+        if (o.scenario == "scale") return scale(o);
         return o.scenario == "alltoall" ? alltoall(o) : incast(o);
     } catch (const std::exception &e) {
         std::fprintf(stderr, "rttcc_sim: %s\n", e.what());

@@ -1,5 +1,7 @@
 #include "sim_host.h"
 
+#include <algorithm>
+
 namespace rttcc::sim {
 
 SimHost::SimHost(SimNetwork &net, uint32_t host, const rttcc_config_t &config, const rttcc_callbacks_t &callbacks,
@@ -14,6 +16,17 @@ SimHost::SimHost(SimNetwork &net, uint32_t host, const rttcc_config_t &config, c
 std::vector<uint8_t> SimHost::address() const {
     std::vector<uint8_t> a(512);
     a.resize(engine_->local_address(a.data(), a.size()));
+    return a;
+}
+
+std::vector<uint8_t> SimHost::address_as(uint32_t host) const {
+    std::vector<uint8_t> a = address();
+    uint8_t cmd[64], data[64];
+    const size_t cl = SimWire::address_of(host, kCmd, cmd, sizeof cmd);
+    const size_t dl = SimWire::address_of(host, kData, data, sizeof data);
+    const size_t header = a.size() - cl - dl;  // the engine's address ends with its wire's two
+    std::copy(cmd, cmd + cl, a.begin() + static_cast<std::ptrdiff_t>(header));
+    std::copy(data, data + dl, a.begin() + static_cast<std::ptrdiff_t>(header + cl));
     return a;
 }
 

@@ -35,6 +35,9 @@ public:
     SimWire &wire() { return *wire_; }
     uint32_t host() const { return host_; }
     std::vector<uint8_t> address() const;  // what the modex would carry
+    // The address of an engine like this one at fabric host `host` (its key
+    // and settings, the other host's wire): peers for hosts without an engine.
+    std::vector<uint8_t> address_as(uint32_t host) const;
     void start();                          // ticks on
     void stop() { ticking_ = false; }      // ticks off (arrivals still progress it)
     uint64_t progress_calls() const { return progress_calls_; }

@@ -40,8 +40,8 @@ SimWire::~SimWire() {
         for (const Arrived &a : q) net_.release(a.buffer);
 }
 
-size_t SimWire::local_address(Channel ch, void *buf, size_t cap) const {
-    const Address a{host_, static_cast<uint32_t>(ch)};
+size_t SimWire::address_of(uint32_t host, Channel ch, void *buf, size_t cap) {
+    const Address a{host, static_cast<uint32_t>(ch)};
     if (cap < sizeof a) return 0;
     std::memcpy(buf, &a, sizeof a);
     return sizeof a;

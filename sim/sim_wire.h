@@ -52,7 +52,9 @@ public:
     ~SimWire() override;
 
     const char *name() const override { return "sim"; }
-    size_t local_address(Channel ch, void *buf, size_t cap) const override;
+    size_t local_address(Channel ch, void *buf, size_t cap) const override { return address_of(host_, ch, buf, cap); }
+    // What the SimWire of `host` publishes for channel ch (0 if cap is too small).
+    static size_t address_of(uint32_t host, Channel ch, void *buf, size_t cap);
     bool resolve(Channel ch, const void *addr, size_t len, WireHandle *out, std::string *err) override;
     size_t path_datagram(const void *, size_t) const override { return net_.datagram(); }
     int tx_burst(Channel ch, TxDatagram *d, int n) override;

@@ -3,7 +3,8 @@
 # with every byte verified, never beats its line, is the same run for the
 # same seed, shows congestion control cutting the drops of an uncontrolled
 # incast; an alltoall by each algorithm ends verified and no sooner than its
-# line bound, on one switch and on a fat tree with a hot uplink; bad options
+# line bound, on one switch and on a fat tree with a hot uplink; the
+# scheduler's cost grows as log P and a peer's memory stays small; bad options
 # are rejected with exit status 2.  (The fabric's exact
 # answers and the packet-level engines are unit tests: test/unit/sim/.)
 set -uo pipefail
@@ -76,8 +77,29 @@ else
     bad "alltoall on a fat tree with a hot uplink: rc=$rc $(tail -n 1 "$build/out")"
 fi
 
+# The PeerScheduler's cost grows as log P: heap entries placed per pick at
+# 65536 peers at most 1.6x those at 4096 (log4: 8 against 6; a scan per pick
+# would be 16x).  Each policy starts every peer but self once.  One engine
+# knowing 65535 peers holds about its idle peer's memory per peer.
+for policy in greedy balanced adaptive; do
+    run scale -header -peers 4096 -policy "$policy"
+    small=$(col heap_ops_per_pick) small_picks=$(col picks)
+    run scale -header -peers 65536 -policy "$policy"
+    if [ "$rc" -eq 0 ] && [ "$small_picks" = 4095 ] && [ "$(col picks)" = 65535 ] &&
+        awk -v a="$small" -v b="$(col heap_ops_per_pick)" 'BEGIN { exit !(a > 0 && b <= 1.6 * a) }'; then
+        ok "scheduler ($policy): $small heap ops per pick at 4096 peers, $(col heap_ops_per_pick) at 65536"
+    else
+        bad "scheduler ($policy): rc=$rc heap ops per pick $small -> $(col heap_ops_per_pick), picks $small_picks, $(col picks)"
+    fi
+done
+if [ "$(col idle_peer_bytes)" -lt 2048 ] && awk -v m="$(col heap_bytes_per_peer)" 'BEGIN { exit !(m > 0 && m < 4096) }'; then
+    ok "an engine knowing $(col peers_known) peers: $(col heap_bytes_per_peer) heap bytes per peer (idle peer $(col idle_peer_bytes))"
+else
+    bad "peer memory: idle peer $(col idle_peer_bytes) bytes, $(col heap_bytes_per_peer) heap bytes per peer"
+fi
+
 for args in "incast -cc reno" "incast -senders 0" "incast -gbit" "alltoall -algo tuned" "alltoall -topo ring" \
-    "ring" "incast -queue x"; do
+    "ring" "incast -queue x" "scale -peers 1"; do
     # shellcheck disable=SC2086
     run $args
     if [ "$rc" -eq 2 ] && grep -q '^usage: rttcc_sim' "$build/err"; then
