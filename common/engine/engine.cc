@@ -207,13 +207,16 @@ int Engine::flush(uint32_t index, uint8_t tag, void *cookie) {
     Peer *p = live_peer(index);
     if (!p) return RTTCC_ERR_UNREACH;
     // A batch goes now, and its last segment asks for the ACK the flush
-    // waits for; else a bare ACK request asks.
+    // waits for; so did our newest segment if it ends what is queued and
+    // asked at once (a put's end, or a zero-copy message's); else a bare ACK request asks.
     const bool batched = p->batch && !p->batch->empty();
     const int rc = close_batch(*p, true, now);
     if (rc != RTTCC_OK) return rc;
     if (p->outstanding.empty()) return RTTCC_DONE;
     p->flushes.push_back({p->next_message_no - 1, cookie, tag});
-    if (!batched) ask_for_ack(*p, now);
+    const TxSegment *newest = p->tail;
+    const bool asked = newest && newest->asked_ack && newest->seq == p->tx.next() - 1 && !p->has_pending();
+    if (!batched && !asked) ask_for_ack(*p, now);
     return RTTCC_OK;
 }
 

@@ -359,6 +359,7 @@ void Engine::reply(Peer &p, uint32_t reply_key, uint8_t reply_tag, const uint8_t
     proto.iov[0] = {const_cast<uint8_t *>(bytes), len};
     proto.iovcnt = 1;
     proto.exposure = exposure;
+    proto.reply = true;
     if (!exposure) proto.inline_buf = const_cast<uint8_t *>(bytes);
     enqueue(p, new_message(p, proto));
     if (!p.sends_link.linked()) sends_.push_back(p);

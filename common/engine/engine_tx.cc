@@ -89,19 +89,27 @@ bool Engine::has_room(const Peer &p, const TxMessage &m) const {
 }
 
 // True when the sender waits for this segment's ACK: it ends a message a
-// flush waits for (ack_now); or, on the data channel, it fills the window
-// or the credits, it is a resend, or it ends the last queued message and
-// that message completes on its ACK (zero-copy; a copied one completed
-// when it was queued, and its reply may still carry the ACK).  Its receiver
-// then ACKs within the same progress pass (on data going back, if any): with
-// a window of a few segments (congestion control on a slow or short path), a
-// delayed ACK would idle the link for ack_delay_us every round trip.
+// flush waits for (ack_now), or the last queued put; or, on the data
+// channel, it fills the window or the credits, it is a resend, or it ends
+// the last queued message and
+// either that message completes on its ACK (zero-copy; a copied one
+// completed when it was queued, and its reply may still carry the ACK) or
+// it is a put (its origin flushes next: MPI's remote completion; without
+// this the flush sent a bare ACK request, one more send call).  An RMA
+// reply never asks: nobody waits for its ACK (the asker's next request or
+// delayed ACK carries it), and an ACK at once would cost the asker a send
+// call before its get completes.  Its receiver then ACKs within the same
+// progress pass (on data going back, if any): with a window of a few
+// segments (congestion control on a slow or short path), a delayed ACK would
+// idle the link for ack_delay_us every round trip.
 bool Engine::sender_waits(const Peer &p, const TxSegment &seg) const {
     const TxMessage &m = *seg.msg;
     if (m.ack_now && seg.offset + seg.len == m.len) return true;
-    if (seg.cmd_channel) return false;
+    const bool put = m.put_addr && !m.reply;
+    const bool ends_queue = m.all_cut && p.pending[seg.cmd_channel ? kCmd : kData].is_back(m);
+    if (seg.cmd_channel) return put && ends_queue;
     if (p.data_in_flight >= data_cap(p) || p.tx.full() || seg.retries) return true;
-    return m.all_cut && !m.inline_buf && p.pending[kData].is_back(m);
+    return ends_queue && !m.reply && (!m.inline_buf || put);
 }
 
 // Cuts and sends the peer's queued messages, command channel first, while
@@ -176,7 +184,8 @@ void Engine::transmit(TxSegment &seg, nanos now) {
         h.chunk_offset = seg.offset;
         h.put_addr = m.put_addr;
     }
-    if (sender_waits(*seg.peer, seg)) h.flags |= kFlagAckNow;
+    seg.asked_ack = sender_waits(*seg.peer, seg);
+    if (seg.asked_ack) h.flags |= kFlagAckNow;
     h.tx_stamp_ns = domain_time(now);
     put_ack(*seg.peer, h, now);
     TxDatagram &d = batch_[ch].dgrams[batch_[ch].count - 1];

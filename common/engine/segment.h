@@ -32,6 +32,7 @@ struct TxMessage {
     uint8_t client_tag = 0;  // whose on_send_done: the tag's client (an RMA request's: its asker's)
     bool all_cut = false;    // the last segment has been made (a 0-byte message has one)
     bool ack_now = false;    // its last segment asks for an ACK at once (a flush waits for it)
+    bool reply = false;      // an RMA reply (the target's): nobody waits for its ACK
     uint8_t *inline_buf = nullptr;  // an engine-owned copy of the message (Engine::take_copy)
     uint32_t exposure = 0;   // a get's reply sent from the exposure itself: its key (revoke copies it first)
     // The engine's own bytes before the caller's, sent from here: the
@@ -88,6 +89,7 @@ struct TxSegment {
     bool probed = false;       // its tail-loss probe went: the RTO rules it now
     Resend resend = Resend::kNone;  // why it is on the resend list
     bool sacked = false;       // a selective ACK says it arrived: no timer, no credit
+    bool asked_ack = false;    // its latest transmission asked for an ACK at once (kFlagAckNow)
 };
 
 // Names one transmission of one segment: the low 16 bits of its sequence

@@ -339,6 +339,39 @@ static void test_a_flush_asks_for_its_ack(void **) {
     assert_memory_equal(window.data() + 8, small.data(), small.size());
 }
 
+// A put's last segment asks for its ACK itself, copied or zero-copy (its
+// origin flushes next): the flush after it sends no bare ACK request, so
+// the origin sends nothing but the put, and the flush still completes with
+// the peer's delayed ACK a second away.
+static void test_a_put_asks_for_its_ack_so_its_flush_sends_nothing(void **) {
+    MemNetwork net(4000);
+    auto nodes = make_nodes(net, 2, {}, [](rttcc_config_t &c) {
+        c.ack_delay_us = 1000000;
+        c.agent = false;
+    });
+    Node &n0 = *nodes[0];
+    std::vector<uint8_t> window(100000, 0);
+    const uint32_t key = nodes[1]->engine->grant(0, window.data(), window.size(), /*notify=*/false);
+    int flushes[2];
+    for (int k = 0; k < 2; ++k) {
+        const size_t len = k == 0 ? 8 : 90000;
+        std::vector<uint8_t> bytes = make_message(k + 2, len);
+        iovec v{bytes.data(), bytes.size()};
+        const int rc = n0.engine->put(1, key, 0, 9, &v, 1, &bytes);
+        assert_true(rc == (len <= n0.engine->config().inline_max ? RTTCC_DONE : RTTCC_OK));
+        const uint64_t acks = n0.engine->stats().acks_tx;
+        int *f = &flushes[k];
+        assert_int_equal(n0.engine->flush(1, 9, f), RTTCC_OK);
+        for (int i = 0; i < 20 && position(n0.completed, f) == n0.completed.size(); ++i) {
+            nodes[1]->engine->progress();
+            n0.engine->progress();
+        }
+        assert_true(position(n0.completed, f) < n0.completed.size());
+        assert_memory_equal(window.data(), bytes.data(), len);
+        assert_int_equal(n0.engine->stats().acks_tx, acks);  // no ACK request of its own
+    }
+}
+
 // A flush towards a peer that dies first fails, as what it waited for.
 static void test_a_flush_to_a_dead_peer_fails(void **) {
     MemNetwork net(4000);
@@ -365,6 +398,7 @@ int main() {
         cmocka_unit_test(test_puts_into_an_exposure_land_silently),
         cmocka_unit_test(test_a_flush_waits_for_what_went_before),
         cmocka_unit_test(test_a_flush_asks_for_its_ack),
+        cmocka_unit_test(test_a_put_asks_for_its_ack_so_its_flush_sends_nothing),
         cmocka_unit_test(test_a_flush_to_a_dead_peer_fails),
         cmocka_unit_test(test_puts_land_in_place),
         cmocka_unit_test(test_puts_survive_a_faulty_wire),

@@ -95,6 +95,36 @@ static void test_a_get_lands_in_the_reply_grant(void **) {
     assert_true(window == make_message(1, 300000));  // read, not written
 }
 
+// A reply never asks for its ACK at once: the asker completes its get
+// without a send call of its own first, and its ACK goes delayed (here a
+// second away, on a clock that stands still: not at all) or on its next
+// request.  Small (copied) and large (from the window) replies alike.
+static void test_a_reply_does_not_ask_for_its_ack(void **) {
+    MemNetwork net(4000);
+    auto nodes = make_nodes(net, 2, {}, [](rttcc_config_t &c) {
+        c.ack_delay_us = 1000000;
+        c.agent = false;
+    });
+    Handles h(nodes);
+    const uint32_t w = open_window(h, 1);
+    std::vector<uint8_t> window = make_message(3, 200000);
+    const uint32_t key = expose(h, 1, w, 0, window.data(), window.size());
+    for (size_t len : {size_t{100}, size_t{150000}}) {
+        std::vector<uint8_t> got(len);
+        const uint32_t reply = nodes[0]->engine->grant(1, got.data(), got.size());
+        const uint64_t acks = nodes[0]->engine->stats().acks_tx;
+        assert_int_equal(rttcc_rma_get(h[0], 1, key, 0, len, reply, kTag), RTTCC_DONE);
+        for (int i = 0; i < 20 && replies(*nodes[0], reply) == 0; ++i) {
+            nodes[1]->engine->progress();
+            nodes[0]->engine->progress();
+        }
+        assert_int_equal(replies(*nodes[0], reply), 1);
+        assert_memory_equal(got.data(), window.data(), len);
+        assert_int_equal(nodes[0]->engine->stats().acks_tx, acks);
+        assert_true(nodes[0]->engine->revoke(reply));
+    }
+}
+
 // A large get's reply goes from the window itself, not a copy: bytes the
 // target changes before the reply's datagrams go show (MPI_Get: no one may
 // change them in the epoch).  Revoking the exposure (MPI_Win_free) copies
@@ -569,6 +599,7 @@ static void test_bad_requests_are_refused_at_the_origin(void **) {
 int main() {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_a_get_lands_in_the_reply_grant),
+        cmocka_unit_test(test_a_reply_does_not_ask_for_its_ack),
         cmocka_unit_test(test_a_large_get_replies_from_the_window_until_revoked),
         cmocka_unit_test(test_requests_outside_an_exposure_are_dropped),
         cmocka_unit_test(test_accumulates_sum_and_fetch_the_old_values),
