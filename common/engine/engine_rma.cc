@@ -102,7 +102,7 @@ size_t Engine::batch_cap() const {
 }
 
 int Engine::post(uint32_t index, const RmaBatchEntry &e, const void *bytes) {
-    if (!well_formed(e) || e.offset > kPutOffsetMask) return RTTCC_ERR_ARG;
+    if (!well_formed(e) || e.offset > kPutOffsetMask || e.len > cfg_.max_message) return RTTCC_ERR_ARG;
     const nanos now = clock_.now();
     std::lock_guard<MaybeMutex> g(state_mu_);
     Peer *p = live_peer(index);
@@ -307,7 +307,8 @@ bool Engine::serve(Peer &p, const RmaRequest &r, const uint8_t *payload, size_t 
 }
 
 // Every entry is checked (an exposure of an open window that p holds, its
-// bytes inside it, the copied replies within kBatchReplies) before the
+// bytes inside it and no more than a message, the copied replies within
+// kBatchReplies) before the
 // first is applied.  An entry with a reply puts the bytes as they were into
 // the origin's grant, then applies; a large plain get's reply is sent from
 // the exposure itself.
@@ -316,8 +317,8 @@ bool Engine::serve_batch(Peer &p, const RmaRequest &r, const uint8_t *payload, s
     const bool fine = for_each_entry(payload, n, r.offset, [&](const RmaBatchEntry &e, const uint8_t *) {
         const GrantTable::Grant *exposure = grants_.exposure(p.id, e.key);
         replies += reply_bytes(e);
-        return exposure && window_locks(exposure->window) && grants_.target(p.id, e.key, e.offset, e.len) &&
-               replies <= kBatchReplies;
+        return exposure && window_locks(exposure->window) && e.len <= cfg_.max_message &&
+               grants_.target(p.id, e.key, e.offset, e.len) && replies <= kBatchReplies;
     });
     if (!fine) return false;
     for_each_entry(payload, n, r.offset, [&](const RmaBatchEntry &e, const uint8_t *operand) {

@@ -233,6 +233,42 @@ static void test_posted_plain_gets_share_one_batch(void **) {
     assert_int_equal(stats(*nodes[1]).drop_bad_put, 0);
 }
 
+// A plain get is at most a message (max_message): the origin refuses a
+// larger one, and a target drops a batch that names one (forged), though
+// the exposure holds its bytes.
+static void test_a_plain_get_is_at_most_a_message(void **) {
+    MemNetwork net(4000);
+    auto nodes = make_nodes(net, 2, {}, [](rttcc_config_t &c) { c.max_message = 65536; });
+    std::vector<uint8_t> mem(200000, 3), got(mem.size(), 0);
+    Target t(nodes, mem.data(), mem.size());
+    const uint32_t reply = nodes[0]->engine->grant(1, got.data(), got.size());
+    assert_int_equal(rttcc_rma_post_get(&t.h0, 1, t.key, 0, 65537, reply, kTag), RTTCC_ERR_ARG);
+    assert_int_equal(rttcc_rma_post_get(&t.h0, 1, t.key, 0, 65536, reply, kTag), RTTCC_DONE);
+    int f;
+    flush(nodes, &f);
+    assert_true(run_until(nodes, [&] { return nodes[0]->puts.size() == 1; }));
+
+    RmaRequest forged{};
+    forged.kind = static_cast<uint8_t>(RmaKind::kBatch);
+    forged.rseq = nodes[1]->engine->peer(0)->requests.next();
+    forged.offset = 1;
+    RmaBatchEntry e{0, t.key, 100000, RTTCC_RMA_NO_OP, RTTCC_RMA_BYTE};
+    e.reply_key = reply;
+    e.reply_tag = kTag;
+    e.flags = kPlainGet;
+    forged.len = sizeof e;
+    std::vector<uint8_t> msg(sizeof forged + sizeof e);
+    std::memcpy(msg.data(), &forged, sizeof forged);
+    std::memcpy(msg.data() + sizeof forged, &e, sizeof e);
+    inject_request(net, nodes, 0, 1, msg);
+    for (int i = 0; i < 10; ++i) {
+        nodes[1]->engine->progress();
+        nodes[0]->engine->progress();
+    }
+    assert_int_equal(stats(*nodes[1]).drop_bad_put, 1);
+    assert_int_equal(nodes[0]->puts.size(), 1);
+}
+
 // Posts wait for the origin's next progress pass, then go without a flush.
 static void test_a_progress_pass_sends_the_batch(void **) {
     MemNetwork net(4000);
@@ -384,6 +420,7 @@ int main() {
         cmocka_unit_test(test_posted_gets_and_fetches_read_in_order),
         cmocka_unit_test(test_posted_replies_have_a_bound),
         cmocka_unit_test(test_posted_plain_gets_share_one_batch),
+        cmocka_unit_test(test_a_plain_get_is_at_most_a_message),
         cmocka_unit_test(test_a_progress_pass_sends_the_batch),
         cmocka_unit_test(test_a_flushed_batch_asks_for_its_ack),
         cmocka_unit_test(test_a_batch_with_a_bad_entry_is_dropped_whole),
