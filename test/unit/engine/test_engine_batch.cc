@@ -50,6 +50,20 @@ void flush(std::vector<std::unique_ptr<Node>> &nodes, void *cookie) {
         assert_true(run_until(nodes, [&] { return position(nodes[0]->completed, cookie) < nodes[0]->completed.size(); }));
 }
 
+// Node 0's next request to node 1, forged: a batch of these entries, none
+// with operand bytes (gets and NO_OPs), as though node 0 had sent it.
+void inject_batch(MemNetwork &net, std::vector<std::unique_ptr<Node>> &nodes, const std::vector<RmaBatchEntry> &entries) {
+    RmaRequest r{};
+    r.kind = static_cast<uint8_t>(RmaKind::kBatch);
+    r.rseq = nodes[1]->engine->peer(0)->requests.next();
+    r.offset = entries.size();
+    r.len = static_cast<uint32_t>(entries.size() * sizeof(RmaBatchEntry));
+    std::vector<uint8_t> msg(sizeof r + r.len);
+    std::memcpy(msg.data(), &r, sizeof r);
+    std::memcpy(msg.data() + sizeof r, entries.data(), r.len);
+    inject_request(net, nodes, 0, 1, msg);
+}
+
 }  // namespace
 
 // 200 posts of puts and accumulates (sums on int64) then a flush: they
@@ -183,20 +197,14 @@ static void test_posted_replies_have_a_bound(void **) {
     assert_true(got == mem);
     assert_int_equal(stats(*nodes[0]).rma_batches, 2);
 
-    RmaRequest forged{};
-    forged.kind = static_cast<uint8_t>(RmaKind::kBatch);
-    forged.rseq = nodes[1]->engine->peer(0)->requests.next();
-    forged.offset = 2;
-    forged.len = 2 * sizeof(RmaBatchEntry);
-    std::vector<uint8_t> msg(sizeof forged + forged.len);
-    std::memcpy(msg.data(), &forged, sizeof forged);
+    std::vector<RmaBatchEntry> forged;
     for (int i = 0; i < 2; ++i) {
         RmaBatchEntry e{i * kGet, t.key, static_cast<uint32_t>(kGet), RTTCC_RMA_NO_OP, RTTCC_RMA_BYTE};
         e.reply_key = reply[i];
         e.reply_tag = kTag;
-        std::memcpy(msg.data() + sizeof forged + i * sizeof e, &e, sizeof e);
+        forged.push_back(e);
     }
-    inject_request(net, nodes, 0, 1, msg);
+    inject_batch(net, nodes, forged);
     for (int i = 0; i < 10; ++i) {
         nodes[1]->engine->progress();
         nodes[0]->engine->progress();
@@ -248,19 +256,11 @@ static void test_a_plain_get_is_at_most_a_message(void **) {
     flush(nodes, &f);
     assert_true(run_until(nodes, [&] { return nodes[0]->puts.size() == 1; }));
 
-    RmaRequest forged{};
-    forged.kind = static_cast<uint8_t>(RmaKind::kBatch);
-    forged.rseq = nodes[1]->engine->peer(0)->requests.next();
-    forged.offset = 1;
     RmaBatchEntry e{0, t.key, 100000, RTTCC_RMA_NO_OP, RTTCC_RMA_BYTE};
     e.reply_key = reply;
     e.reply_tag = kTag;
     e.flags = kPlainGet;
-    forged.len = sizeof e;
-    std::vector<uint8_t> msg(sizeof forged + sizeof e);
-    std::memcpy(msg.data(), &forged, sizeof forged);
-    std::memcpy(msg.data() + sizeof forged, &e, sizeof e);
-    inject_request(net, nodes, 0, 1, msg);
+    inject_batch(net, nodes, {e});
     for (int i = 0; i < 10; ++i) {
         nodes[1]->engine->progress();
         nodes[0]->engine->progress();
@@ -343,24 +343,17 @@ static void test_a_batch_with_a_bad_entry_is_dropped_whole(void **) {
 
     // Entries no engine makes: a reply on the engine's own tag, a reply
     // tag without a reply key, a flag that does not exist, a plain get
-    // without a reply, a plain get that is an accumulate.
+    // without a reply, a plain get of elements (an atomic read, which
+    // would be a well-formed entry without the flag).
     uint64_t drops = 2;
     for (int forged = 0; forged < 5; ++forged) {
-        RmaBatchEntry bad{6, t.key, 1, RTTCC_RMA_NO_OP, RTTCC_RMA_BYTE};
+        RmaBatchEntry bad{8, t.key, 1, RTTCC_RMA_NO_OP, RTTCC_RMA_BYTE};
         if (forged == 0) bad.reply_key = 1, bad.reply_tag = RTTCC_TAG_RMA;
         if (forged == 1) bad.reply_tag = kTag;
         if (forged == 2) bad.reply_key = 1, bad.reply_tag = kTag, bad.flags = 2;
         if (forged == 3) bad.flags = kPlainGet;
-        if (forged == 4) bad.reply_key = 1, bad.reply_tag = kTag, bad.flags = kPlainGet, bad.op = RTTCC_RMA_REPLACE;
-        RmaRequest one{};
-        one.kind = static_cast<uint8_t>(RmaKind::kBatch);
-        one.rseq = nodes[1]->engine->peer(0)->requests.next();
-        one.offset = 1;
-        one.len = sizeof bad;
-        std::vector<uint8_t> msg(sizeof one + sizeof bad);
-        std::memcpy(msg.data(), &one, sizeof one);
-        std::memcpy(msg.data() + sizeof one, &bad, sizeof bad);
-        inject_request(net, nodes, 0, 1, msg);
+        if (forged == 4) bad.reply_key = 1, bad.reply_tag = kTag, bad.flags = kPlainGet, bad.type = RTTCC_RMA_INT32, bad.len = 4;
+        inject_batch(net, nodes, {bad});
         nodes[1]->engine->progress();
         assert_int_equal(stats(*nodes[1]).drop_bad_put, ++drops);
     }
