@@ -308,10 +308,9 @@ bool Engine::serve(Peer &p, const RmaRequest &r, const uint8_t *payload, size_t 
 
 // Every entry is checked (an exposure of an open window that p holds, its
 // bytes inside it and no more than a message, the copied replies within
-// kBatchReplies) before the
-// first is applied.  An entry with a reply puts the bytes as they were into
-// the origin's grant, then applies; a large plain get's reply is sent from
-// the exposure itself.
+// kBatchReplies) before the first is applied.  An entry with a reply puts
+// the bytes as they were into the origin's grant, then applies; a large
+// plain get's reply is sent from the exposure itself.
 bool Engine::serve_batch(Peer &p, const RmaRequest &r, const uint8_t *payload, size_t n) {
     size_t replies = 0;
     const bool fine = for_each_entry(payload, n, r.offset, [&](const RmaBatchEntry &e, const uint8_t *) {

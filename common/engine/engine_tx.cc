@@ -89,28 +89,26 @@ bool Engine::has_room(const Peer &p, const TxMessage &m) const {
 }
 
 // True when the sender waits for this segment's ACK: it ends a message a
-// flush waits for (ack_now), or the last queued put or RMA request; or, on the data
-// channel, it fills the window or the credits, it is a resend, or it ends
-// the last queued message and
-// either that message completes on its ACK (zero-copy; a copied one
-// completed when it was queued, and its reply may still carry the ACK) or
-// it is a put or an RMA request (its origin flushes next: MPI's remote
-// completion; without this the flush sent a bare ACK request, one more send
-// call; a request's reply carries the ACK anyway).  An RMA
-// reply never asks: nobody waits for its ACK (the asker's next request or
-// delayed ACK carries it), and an ACK at once would cost the asker a send
-// call before its get completes.  Its receiver then ACKs within the same
-// progress pass (on data going back, if any): with a window of a few
-// segments (congestion control on a slow or short path), a delayed ACK would
-// idle the link for ack_delay_us every round trip.
+// flush waits for (ack_now); it ends the last queued put or RMA request
+// (its origin flushes next, MPI's remote completion: without the ask the
+// flush sent a bare ACK request, one more send call); or, on the data
+// channel, it fills the window or the credits, is a resend, or ends the
+// last queued message, which completes on its ACK (zero-copy; a copied one
+// completed when it was queued).  An RMA reply never asks: nobody waits
+// for its ACK, and an ACK at once would cost the asker a send call before
+// its get completes.  Its receiver then ACKs within the same progress pass
+// (on data going back, if any): with a window of a few segments
+// (congestion control on a slow or short path), a delayed ACK would idle
+// the link for ack_delay_us every round trip.
 bool Engine::sender_waits(const Peer &p, const TxSegment &seg) const {
     const TxMessage &m = *seg.msg;
     if (m.ack_now && seg.offset + seg.len == m.len) return true;
-    const bool put = (m.put_addr || m.tag == RTTCC_TAG_RMA) && !m.reply;  // a put or an RMA request
-    const bool ends_queue = m.all_cut && p.pending[seg.cmd_channel ? kCmd : kData].is_back(m);
-    if (seg.cmd_channel) return put && ends_queue;
+    // Ends what is queued, and someone waits for it (not a reply).
+    const bool ends_queue = m.all_cut && !m.reply && p.pending[seg.cmd_channel ? kCmd : kData].is_back(m);
+    const bool flush_follows = m.put_addr || m.tag == RTTCC_TAG_RMA;  // a put or an RMA request
+    if (seg.cmd_channel) return flush_follows && ends_queue;
     if (p.data_in_flight >= data_cap(p) || p.tx.full() || seg.retries) return true;
-    return ends_queue && !m.reply && (!m.inline_buf || put);
+    return ends_queue && (flush_follows || !m.inline_buf);
 }
 
 // Cuts and sends the peer's queued messages, command channel first, while
