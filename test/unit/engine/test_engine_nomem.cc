@@ -1,0 +1,132 @@
+// A target out of memory for an RMA reply: the engine's copies of large
+// replies come from malloc (BufferPool), which this program wraps
+// (-Wl,--wrap=malloc) to fail on demand.  The asker is declared dead with
+// the reason, nothing crashes, no freed byte travels, and the target's
+// other peers are served as before.
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+
+#include "api/engine_handle.h"
+#include "cmocka_cxx.h"
+#include "engine_harness.h"
+#include "rttcc/rma.h"
+
+using namespace rttcc;
+using namespace rttcc_test;
+
+namespace {
+bool g_fail_large = false;  // malloc of at least a BufferPool block fails while set
+}
+
+extern "C" void *__real_malloc(size_t n);
+extern "C" void *__wrap_malloc(size_t n) {
+    if (g_fail_large && n >= BufferPool::kSmallest) return nullptr;
+    return __real_malloc(n);
+}
+
+namespace {
+
+constexpr uint8_t kTag = 9;
+constexpr size_t kLen = 150000;  // above inline_max: a BufferPool copy, or zero-copy
+
+struct NoMemory {
+    NoMemory() { g_fail_large = true; }
+    ~NoMemory() { g_fail_large = false; }
+};
+
+size_t replies(const Node &n, uint32_t key) {
+    return static_cast<size_t>(
+        std::count_if(n.puts.begin(), n.puts.end(), [&](const Node::Landed &l) { return l.key == key; }));
+}
+
+bool said(const Node &n, uint32_t peer, const char *what) {
+    for (size_t i = 0; i < n.dead.size(); ++i)
+        if (n.dead[i] == peer && n.dead_why[i].find(what) != std::string::npos) return true;
+    return false;
+}
+
+void settle(std::vector<std::unique_ptr<Node>> &nodes) { (void)run_until(nodes, [] { return false; }, 0.05); }
+
+struct Target {
+    explicit Target(std::vector<std::unique_ptr<Node>> &nodes) : e{nodes[1]->engine, ""} {
+        assert_int_equal(rttcc_rma_window_open(&e, &window), RTTCC_OK);
+    }
+    uint32_t expose(uint32_t origin, std::vector<uint8_t> &mem) {
+        uint32_t key = 0;
+        assert_int_equal(rttcc_rma_expose(&e, window, origin, mem.data(), mem.size(), &key), RTTCC_OK);
+        return key;
+    }
+    rttcc_engine e;
+    uint32_t window = 0;
+};
+
+}  // namespace
+
+// An atomic get's reply is a copy: without memory for it, node 1 declares
+// its asker (node 0) dead, and still answers node 2.
+static void test_a_reply_without_memory_declares_its_asker_dead(void **) {
+    MemNetwork net(4000);
+    auto nodes = make_nodes(net, 3, {}, [](rttcc_config_t &c) { c.agent = false; });
+    Target t(nodes);
+    std::vector<uint8_t> window = make_message(1, kLen);
+    const uint32_t k0 = t.expose(0, window), k2 = t.expose(2, window);
+    std::vector<uint8_t> got0(kLen), got2(kLen);
+    rttcc_engine o0{nodes[0]->engine, ""}, o2{nodes[2]->engine, ""};
+    const uint32_t r0 = nodes[0]->engine->grant(1, got0.data(), kLen);
+    assert_int_equal(rttcc_rma_get_atomic(&o0, 1, k0, 0, kLen, r0, kTag), RTTCC_DONE);
+    {
+        NoMemory none;
+        assert_true(run_until(nodes, [&] { return !nodes[1]->dead.empty(); }));
+    }
+    assert_true(said(*nodes[1], 0, "out of memory for a reply of 150000 bytes"));
+    settle(nodes);
+    assert_int_equal(replies(*nodes[0], r0), 0);
+
+    const uint32_t r2 = nodes[2]->engine->grant(1, got2.data(), kLen);
+    assert_int_equal(rttcc_rma_get_atomic(&o2, 1, k2, 0, kLen, r2, kTag), RTTCC_DONE);
+    assert_true(run_until(nodes, [&] { return replies(*nodes[2], r2) == 1; }));
+    assert_true(got2 == window);
+    assert_int_equal(nodes[1]->dead.size(), 1);
+}
+
+// A large plain get's reply is sent from the window itself; revoking the
+// window copies what is still to go.  Without memory for that copy, the
+// asker is declared dead and its reply dropped: the freed window is never
+// read (it is overwritten here, and no reply lands).
+static void test_revoking_without_memory_for_a_reply_copy_declares_its_asker_dead(void **) {
+    MemNetwork net(4000);
+    auto nodes = make_nodes(net, 2, {}, [](rttcc_config_t &c) {
+        c.send_credits = 2;  // the reply goes two segments per round trip: it is in flight at the revoke
+        c.agent = false;
+    });
+    Target t(nodes);
+    std::vector<uint8_t> window = make_message(2, kLen);
+    const std::vector<uint8_t> was = window;
+    const uint32_t key = t.expose(0, window);
+    std::vector<uint8_t> got(kLen, 0);
+    rttcc_engine o{nodes[0]->engine, ""};
+    const uint32_t reply = nodes[0]->engine->grant(1, got.data(), kLen);
+    assert_int_equal(rttcc_rma_get(&o, 1, key, 0, kLen, reply, kTag), RTTCC_DONE);
+    nodes[0]->engine->progress();  // the request goes
+    nodes[1]->engine->progress();  // served: the reply's first two segments go
+    assert_int_equal(nodes[1]->engine->stats().msgs_rx, 1);
+    {
+        NoMemory none;
+        assert_true(nodes[1]->engine->revoke(key));
+    }
+    std::fill(window.begin(), window.end(), 0xdd);  // freed
+    settle(nodes);
+    assert_true(said(*nodes[1], 0, "out of memory for a copy of an RMA reply"));
+    assert_int_equal(replies(*nodes[0], reply), 0);
+    for (size_t i = 0; i < kLen; ++i)  // what landed before the revoke is the window as it was
+        if (got[i] != 0 && got[i] != was[i]) fail_msg("byte %zu of the reply is %#x, not %#x", i, got[i], was[i]);
+}
+
+int main() {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_a_reply_without_memory_declares_its_asker_dead),
+        cmocka_unit_test(test_revoking_without_memory_for_a_reply_copy_declares_its_asker_dead),
+    };
+    return cmocka_run_group_tests(tests, nullptr, nullptr);
+}
