@@ -32,6 +32,7 @@ Engine::Engine(const rttcc_config_t &config, const rttcc_callbacks_t &callbacks,
       verify_source_(wire_->verifies_source()),
       cmd_payload_(config.cmd_mtu - kHeaderSize),
       sack_words_(std::min<uint32_t>(kMaxSackWords, cmd_payload_ / 8)),
+      copy_max_{std::max(config.inline_max, config.send_copy_max), config.inline_max},
       inline_buffers_(std::max<size_t>(config.inline_max, 1)),
       copy_buffers_(config.max_message, SIZE_MAX),  // as many as peers ask for (their replies)
       reassembly_buffers_(config.max_message, size_t{config.reassembly_max_mb} << 20),
@@ -237,7 +238,8 @@ void Engine::broke_protocol(Peer &p, const std::string &why) {
     declare_dead(p, why);
 }
 
-// A message (put_addr 0) or a put: copied up to inline_max, zero-copy above.
+// A message (put_addr 0) or a put: copied up to copy_max_, zero-copy
+// above (and when no memory is left for a copy above inline_max).
 int Engine::send_message(uint32_t index, uint8_t tag, uint64_t put_addr, const iovec *iov, int iovcnt,
                          void *cookie) {
     if (iovcnt < 0 || iovcnt > 2) return RTTCC_ERR_ARG;
@@ -248,14 +250,12 @@ int Engine::send_message(uint32_t index, uint8_t tag, uint64_t put_addr, const i
     m.tag = m.client_tag = tag;
     m.len = static_cast<uint32_t>(len);
     m.put_addr = put_addr;
-    if (len <= cfg_.inline_max) {
-        std::pair<const iovec *, int> pieces{iov, iovcnt};
-        return submit(index, m, false, copy_iovecs, &pieces);
-    }
     m.cookie = cookie;
     for (int i = 0; i < iovcnt; ++i)
         if (iov[i].iov_len) m.iov[m.iovcnt++] = iov[i];
-    return submit(index, m, false, nullptr, nullptr);
+    if (len > copy_max_[put_addr != 0]) return submit(index, m, false, nullptr, nullptr);
+    std::pair<const iovec *, int> pieces{iov, iovcnt};
+    return submit(index, m, false, copy_iovecs, &pieces);
 }
 
 int Engine::send_now(uint32_t index, uint8_t tag, size_t len, rttcc_fill_fn fill, void *ctx) {

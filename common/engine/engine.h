@@ -363,6 +363,7 @@ private:
     bool verify_source_;                 // the wire names senders: check them
     uint32_t cmd_payload_;               // payload bytes per command-channel datagram
     uint32_t sack_words_;                // most SACK words an ACK carries (fits cmd_payload_)
+    size_t copy_max_[2];                 // the largest message [0] and put [1] sent by copy
     std::vector<std::unique_ptr<Peer>> peers_;  // by caller's index; null where unknown
 
     Pool<TxMessage> messages_;           // message descriptors

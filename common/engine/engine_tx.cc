@@ -8,7 +8,8 @@ namespace rttcc {
 
 // Queues a message (a stack template: `proto`) to a peer and sends what
 // may go now.  With `fill` the bytes are copied into engine memory and the
-// send completes at once (RTTCC_DONE); without, they are sent zero-copy.
+// send completes at once (RTTCC_DONE); without, or when no memory is left
+// for a copy above inline_max, they are sent zero-copy from proto's iov.
 // Calls nobody back: news waits for the next pass (engine.h).
 int Engine::submit(uint32_t index, TxMessage &proto, bool only_if_open, rttcc_fill_fn fill,
                    void *ctx) {
@@ -21,16 +22,18 @@ int Engine::submit(uint32_t index, TxMessage &proto, bool only_if_open, rttcc_fi
         return RTTCC_ERR_BUSY;
     }
     TxMessage &m = new_message(*p, proto);
-    if (fill) {
-        m.inline_buf = take_copy(m.len);
+    if (fill) m.inline_buf = take_copy(m.len);
+    const bool copied = m.inline_buf != nullptr;
+    if (copied) {
         fill(ctx, m.inline_buf, m.len);
         m.iov[0] = {m.inline_buf, m.len};
         m.iovcnt = 1;
+        m.cookie = nullptr;  // complete now: nobody is told again
     }
     enqueue(*p, m);
     pump(*p, now, UINT32_MAX);
     flush_all();
-    return fill ? RTTCC_DONE : RTTCC_OK;
+    return copied ? RTTCC_DONE : RTTCC_OK;
 }
 
 Peer *Engine::live_peer(uint32_t index) {

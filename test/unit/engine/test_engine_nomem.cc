@@ -1,7 +1,8 @@
-// A target out of memory for an RMA reply: the engine's copies of large
-// replies come from malloc (BufferPool), which this program wraps
-// (-Wl,--wrap=malloc) to fail on demand.  The asker is declared dead with
-// the reason, nothing crashes, no freed byte travels, and the target's
+// A process out of memory for a copy: the engine's copies above inline_max
+// come from malloc (BufferPool), which this program wraps
+// (-Wl,--wrap=malloc) to fail on demand.  A message then goes zero-copy.
+// A target without memory for an RMA reply declares the asker dead with
+// the reason: nothing crashes, no freed byte travels, and the target's
 // other peers are served as before.
 #include <algorithm>
 #include <cstdlib>
@@ -62,6 +63,24 @@ struct Target {
 };
 
 }  // namespace
+
+// A message that would be copied (above inline_max, up to send_copy_max)
+// goes zero-copy when no memory is left for its copy: the send is taken,
+// completes on its ACK, and the bytes arrive.
+static void test_a_message_without_memory_for_its_copy_goes_zero_copy(void **) {
+    MemNetwork net(4000);
+    auto nodes = make_nodes(net, 2, {}, [](rttcc_config_t &c) { c.send_copy_max = 32768 + 64; });
+    std::vector<uint8_t> msg = make_message(4, 20000);
+    iovec v{msg.data(), msg.size()};
+    {
+        NoMemory none;
+        assert_int_equal(nodes[0]->engine->send(1, 1, &v, 1, &msg), RTTCC_OK);
+    }
+    assert_true(run_until(nodes, [&] { return nodes[0]->completed.size() == 1 && nodes[1]->received.size() == 1; }));
+    assert_ptr_equal(nodes[0]->completed[0], &msg);
+    assert_true(nodes[1]->received[0].bytes == msg);
+    assert_int_equal(nodes[0]->engine->send(1, 1, &v, 1, &msg), RTTCC_DONE);  // with memory: copied
+}
 
 // An atomic get's reply is a copy: without memory for it, node 1 declares
 // its asker (node 0) dead, and still answers node 2.
@@ -125,6 +144,7 @@ static void test_revoking_without_memory_for_a_reply_copy_declares_its_asker_dea
 
 int main() {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_a_message_without_memory_for_its_copy_goes_zero_copy),
         cmocka_unit_test(test_a_reply_without_memory_declares_its_asker_dead),
         cmocka_unit_test(test_revoking_without_memory_for_a_reply_copy_declares_its_asker_dead),
     };
