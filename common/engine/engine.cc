@@ -238,8 +238,8 @@ void Engine::broke_protocol(Peer &p, const std::string &why) {
     declare_dead(p, why);
 }
 
-// A message (put_addr 0) or a put: copied up to copy_max_, zero-copy
-// above (and when no memory is left for a copy above inline_max).
+// A message (put_addr 0) or a put: copied up to copy_max_ (above
+// inline_max, as submit says), zero-copy above.
 int Engine::send_message(uint32_t index, uint8_t tag, uint64_t put_addr, const iovec *iov, int iovcnt,
                          void *cookie) {
     if (iovcnt < 0 || iovcnt > 2) return RTTCC_ERR_ARG;

@@ -8,8 +8,11 @@ namespace rttcc {
 
 // Queues a message (a stack template: `proto`) to a peer and sends what
 // may go now.  With `fill` the bytes are copied into engine memory and the
-// send completes at once (RTTCC_DONE); without, or when no memory is left
-// for a copy above inline_max, they are sent zero-copy from proto's iov.
+// send completes at once (RTTCC_DONE); without, they are sent zero-copy
+// from proto's iov.  Above inline_max a copy is made only while nothing
+// else to the peer is outstanding (the send would wait for its ACK alone, a
+// ping-pong's; in a stream, ACKs for the rest come anyway and copies cost
+// the bandwidth), and only if memory is left for it.
 // Calls nobody back: news waits for the next pass (engine.h).
 int Engine::submit(uint32_t index, TxMessage &proto, bool only_if_open, rttcc_fill_fn fill,
                    void *ctx) {
@@ -21,8 +24,9 @@ int Engine::submit(uint32_t index, TxMessage &proto, bool only_if_open, rttcc_fi
         count(*p, &rttcc_stats_t::window_stalls);
         return RTTCC_ERR_BUSY;
     }
+    const bool idle = p->outstanding.empty();
     TxMessage &m = new_message(*p, proto);
-    if (fill) m.inline_buf = take_copy(m.len);
+    if (fill && (m.len <= cfg_.inline_max || idle)) m.inline_buf = take_copy(m.len);
     const bool copied = m.inline_buf != nullptr;
     if (copied) {
         fill(ctx, m.inline_buf, m.len);

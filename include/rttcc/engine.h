@@ -153,10 +153,11 @@ size_t rttcc_engine_max_message(const rttcc_engine_t *engine);
 size_t rttcc_engine_peer_segment_size(const rttcc_engine_t *engine, uint32_t peer);
 
 /* Sends one message of up to two pieces.  Messages no larger than
- * config.send_copy_max (and config.inline_max) are copied and the call
- * returns RTTCC_DONE; larger ones (and, above inline_max, one the process
- * has no memory to copy) are sent zero-copy from the caller's memory, which
- * must stay untouched until on_send_done(cookie): RTTCC_OK.  Never blocks. */
+ * config.inline_max are copied and the call returns RTTCC_DONE, and so are
+ * those up to config.send_copy_max while nothing else sent to the peer is
+ * unacknowledged (and memory is left for the copy).  Other ones are sent
+ * zero-copy from the caller's memory, which must stay untouched until
+ * on_send_done(cookie): RTTCC_OK.  Never blocks. */
 int rttcc_engine_send(rttcc_engine_t *engine, uint32_t peer, uint8_t tag,
                       const struct iovec *iov, int iovcnt, void *cookie);
 

@@ -430,10 +430,12 @@ static void test_a_send_calls_nobody_back(void **) {
     assert_true(run_until(nodes, [&] { return n0.completed.size() == 1 && nodes[2]->received.size() == 3; }));
 }
 
-// With the default send_copy_max, a message up to 32 KiB + 64 is copied: its
-// send is done at once and the caller may reuse the buffer; a larger one,
-// and a put of the same size, go zero-copy and complete on the ACK.
-static void test_messages_up_to_send_copy_max_are_copied(void **) {
+// With the default send_copy_max, a message up to 32 KiB + 64 sent while
+// nothing else to its peer is unacknowledged is copied: its send is done at
+// once and the caller may reuse the buffer.  A larger one, one of the same
+// size sent behind it (a stream), and a put go zero-copy and complete on
+// the ACK.
+static void test_messages_up_to_send_copy_max_are_copied_when_alone(void **) {
     MemNetwork net(4000);
     auto nodes = make_nodes(net, 2, {}, [](rttcc_config_t &c) {
         rttcc_config_t d;
@@ -442,23 +444,26 @@ static void test_messages_up_to_send_copy_max_are_copied(void **) {
     });
     Node &n0 = *nodes[0];
     const size_t copied = 32768 + 64, above = copied + 1;
-    std::vector<uint8_t> a = make_message(1, copied), b = make_message(2, above);
-    const std::vector<uint8_t> was_a = a, was_b = b;
-    iovec ia{a.data(), a.size()}, ib{b.data(), b.size()};
+    std::vector<uint8_t> a = make_message(1, copied), b = make_message(2, above), c = make_message(4, copied);
+    const std::vector<uint8_t> was_a = a;
+    iovec ia{a.data(), a.size()}, ib{b.data(), b.size()}, ic{c.data(), c.size()};
     assert_int_equal(n0.engine->send(1, 1, &ia, 1, &a), RTTCC_DONE);
     std::fill(a.begin(), a.end(), 0xee);  // reused at once: the engine has its own copy
     assert_int_equal(n0.engine->send(1, 1, &ib, 1, &b), RTTCC_OK);
+    assert_int_equal(n0.engine->send(1, 1, &ic, 1, &c), RTTCC_OK);  // behind b: a stream
     std::vector<uint8_t> target(copied);
     const uint32_t key = nodes[1]->engine->grant(0, target.data(), target.size());
     std::vector<uint8_t> put = make_message(3, copied);
     iovec ip{put.data(), put.size()};
     assert_int_equal(n0.engine->put(1, key, 0, 2, &ip, 1, &put), RTTCC_OK);  // its flush waits anyway
-    assert_true(run_until(nodes, [&] { return n0.completed.size() == 2 && nodes[1]->received.size() == 2; }));
+    assert_true(run_until(nodes, [&] { return n0.completed.size() == 3 && nodes[1]->received.size() == 3; }));
     assert_int_equal(position(n0.completed, &a), n0.completed.size());  // a copy is never reported
-    assert_true(position(n0.completed, &b) < 2 && position(n0.completed, &put) < 2);
+    for (const void *cookie : {(void *)&b, (void *)&c, (void *)&put}) assert_true(position(n0.completed, cookie) < 3);
     assert_true(nodes[1]->received[0].bytes == was_a);
-    assert_true(nodes[1]->received[1].bytes == was_b);
+    assert_true(nodes[1]->received[1].bytes == b);
+    assert_true(nodes[1]->received[2].bytes == c);
     assert_true(target == put);
+    assert_int_equal(n0.engine->send(1, 1, &ic, 1, &c), RTTCC_DONE);  // all ACKed: alone again
 }
 
 static void test_idle_peer_memory_is_small(void **) {
@@ -492,7 +497,7 @@ int main() {
         cmocka_unit_test(test_peer_lookups_race_nothing_with_add_peer),
         cmocka_unit_test(test_unknown_sender_is_reported_and_added),
         cmocka_unit_test(test_a_send_calls_nobody_back),
-        cmocka_unit_test(test_messages_up_to_send_copy_max_are_copied),
+        cmocka_unit_test(test_messages_up_to_send_copy_max_are_copied_when_alone),
         cmocka_unit_test(test_idle_peer_memory_is_small),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);
