@@ -41,14 +41,29 @@ typedef struct mca_btl_rttcc_module_t {
     opal_mutex_t endpoints_lock;                 /* guards endpoints when MPI threads are on */
     mca_btl_base_module_error_cb_fn_t error_cb;  /* registered by the PML */
     size_t inline_max;                           /* rttcc_inline_max: sends up to it are copied */
+    uint32_t window;                             /* the engine RMA window its registrations expose */
+    struct rttcc_get_t *gets;                    /* gets in flight (btl_rttcc_rdma.c) */
+    opal_mutex_t gets_lock;                      /* guards gets when MPI threads are on */
 } mca_btl_rttcc_module_t;
+
+/* The component's MPI_T counters (btl_rttcc_<name>), beside the engine's. */
+#define MCA_BTL_RTTCC_COUNTERS(X)                                                        \
+    X(rdma_gets, "gets of ob1's RGET protocol: messages above the eager limit read from the sender") \
+    X(rdma_get_bytes, "bytes those gets read")
 
 typedef struct mca_btl_rttcc_component_t {
     mca_btl_base_component_3_0_0_t super;
     int verbose;                    /* btl_rttcc_verbose */
     int output;                     /* opal_output stream */
     mca_btl_rttcc_module_t *module; /* the single module, once initialized */
+    struct {
+#define BTL_RTTCC_COUNTER_FIELD(name, help) volatile int64_t name;
+        MCA_BTL_RTTCC_COUNTERS(BTL_RTTCC_COUNTER_FIELD)
+#undef BTL_RTTCC_COUNTER_FIELD
+    } counters;
 } mca_btl_rttcc_component_t;
+
+#define BTL_RTTCC_COUNT(name, n) OPAL_THREAD_ADD_FETCH64(&mca_btl_rttcc_component.counters.name, (n))
 
 OPAL_MODULE_DECLSPEC extern mca_btl_rttcc_component_t mca_btl_rttcc_component;
 extern mca_btl_rttcc_module_t mca_btl_rttcc_module_template;
@@ -62,6 +77,21 @@ void mca_btl_rttcc_on_recv(void *user, uint32_t peer, uint8_t tag, const void *d
 void mca_btl_rttcc_on_send_done(void *user, void *cookie, int status);
 void mca_btl_rttcc_on_peer_dead(void *user, uint32_t peer, const char *why);
 void mca_btl_rttcc_on_unknown_peer(void *user, uint32_t peer);
+
+/* btl_rttcc_rdma.c: btl_get (ob1's RGET) over engine exposures and gets */
+int mca_btl_rttcc_rdma_init(mca_btl_rttcc_module_t *module);
+void mca_btl_rttcc_rdma_fini(mca_btl_rttcc_module_t *module);
+struct mca_btl_base_registration_handle_t *mca_btl_rttcc_register_mem(struct mca_btl_base_module_t *btl,
+                                                                      struct mca_btl_base_endpoint_t *ep,
+                                                                      void *base, size_t size, uint32_t flags);
+int mca_btl_rttcc_deregister_mem(struct mca_btl_base_module_t *btl, struct mca_btl_base_registration_handle_t *h);
+int mca_btl_rttcc_get(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *ep, void *local_address,
+                      uint64_t remote_address, struct mca_btl_base_registration_handle_t *local_handle,
+                      struct mca_btl_base_registration_handle_t *remote_handle, size_t size, int flags,
+                      int order, mca_btl_base_rdma_completion_fn_t cbfunc, void *cbcontext, void *cbdata);
+void mca_btl_rttcc_on_put(void *user, uint32_t peer, uint32_t key, uint64_t offset, size_t len, uint8_t tag);
+void mca_btl_rttcc_fail_gets(mca_btl_rttcc_module_t *module, uint32_t peer);
+size_t mca_btl_rttcc_registration_handle_size(void);
 
 END_C_DECLS
 #endif

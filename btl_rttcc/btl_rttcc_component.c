@@ -37,7 +37,16 @@ mca_btl_rttcc_component_t mca_btl_rttcc_component = {
 
 static int rttcc_component_register(void)
 {
-    return mca_btl_rttcc_register_params();
+    int rc = mca_btl_rttcc_register_params();
+    if (OPAL_SUCCESS != rc) {
+        return rc;
+    }
+#define BTL_RTTCC_PVAR(name, help) \
+    (void) rttcc_mca_register_counter(&mca_btl_rttcc_component.super.btl_version, #name, help, \
+                                      &mca_btl_rttcc_component.counters.name);
+    MCA_BTL_RTTCC_COUNTERS(BTL_RTTCC_PVAR)
+#undef BTL_RTTCC_PVAR
+    return OPAL_SUCCESS;
 }
 
 static int rttcc_component_open(void)
@@ -74,12 +83,15 @@ static mca_btl_base_module_t **rttcc_component_init(int *num_btls, bool progress
     module->inline_max = rttcc_mca_config()->inline_max;
     max_message = module->super.btl_max_send_size > module->super.btl_eager_limit ? module->super.btl_max_send_size
                                                                                   : module->super.btl_eager_limit;
+    if (0 == module->super.btl_get_limit || module->super.btl_get_limit > max_message) {
+        module->super.btl_get_limit = max_message; /* a get's reply is one engine message */
+    }
     cbs.user = module;
     cbs.on_recv = mca_btl_rttcc_on_recv;
     cbs.on_send_done = mca_btl_rttcc_on_send_done;
     cbs.on_peer_dead = mca_btl_rttcc_on_peer_dead;
     cbs.on_unknown_peer = mca_btl_rttcc_on_unknown_peer;
-    cbs.on_put = NULL; /* the BTL exposes no memory; coll_rttcc does, as a client of its own */
+    cbs.on_put = mca_btl_rttcc_on_put; /* replies of its gets (coll and osc attach their own tags) */
 
     /* Open MPI's own progress thread never calls BTL progress (we do not set
      * MCA_BTL_FLAGS_BTL_PROGRESS_THREAD_ENABLED): only MPI threads need locks. */
@@ -91,6 +103,7 @@ static mca_btl_base_module_t **rttcc_component_init(int *num_btls, bool progress
         return NULL;
     }
     if (OPAL_SUCCESS != mca_btl_rttcc_module_init(module)) {
+        mca_btl_rttcc_rdma_fini(module);
         rttcc_mca_engine_close(module->engine);
         free(module);
         free(modules);

@@ -307,6 +307,7 @@ void mca_btl_rttcc_on_peer_dead(void *user, uint32_t peer, const char *why)
     if (NULL != m->error_cb) {
         m->error_cb(&m->super, MCA_BTL_ERROR_FLAGS_FATAL, proc, (char *) "btl_rttcc: peer dead");
     }
+    mca_btl_rttcc_fail_gets(m, peer); /* if the PML carries on: none will be answered */
 }
 
 static int rttcc_register_error(struct mca_btl_base_module_t *btl,
@@ -323,6 +324,7 @@ static int rttcc_finalize(struct mca_btl_base_module_t *btl)
     mca_btl_rttcc_module_t *m = to_module(btl);
 
     mca_btl_rttcc_component.module = NULL;
+    mca_btl_rttcc_rdma_fini(m);
     rttcc_mca_engine_close(m->engine); /* drains, reports, destroys */
     for (size_t i = 0; i < m->num_endpoints; ++i) {
         free(m->endpoints[i]);
@@ -337,7 +339,8 @@ static int rttcc_finalize(struct mca_btl_base_module_t *btl)
 int mca_btl_rttcc_module_init(mca_btl_rttcc_module_t *module)
 {
     OBJ_CONSTRUCT(&module->endpoints_lock, opal_mutex_t);
-    return mca_btl_rttcc_frag_lists_init(module);
+    int rc = mca_btl_rttcc_rdma_init(module);
+    return OPAL_SUCCESS == rc ? mca_btl_rttcc_frag_lists_init(module) : rc;
 }
 
 mca_btl_rttcc_module_t mca_btl_rttcc_module_template = {
@@ -352,5 +355,8 @@ mca_btl_rttcc_module_t mca_btl_rttcc_module_template = {
         .btl_send = rttcc_send,
         .btl_sendi = rttcc_sendi,
         .btl_register_error = rttcc_register_error,
+        .btl_register_mem = mca_btl_rttcc_register_mem,
+        .btl_deregister_mem = mca_btl_rttcc_deregister_mem,
+        .btl_get = mca_btl_rttcc_get,
     },
 };

@@ -7,6 +7,7 @@
 #ifndef RTTCC_TAGS_H
 #define RTTCC_TAGS_H
 
+#define RTTCC_TAG_BTL_GET 0x3a /* btl_rttcc's get replies (the creator under pml/ob1; never the PML's) */
 #define RTTCC_TAG_OSC 0x3b  /* osc_rttcc's replies and epoch messages (an attached client) */
 #define RTTCC_TAG_COLL 0x3c /* coll_rttcc's exchanges (an attached client) */
 #define RTTCC_TAG_MTL 0x3d  /* mtl_rttcc's messages (the creator under pml/cm) */

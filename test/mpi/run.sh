@@ -26,6 +26,11 @@ plan=(
     "thread_multiple:2 4"
     "collectives:2 3 4 5 8"
     "mpit:2 4"
+    "mpit:2 4:-gets"
+    "mpit:2:-no-gets:--mca btl_rttcc_flags send,inplace"
+    # a sender computing outside MPI serves its large message (RGET) all the same; without get it does not
+    "rget_progress:2 4:-busy 3 -within 1.5"
+    "rget_progress:2:-busy 2 -after 1.5:--mca btl_rttcc_flags send,inplace"
     "rtt_table:2 4"
     # the parameters by their old names (deprecated synonyms), their new names, their btl_rttcc_ names:
     "rtt_table:3:-idle 1:--mca btl_rttcc_probe_enable 1 --mca btl_rttcc_probe_interval 2000 --mca btl_rttcc_probe_startup_delay 0"
@@ -136,7 +141,7 @@ run_one() {  # run_one NAME NP ARGS EXTRA STACK
 without_rttcc_args() {
     local w out=()
     for w in $1; do
-        [[ $w == -expect-rttcc || $w == -errors ]] || out+=("$w")
+        [[ $w == -expect-rttcc || $w == -errors || $w == -gets || $w == -no-gets || $w == -within ]] || out+=("$w")
     done
     echo "${out[*]}"
 }
