@@ -13,27 +13,7 @@
  * length of the computation: rttcc may not take a busy rank for a dead one. */
 #include "mpitest.h"
 
-#include <time.h>
 #include <unistd.h>
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-/* Computes (no MPI call, no sleep) for `seconds`. */
-static void compute(double seconds)
-{
-    volatile double x = 1.0;
-    const double end = now_s() + seconds;
-    while (now_s() < end) {
-        for (int i = 0; i < 10000; ++i) {
-            x = x * 1.0000001 + 1e-9;
-        }
-    }
-}
 
 int main(int argc, char **argv)
 {
@@ -66,7 +46,7 @@ int main(int argc, char **argv)
         printf("busy_peer: started\n"); /* the ranks are up and talk: a fault can be injected now */
         fflush(stdout);
     }
-    const double start = now_s();
+    const double start = mt_now_s();
     for (int r = 0; r < rounds; ++r) {
         if (0 == rank) {
             if (0 != strcmp(when, "after") && busy > 1) usleep(500000);
@@ -78,19 +58,19 @@ int main(int argc, char **argv)
             MPI_Recv(buf, (int) size, MPI_BYTE, 1, 99, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
             mt_check("busy_peer", buf, size, 1, 0, r);
         } else {
-            if (0 != strcmp(when, "after")) compute(busy);
+            if (0 != strcmp(when, "after")) mt_compute(busy);
             for (int m = 0; m < msgs; ++m) {
                 MPI_Recv(buf + m * size, (int) size, MPI_BYTE, 0, m, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
                 mt_check("busy_peer", buf + m * size, size, 0, 1, r * msgs + m);
             }
-            if (0 == strcmp(when, "after")) compute(busy);
+            if (0 == strcmp(when, "after")) mt_compute(busy);
             mt_fill(buf, size, 1, 0, r);
             MPI_Send(buf, (int) size, MPI_BYTE, 0, 99, MPI_COMM_WORLD);
         }
     }
     if (0 == rank) {
         printf("busy_peer: %d round(s), %zu bytes x %d, rank 1 computed %.1f s %s: %.1f s in all\n", rounds,
-               size, msgs, busy, when, now_s() - start);
+               size, msgs, busy, when, mt_now_s() - start);
     }
     free(reqs);
     free(buf);

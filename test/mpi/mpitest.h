@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* Byte `i` of message `msg` from `from` to `to`. */
 static inline unsigned char mt_byte(int from, int to, int msg, size_t i)
@@ -47,6 +48,25 @@ static inline void mt_check(const char *test, const unsigned char *buf, size_t n
     for (size_t i = 0; i < n; ++i) {
         if (buf[i] != mt_byte(from, to, msg, i)) {
             mt_fail(test, "byte %zu of a %zu-byte message is wrong", i, n);
+        }
+    }
+}
+
+static inline double mt_now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* Computes (no MPI call, no sleep) for `seconds`: a rank away from MPI. */
+static inline void mt_compute(double seconds)
+{
+    volatile double x = 1.0;
+    const double end = mt_now_s() + seconds;
+    while (mt_now_s() < end) {
+        for (int i = 0; i < 10000; ++i) {
+            x = x * 1.0000001 + 1e-9;
         }
     }
 }
