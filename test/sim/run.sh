@@ -98,6 +98,30 @@ else
     bad "peer memory: idle peer $(col idle_peer_bytes) bytes, $(col heap_bytes_per_peer) heap bytes per peer"
 fi
 
+# tools/rttcc_sim_sweep: every run in one CSV, a PNG per column; a run that fails is said and left out.
+sweep="$here/../../tools/rttcc_sim_sweep"
+"$sweep" -sim "$tool" -out "$build/sweep" -values "2 4" -series_values "none aimd" -y completion_us,drops \
+    -logy completion_us -- incast -bytes 65536 -queue 16 >"$build/out" 2>"$build/err"
+rc=$?
+rows=$(($(wc -l <"$build/sweep/sweep.csv" 2>/dev/null || echo 1) - 1))
+pngs=0
+for p in completion_us drops; do
+    [ "$(head -c 4 "$build/sweep/$p.png" 2>/dev/null | tail -c 3)" = PNG ] && pngs=$((pngs + 1))
+done
+if [ "$rc" -eq 0 ] && [ "$rows" -eq 4 ] && [ "$pngs" -eq 2 ] &&
+    [ "$(awk -F, 'NR > 1 && $4 == "aimd" && $2 == 4 { print $8 }' "$build/sweep/sweep.csv")" = 1 ]; then
+    ok "rttcc_sim_sweep: 2 x 2 incasts in one CSV, completion and drops drawn"
+else
+    bad "rttcc_sim_sweep: rc=$rc, $rows rows, $pngs PNGs: $(tail -n 2 "$build/err")"
+fi
+"$sweep" -sim "$tool" -out "$build/sweep2" -values "2 0" -series_values aimd -y drops -- incast >"$build/out" 2>"$build/err"
+rc=$?
+if [ "$rc" -eq 1 ] && grep -q 'senders 0 failed' "$build/err" && [ "$(wc -l <"$build/sweep2/sweep.csv")" -eq 2 ]; then
+    ok "rttcc_sim_sweep: a run that fails is reported and left out (exit 1)"
+else
+    bad "rttcc_sim_sweep with a failing run: rc=$rc $(tail -n 1 "$build/err")"
+fi
+
 for args in "incast -cc reno" "incast -senders 0" "incast -gbit" "alltoall -algo tuned" "alltoall -topo ring" \
     "ring" "incast -queue x" "scale -peers 1"; do
     # shellcheck disable=SC2086
