@@ -2,7 +2,7 @@
 //
 //   rttcc_sim incast [-senders N] [-bytes B] [-cc none|aimd|timely|swift]
 //                    [-gbit G] [-queue PACKETS] [-delay NS] [-seed S]
-//                    [-limit MS] [-header]
+//                    [-warm 0|1] [-limit MS] [-header]
 //   rttcc_sim alltoall [-ranks N] [-block B] [-algo rttcc|pairwise|linear|bruck]
 //                    [-policy linear|greedy|threshold|balanced|adaptive]
 //                    [-topo star|fat_tree] [-per_leaf K] [-spines S] [-hot F]
@@ -15,6 +15,11 @@
 // line (-header: the column names first): completion, goodput against the
 // line, drops, the queue's peak, Jain's fairness index over the senders'
 // rates, retransmissions and the simulator's own events per second.
+// -warm 1: first every sender sends the receiver one 8-byte message and
+// has it ACKed (PACKETS / 2 senders at a time), as ranks that have talked
+// before; the incast then meets timers derived from RTT samples, not the
+// first contact's retransmission timeout, and its times count from its
+// start.
 //
 // alltoall: one alltoall of B-byte blocks on N ranks (sim/alltoall.h), on
 // one switch or a two-level fat tree (K hosts per leaf, S spines, every
@@ -62,13 +67,14 @@ struct Options {
     rttcc::nanos delay = 1000;
     uint64_t seed = 1;
     double limit_ms = 10000;
+    bool warm = false;
     bool header = false;
 };
 
 [[noreturn]] void usage(const char *why) {
     std::fprintf(stderr,
                  "rttcc_sim: %s\nusage: rttcc_sim incast [-senders N] [-bytes B] [-cc none|aimd|timely|swift] "
-                 "[-gbit G] [-queue PACKETS] [-delay NS] [-seed S] [-limit MS] [-header]\n"
+                 "[-gbit G] [-queue PACKETS] [-delay NS] [-seed S] [-warm 0|1] [-limit MS] [-header]\n"
                  "       rttcc_sim alltoall [-ranks N] [-block B] [-algo rttcc|pairwise|linear|bruck] "
                  "[-policy linear|greedy|threshold|balanced|adaptive] [-topo star|fat_tree] [-per_leaf K] "
                  "[-spines S] [-hot F] [-cc ...] [-gbit G] [-delay NS] [-seed S] [-limit MS] [-header]\n"
@@ -112,6 +118,7 @@ Options parse(int argc, char **argv) {
         else if (0 == std::strcmp(f, "-delay")) o.delay = static_cast<rttcc::nanos>(number(f, v, 0, 1e9));
         else if (0 == std::strcmp(f, "-seed")) o.seed = static_cast<uint64_t>(number(f, v, 0, 1e18));
         else if (0 == std::strcmp(f, "-limit")) o.limit_ms = number(f, v, 0.001, 1e7);
+        else if (0 == std::strcmp(f, "-warm")) o.warm = number(f, v, 0, 1) != 0;
         else if (0 == std::strcmp(f, "-ranks")) o.ranks = static_cast<size_t>(number(f, v, 2, 65536));
         else if (0 == std::strcmp(f, "-block")) o.block = static_cast<size_t>(number(f, v, 1, 64 << 20));
         else if (0 == std::strcmp(f, "-algo")) {
@@ -129,6 +136,31 @@ Options parse(int argc, char **argv) {
         else usage((std::string("unknown option ") + f).c_str());
     }
     return o;
+}
+
+constexpr size_t kWarmBytes = 8;
+
+// -warm: every sender's engine learns its path to rank 0 (one small
+// message, delivered, and an RTT sample from its ACK), queue / 2 senders at
+// a time so that the warm-up drops nothing.  False if it did not end within
+// `limit`.
+bool warm_up(Job &job, uint32_t queue, rttcc::nanos limit) {
+    const uint32_t n = static_cast<uint32_t>(job.size()), batch = std::max<uint32_t>(1, queue / 2);
+    for (uint32_t first = 1; first < n; first += batch) {
+        const uint32_t last = std::min(n, first + batch);
+        for (uint32_t s = first; s < last; ++s)
+            if (!job.send(s, 0, kWarmBytes)) return false;
+        auto warmed = [&] {
+            rttcc_rtt_row_t row;
+            for (uint32_t s = first; s < last; ++s)
+                if (job.rank(0).received[s] != kWarmBytes || !job.rank(s).host->engine().rtt_row(0, &row) ||
+                    row.samples == 0)
+                    return false;
+            return true;
+        };
+        if (!job.run_until(warmed, limit)) return false;
+    }
+    return true;
 }
 
 int incast(const Options &o) {
@@ -150,39 +182,44 @@ int incast(const Options &o) {
         in->reconfigure(c);
         return t;
     }, jc, [](size_t i, size_t j) { return i == 0 || j == 0; });
-    for (uint32_t s = 1; s < n; ++s)
+    const rttcc::nanos limit = static_cast<rttcc::nanos>(o.limit_ms * 1e6);
+    const size_t warm_bytes = o.warm ? kWarmBytes : 0;
+    bool finished = !o.warm || warm_up(job, o.queue, limit);
+    const rttcc::nanos start = job.events().now();
+    for (uint32_t s = 1; s < n && finished; ++s)
         if (!job.send(s, 0, o.bytes)) {
             std::fprintf(stderr, "rttcc_sim: the engine refused a %zu-byte message\n", o.bytes);
             return 1;
         }
     auto done = [&] {
         for (uint32_t s = 1; s < n; ++s)
-            if (job.rank(0).received[s] != o.bytes || job.rank(s).sends_done == 0) return false;
+            if (job.rank(0).received[s] != warm_bytes + o.bytes || job.rank(s).sends_done < (o.warm ? 2u : 1u)) return false;
         return true;
     };
-    const bool finished = job.run_until(done, static_cast<rttcc::nanos>(o.limit_ms * 1e6));
+    finished = finished && job.run_until(done, limit);
     const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
     const Port &in = *job.fabric().port(job.topology().switches[0], job.topology().hosts[0]);
     double sum = 0, sum2 = 0;
     uint64_t retx = 0;
     for (uint32_t s = 1; s < n; ++s) {
-        const double rate = job.rank(s).last_done ? o.bytes / (job.rank(s).last_done / 1e9) : 0;
+        const double rate = job.rank(s).last_done > start ? o.bytes / ((job.rank(s).last_done - start) / 1e9) : 0;
         sum += rate;
         sum2 += rate * rate;
         retx += job.rank(s).host->engine().stats().retx;
     }
     const double jain = sum2 > 0 ? sum * sum / (o.senders * sum2) : 0;
-    const double secs = job.rank(0).last_delivery / 1e9;
+    const double secs = job.rank(0).last_delivery > start ? (job.rank(0).last_delivery - start) / 1e9 : 0;
     const double goodput = secs > 0 ? o.senders * o.bytes * 8 / secs / 1e9 : 0;
     static const char *cc_names[] = {"none", "aimd", "timely", "swift"};
     if (o.header)
         std::printf("scenario,senders,bytes,cc,gbit,queue_pkts,seed,finished,completion_us,goodput_gbit,"
-                    "goodput_of_line,drops,max_queue_bytes,jain,retransmits,corrupt_bytes,events,events_per_s\n");
-    std::printf("incast,%zu,%zu,%s,%g,%u,%llu,%d,%.1f,%.3f,%.3f,%llu,%u,%.4f,%llu,%llu,%llu,%.0f\n", o.senders,
+                    "goodput_of_line,drops,max_queue_bytes,jain,retransmits,corrupt_bytes,events,events_per_s,warm\n");
+    std::printf("incast,%zu,%zu,%s,%g,%u,%llu,%d,%.1f,%.3f,%.3f,%llu,%u,%.4f,%llu,%llu,%llu,%.0f,%d\n", o.senders,
                 o.bytes, cc_names[o.cc], o.gbit, o.queue, (unsigned long long) o.seed, finished ? 1 : 0, secs * 1e6,
                 goodput, goodput / o.gbit, (unsigned long long) in.stats().drops, in.stats().max_queue_bytes, jain,
                 (unsigned long long) retx, (unsigned long long) job.corrupt_bytes(),
-                (unsigned long long) job.events().executed(), job.events().executed() / std::max(wall, 1e-9));
+                (unsigned long long) job.events().executed(), job.events().executed() / std::max(wall, 1e-9),
+                o.warm ? 1 : 0);
     if (job.corrupt_bytes()) {
         std::fprintf(stderr, "rttcc_sim: %llu bytes arrived corrupt\n", (unsigned long long) job.corrupt_bytes());
         return 1;

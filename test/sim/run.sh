@@ -98,6 +98,18 @@ else
     bad "peer memory: idle peer $(col idle_peer_bytes) bytes, $(col heap_bytes_per_peer) heap bytes per peer"
 fi
 
+# -warm 1: the senders first exchange a message each (RTT samples); the incast's times count from its own start.
+run incast -header -senders 4 -bytes 262144 -queue 1000 -cc aimd
+cold=$(col completion_us)
+run incast -header -senders 4 -bytes 262144 -queue 1000 -cc aimd -warm 1
+warm=$(col completion_us)
+if [ "$rc" -eq 0 ] && [ "$(col warm)" = 1 ] && [ "$(col finished)" = 1 ] && [ "$(col corrupt_bytes)" = 0 ] &&
+    awk -v c="$cold" -v w="$warm" 'BEGIN { exit !(c > 0 && w > 0.98 * c && w < 1.02 * c) }'; then
+    ok "a warm incast without drops takes what a cold one takes, from its own start: $warm against $cold us"
+else
+    bad "warm incast: rc=$rc, $warm us against a cold $cold us: $(tail -n 1 "$build/out")"
+fi
+
 # tools/rttcc_sim_sweep: every run in one CSV, a PNG per column; a run that fails is said and left out.
 sweep="$here/../../tools/rttcc_sim_sweep"
 "$sweep" -sim "$tool" -out "$build/sweep" -values "2 4" -series_values "none aimd" -y completion_us,drops \
@@ -123,7 +135,7 @@ else
 fi
 
 for args in "incast -cc reno" "incast -senders 0" "incast -gbit" "alltoall -algo tuned" "alltoall -topo ring" \
-    "ring" "incast -queue x" "scale -peers 1"; do
+    "ring" "incast -queue x" "scale -peers 1" "incast -warm 2"; do
     # shellcheck disable=SC2086
     run $args
     if [ "$rc" -eq 2 ] && grep -q '^usage: rttcc_sim' "$build/err"; then
