@@ -32,7 +32,6 @@ Engine::Engine(const rttcc_config_t &config, const rttcc_callbacks_t &callbacks,
       verify_source_(wire_->verifies_source()),
       cmd_payload_(config.cmd_mtu - kHeaderSize),
       sack_words_(std::min<uint32_t>(kMaxSackWords, cmd_payload_ / 8)),
-      copy_max_{std::max(config.inline_max, config.send_copy_max), config.inline_max},
       inline_buffers_(std::max<size_t>(config.inline_max, 1)),
       copy_buffers_(config.max_message, SIZE_MAX),  // as many as peers ask for (their replies)
       reassembly_buffers_(config.max_message, size_t{config.reassembly_max_mb} << 20),
@@ -238,8 +237,7 @@ void Engine::broke_protocol(Peer &p, const std::string &why) {
     declare_dead(p, why);
 }
 
-// A message (put_addr 0) or a put: copied up to copy_max_ (above
-// inline_max, as submit says), zero-copy above.
+// A message (put_addr 0) or a put: copied or zero-copy as submit decides.
 int Engine::send_message(uint32_t index, uint8_t tag, uint64_t put_addr, const iovec *iov, int iovcnt,
                          void *cookie) {
     if (iovcnt < 0 || iovcnt > 2) return RTTCC_ERR_ARG;
@@ -253,7 +251,6 @@ int Engine::send_message(uint32_t index, uint8_t tag, uint64_t put_addr, const i
     m.cookie = cookie;
     for (int i = 0; i < iovcnt; ++i)
         if (iov[i].iov_len) m.iov[m.iovcnt++] = iov[i];
-    if (len > copy_max_[put_addr != 0]) return submit(index, m, false, nullptr, nullptr);
     std::pair<const iovec *, int> pieces{iov, iovcnt};
     return submit(index, m, false, copy_iovecs, &pieces);
 }

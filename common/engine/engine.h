@@ -193,6 +193,7 @@ private:
     // engine_tx.cc
     int send_message(uint32_t peer, uint8_t tag, uint64_t put_addr, const iovec *iov, int iovcnt, void *cookie);
     int submit(uint32_t peer, TxMessage &m, bool only_if_open, rttcc_fill_fn fill, void *ctx);
+    bool worth_copying(const Peer &p, const TxMessage &m) const;
     Peer *live_peer(uint32_t index);  // nullptr for one unknown or dead
     TxMessage &new_message(Peer &p, const TxMessage &proto);
     void enqueue(Peer &p, TxMessage &m);
@@ -363,7 +364,6 @@ private:
     bool verify_source_;                 // the wire names senders: check them
     uint32_t cmd_payload_;               // payload bytes per command-channel datagram
     uint32_t sack_words_;                // most SACK words an ACK carries (fits cmd_payload_)
-    size_t copy_max_[2];                 // the largest message [0] and put [1] sent by copy
     std::vector<std::unique_ptr<Peer>> peers_;  // by caller's index; null where unknown
 
     Pool<TxMessage> messages_;           // message descriptors

@@ -7,12 +7,9 @@
 namespace rttcc {
 
 // Queues a message (a stack template: `proto`) to a peer and sends what
-// may go now.  With `fill` the bytes are copied into engine memory and the
-// send completes at once (RTTCC_DONE); without, they are sent zero-copy
-// from proto's iov.  Above inline_max a copy is made only while nothing
-// else to the peer is outstanding (the send would wait for its ACK alone, a
-// ping-pong's; in a stream, ACKs for the rest come anyway and copies cost
-// the bandwidth), and only if memory is left for it.
+// may go now.  With `fill`, where worth_copying says so and memory is left
+// for it, the bytes are copied into engine memory and the send completes at
+// once (RTTCC_DONE); else they are sent zero-copy from proto's iov.
 // Calls nobody back: news waits for the next pass (engine.h).
 int Engine::submit(uint32_t index, TxMessage &proto, bool only_if_open, rttcc_fill_fn fill,
                    void *ctx) {
@@ -24,9 +21,9 @@ int Engine::submit(uint32_t index, TxMessage &proto, bool only_if_open, rttcc_fi
         count(*p, &rttcc_stats_t::window_stalls);
         return RTTCC_ERR_BUSY;
     }
-    const bool idle = p->outstanding.empty();
+    const bool copy = fill && worth_copying(*p, proto);
     TxMessage &m = new_message(*p, proto);
-    if (fill && (m.len <= cfg_.inline_max || idle)) m.inline_buf = take_copy(m.len);
+    if (copy) m.inline_buf = take_copy(m.len);
     const bool copied = m.inline_buf != nullptr;
     if (copied) {
         fill(ctx, m.inline_buf, m.len);
@@ -38,6 +35,15 @@ int Engine::submit(uint32_t index, TxMessage &proto, bool only_if_open, rttcc_fi
     pump(*p, now, UINT32_MAX);
     flush_all();
     return copied ? RTTCC_DONE : RTTCC_OK;
+}
+
+// Up to inline_max, always.  A message (not a put: its flush waits for the
+// ACK anyway) up to send_copy_max while nothing else to its peer is
+// outstanding: its send would wait for its ACK alone (a ping-pong's); in a
+// stream, ACKs for the rest come anyway and copies cost the bandwidth.
+bool Engine::worth_copying(const Peer &p, const TxMessage &m) const {
+    if (m.len <= cfg_.inline_max) return true;
+    return !m.put_addr && m.len <= cfg_.send_copy_max && p.outstanding.empty();
 }
 
 Peer *Engine::live_peer(uint32_t index) {
