@@ -18,6 +18,15 @@
 
 BEGIN_C_DECLS
 
+/* A registration (btl_rttcc_rdma.c), as ob1 carries it to the peer in its
+ * RGET header (as bytes). */
+struct mca_btl_base_registration_handle_t {
+    uint64_t base; /* address of the registered memory in its process */
+    uint64_t len;  /* bytes registered */
+    uint32_t key;  /* exposure to the peer (0: registered for local writes only) */
+    uint32_t pad;
+};
+
 /* One per reachable peer process. */
 struct mca_btl_base_endpoint_t {
     opal_proc_t *proc; /* the peer */
@@ -91,7 +100,6 @@ int mca_btl_rttcc_get(struct mca_btl_base_module_t *btl, struct mca_btl_base_end
                       int order, mca_btl_base_rdma_completion_fn_t cbfunc, void *cbcontext, void *cbdata);
 void mca_btl_rttcc_on_put(void *user, uint32_t peer, uint32_t key, uint64_t offset, size_t len, uint8_t tag);
 void mca_btl_rttcc_fail_gets(mca_btl_rttcc_module_t *module, uint32_t peer);
-size_t mca_btl_rttcc_registration_handle_size(void);
 
 END_C_DECLS
 #endif

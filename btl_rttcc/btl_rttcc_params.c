@@ -38,7 +38,7 @@ int mca_btl_rttcc_register_params(void)
     m->super.btl_bandwidth = 10000;
     m->super.btl_get_limit = 1024 * 1024; /* at most the engine's largest message */
     m->super.btl_get_alignment = 0;
-    m->super.btl_registration_handle_size = mca_btl_rttcc_registration_handle_size();
+    m->super.btl_registration_handle_size = sizeof(struct mca_btl_base_registration_handle_t);
     /* GET: ob1 reads messages above the eager limit from the sender's buffer
      * (btl_rttcc_rdma.c); without it, its send pipeline. */
     m->super.btl_flags = MCA_BTL_FLAGS_SEND | MCA_BTL_FLAGS_SEND_INPLACE | MCA_BTL_FLAGS_GET;

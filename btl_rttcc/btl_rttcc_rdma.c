@@ -23,14 +23,6 @@
 #include "rttcc/rma.h"
 #include "rttcc/tags.h"
 
-/* What ob1 carries to the peer in its RGET header (as bytes). */
-struct mca_btl_base_registration_handle_t {
-    uint64_t base; /* address of the registered memory in its process */
-    uint64_t len;  /* bytes registered */
-    uint32_t key;  /* exposure to the peer (0: registered for local writes only) */
-    uint32_t pad;
-};
-
 /* A get in flight, found by its reply grant's key. */
 typedef struct rttcc_get_t {
     struct rttcc_get_t *next;
@@ -193,9 +185,4 @@ void mca_btl_rttcc_fail_gets(mca_btl_rttcc_module_t *m, uint32_t peer)
     while (NULL != (g = untrack(m, 0, peer))) {
         finish(m, g, OPAL_ERR_UNREACH);
     }
-}
-
-size_t mca_btl_rttcc_registration_handle_size(void)
-{
-    return sizeof(mca_btl_base_registration_handle_t);
 }
