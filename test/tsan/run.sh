@@ -32,8 +32,8 @@ for t in $tests; do
         engine_test_engine*|*_test_exchange|engine_test_mac) ;;  # the ones with engines (and threads)
         *) continue ;;
     esac
-    extra=()
-    [ "$name" = engine_test_engine_nomem ] && extra=(-Wl,--wrap=malloc)  # its LDFLAGS in test/Makefile.inc
+    # its own link flags, as test/Makefile.inc gives them (test_engine_nomem's --wrap=malloc)
+    read -ra extra <<<"$(sed -n "s|^$(echo "$t" | tr / _)_LDFLAGS = ||p" "$top/test/Makefile.inc")"
     if ! g++ "${flags[@]}" "$top/$t.cc" "${objs[@]}" "${libs[@]}" "${extra[@]}" -o "$out/$name"; then
         echo "FAIL tsan: build $name"
         failed=$((failed + 1))
