@@ -8,6 +8,7 @@
 namespace rttcc {
 
 using nanos = uint64_t;
+constexpr nanos kNever = ~nanos{0};  // a deadline that never comes
 
 inline nanos monotonic_now() {
     timespec ts;

@@ -314,6 +314,19 @@ int Engine::pass(const RxTurn &, bool by_agent) {
     return delivered + (quiet_ ? 0 : run_callbacks());
 }
 
+nanos Engine::next_due() {
+    std::lock_guard<MaybeMutex> g(state_mu_);
+    const nanos now = clock_.now();
+    if (resends_.front() || sends_.front() || !batching_.empty() || turned_away_.front() || acks_soon_.front() ||
+        wire_full_)
+        return now;
+    nanos due = hotel_.next_deadline();
+    if (const Peer *p = acks_.front()) due = std::min(due, p->ack_owed_since + usec(cfg_.ack_delay_us));
+    if (cfg_.probe_enable) due = std::min(due, next_probe_round_);
+    if (domain_) due = std::min(due, next_clock_refresh_);
+    return std::min(due, next_keepalive_scan_);
+}
+
 size_t Engine::drain(unsigned timeout_ms) {
     const nanos end = clock_.now() + msec(timeout_ms);
     {

@@ -115,6 +115,12 @@ public:
     int send_now(uint32_t peer, uint8_t tag, size_t len, rttcc_fill_fn fill, void *ctx);
     // The application's progress call (the agent makes its own passes).
     int progress();
+    // When a progress pass next has timed work (engine clock): a
+    // retransmission, probe or reorder timer, a delayed ACK, a probe round
+    // or keepalive scan; now if work is pending already; kNever if
+    // only an arrival or a call can give it work.  For a driver that
+    // progresses the engine on events (rttcc_sim), not in a loop.
+    nanos next_due();
     // rttcc_engine_drain: the segments still unacknowledged at the end.
     size_t drain(unsigned timeout_ms);
 

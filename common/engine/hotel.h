@@ -9,6 +9,7 @@
 //   deadline lies more than one turn ahead simply stays in its room until a
 //   later turn finds it due.
 #pragma once
+#include <algorithm>
 #include <cassert>
 #include <cstdint>
 #include <memory>
@@ -34,6 +35,7 @@ public:
 
     void check_in(TxSegment &seg, nanos deadline) {
         seg.deadline = deadline;
+        if (deadline < earliest_) earliest_ = deadline;
         seg.in_hotel = true;
         uint64_t tick = deadline >> shift_;
         if (tick < cursor_) tick = cursor_;  // already due: the next expire() finds it
@@ -70,12 +72,32 @@ public:
         cursor_ = until;
     }
 
+    // The earliest deadline of any guest (kNever when there is none).
+    // earliest_ is at most that (check-outs only raise it), and a guest in
+    // room t of the turn from cursor_ is due at t's tick or later (overdue
+    // ones sit in cursor_'s room).  So the rooms are read in order from the
+    // later of the two until the best deadline so far lies in a room
+    // already read; the answer is kept as the next search's start.
+    nanos next_deadline() {
+        nanos best = kNever;
+        if (guests_ == 0) return earliest_ = best;
+        const uint64_t first = std::max<uint64_t>(cursor_, earliest_ >> shift_);
+        for (uint64_t t = first; t <= first + mask_; ++t) {
+            const Rooms &room = rooms_[t & mask_];
+            for (const TxSegment *seg = room.front(); seg; seg = room.next(*seg))
+                if (seg->deadline < best) best = seg->deadline;
+            if ((best >> shift_) <= t) break;
+        }
+        return earliest_ = best;
+    }
+
 private:
     std::unique_ptr<Rooms[]> rooms_;  // the wheel
     uint64_t mask_;                   // rooms - 1
     unsigned shift_;                  // log2 of nanoseconds per room
     uint64_t cursor_ = 0;             // first tick not yet fully visited
     size_t guests_ = 0;               // segments checked in
+    nanos earliest_ = kNever;         // no guest is due before this
 };
 
 }  // namespace rttcc

@@ -120,6 +120,46 @@ static void test_ack_delay_is_subtracted(void **) {
     assert_int_equal(nodes[0]->engine->stats().retx, 0);
 }
 
+// Engine::next_due, which rttcc_sim schedules its passes on, is the first
+// moment a pass has timed work: a pass a nanosecond before it does nothing,
+// a pass at it does the work.  Here: a delayed ACK, then an unanswered
+// segment's tail-loss probe and its retransmission timeout.
+static void test_next_due_is_when_timed_work_happens(void **) {
+    MemNetwork net(4000);
+    auto nodes = make_nodes(net, 2, {}, [](rttcc_config_t &c) { c.ack_delay_us = 300; });
+    Engine &a = *nodes[0]->engine, &b = *nodes[1]->engine;
+    auto move_to = [&](nanos t) { nodes[0]->manual->advance(t - now_of(nodes)); };
+    // Does `what` change when `e` is progressed just before, then at, its next_due?
+    auto happens_at_due = [&](Engine &e, const std::function<uint64_t()> &what) {
+        const nanos due = e.next_due();
+        assert_true(due > now_of(nodes) && due != kNever);
+        const uint64_t before = what();
+        move_to(due - 1);
+        e.progress();
+        assert_int_equal(what(), before);
+        assert_int_equal(e.next_due(), due);
+        move_to(due);
+        e.progress();
+        assert_int_equal(what(), before + 1);
+    };
+    a.progress();
+    b.progress();  // their first keepalive scans
+    assert_true(a.next_due() == now_of(nodes) + msec(test_config(0).peer_timeout_ms) / 8);  // only the next one
+
+    std::vector<uint8_t> msg = make_message(1, 100);
+    iovec iov{msg.data(), msg.size()};
+    assert_int_equal(a.send(1, 1, &iov, 1, nullptr), RTTCC_DONE);  // copied: its ACK is not awaited
+    b.progress();
+    assert_int_equal(b.next_due(), now_of(nodes) + usec(300));
+    happens_at_due(b, [&] { return b.stats().acks_tx; });
+
+    // Node 1 computes from now on: nothing node 0 sends is ACKed.
+    a.progress();  // takes the ACK
+    assert_int_equal(a.send(1, 1, &iov, 1, nullptr), RTTCC_DONE);
+    happens_at_due(a, [&] { return a.stats().retx_probe; });
+    happens_at_due(a, [&] { return a.stats().retx_timeout; });
+}
+
 // A data segment after which the sender can send nothing more (its credits
 // are used up, or it is the last one queued) is ACKed at once, not after
 // ack_delay_us (200 ms here): 100 segments through 8 credits go in 13
@@ -484,6 +524,7 @@ int main() {
         cmocka_unit_test(test_sack_resends_a_lost_burst_at_once),
         cmocka_unit_test(test_timeouts_resend_only_the_lost),
         cmocka_unit_test(test_ack_delay_is_subtracted),
+        cmocka_unit_test(test_next_due_is_when_timed_work_happens),
         cmocka_unit_test(test_a_waiting_sender_is_acked_at_once),
         cmocka_unit_test(test_a_waiting_senders_ack_rides_on_data_going_back),
         cmocka_unit_test(test_command_message_passes_a_blocked_data_message),

@@ -1,5 +1,8 @@
 // hotel.h: timers expire at their deadline, in deadline order within a
-// sweep, check_out stops a timer, deadlines beyond one wheel turn wait.
+// sweep, check_out stops a timer, deadlines beyond one wheel turn wait,
+// next_deadline is the earliest guest's.
+#include <algorithm>
+#include <random>
 #include <vector>
 
 #include "cmocka_cxx.h"
@@ -61,12 +64,75 @@ static void test_sweep_returns_deadline_order(void **) {
     assert_int_equal(n, segs.size());
 }
 
+static void test_next_deadline_simple(void **) {
+    Hotel h(64, 10);
+    h.start(0);
+    assert_true(h.next_deadline() == kNever);
+    TxSegment a, b, far;
+    h.check_in(far, 1000000);  // turns ahead, in an early room
+    h.check_in(b, 20000);
+    assert_int_equal(h.next_deadline(), 20000);
+    h.check_in(a, 5000);
+    assert_int_equal(h.next_deadline(), 5000);
+    h.check_out(a);
+    assert_int_equal(h.next_deadline(), 20000);
+    h.expire(20000, [](TxSegment &) {});
+    assert_int_equal(h.next_deadline(), 1000000);
+    h.check_out(far);
+    assert_true(h.next_deadline() == kNever);
+}
+
+static void test_next_deadline_of_an_overdue_guest(void **) {
+    Hotel h(64, 10);
+    h.start(0);
+    TxSegment later, overdue;
+    h.check_in(later, 90000);
+    h.expire(50000, [](TxSegment &) {});
+    h.check_in(overdue, 1000);  // due long ago: sits in the cursor's room
+    assert_int_equal(h.next_deadline(), 1000);
+}
+
+// Against the brute-force minimum, over random check-ins (overdue, near,
+// turns ahead), check-outs and sweeps.
+static void test_next_deadline_is_the_minimum(void **) {
+    Hotel h(64, 10);  // 65.5 us per turn
+    h.start(0);
+    std::mt19937_64 rng(7);
+    std::vector<TxSegment> segs(200);
+    nanos now = 0;
+    for (int step = 0; step < 20000; ++step) {
+        TxSegment &s = segs[rng() % segs.size()];
+        switch (rng() % 4) {
+            case 0:
+            case 1:
+                if (s.in_hotel) h.check_out(s);
+                h.check_in(s, rng() % 8 == 0 ? now - std::min<nanos>(now, rng() % 5000)
+                                             : now + rng() % (rng() % 2 ? 30000 : 600000));
+                break;
+            case 2:
+                if (s.in_hotel) h.check_out(s);
+                break;
+            case 3:
+                now += rng() % 20000;
+                h.expire(now, [](TxSegment &) {});
+                break;
+        }
+        nanos want = kNever;
+        for (const TxSegment &g : segs)
+            if (g.in_hotel) want = std::min(want, g.deadline);
+        assert_true(h.next_deadline() == want);
+    }
+}
+
 int main() {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_expires_only_when_due),
         cmocka_unit_test(test_check_out_cancels),
         cmocka_unit_test(test_beyond_one_turn_waits),
         cmocka_unit_test(test_sweep_returns_deadline_order),
+        cmocka_unit_test(test_next_deadline_simple),
+        cmocka_unit_test(test_next_deadline_of_an_overdue_guest),
+        cmocka_unit_test(test_next_deadline_is_the_minimum),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);
 }
