@@ -343,10 +343,11 @@ AlltoallResult run_alltoall(Job &job, AlltoallAlgo algo, size_t block, const rtt
         job.rank(r).host->after_progress = [c] { c->progress(); };
     }
     for (auto &c : calls) c->start();
+    for (uint32_t r = 0; r < n; ++r) job.rank(r).host->wake();  // polls from now on
+    size_t running = 0;  // calls before it have ended (and stay so)
     auto all_ended = [&] {
-        for (const auto &c : calls)
-            if (!c->ended()) return false;
-        return true;
+        while (running < n && calls[running]->ended()) ++running;
+        return running == n;
     };
     AlltoallResult res;
     res.finished = job.run_until(all_ended, limit);

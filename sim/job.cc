@@ -28,7 +28,7 @@ Job::Job(size_t ranks, const std::function<Topology(Fabric &, size_t)> &build, c
         rttcc_config_t c = config.engine;
         c.self = static_cast<uint32_t>(i);
         const rttcc_callbacks_t cb{r.get(), on_recv, on_done, on_dead, nullptr, nullptr};
-        r->host = std::make_unique<SimHost>(net_, topo_.hosts[i], c, cb, clock_, config.tick);
+        r->host = std::make_unique<SimHost>(net_, topo_.hosts[i], c, cb, clock_, config.tick, config.poll);
         addrs.push_back(r->host->address());
         ranks_.push_back(std::move(r));
     }
@@ -51,6 +51,7 @@ bool Job::send(uint32_t from, uint32_t to, size_t len) {
     iovec iov{b.data(), len};
     Rank &r = *ranks_.at(from);
     const int rc = r.host->engine().send(to, 3, &iov, 1, &r);
+    r.host->wake();
     if (rc == RTTCC_DONE) {  // copied and gone: no completion follows
         ++r.sends_done;
         r.last_done = events_.now();
@@ -70,6 +71,12 @@ void Job::drain() {
     for (auto &r : ranks_) r->host->stop();
     while (events_.step()) {
     }
+}
+
+uint64_t Job::late_passes() const {
+    uint64_t n = 0;
+    for (const auto &r : ranks_) n += r->host->late_passes();
+    return n;
 }
 
 void Job::on_recv(void *u, uint32_t peer, uint8_t, const void *d, size_t len) {

@@ -14,7 +14,8 @@ namespace rttcc::sim {
 
 struct JobConfig {
     rttcc_config_t engine;  // every rank's engine (self is set per rank)
-    nanos tick = 5000;      // how often an engine is progressed without arrivals
+    nanos tick = 5000;      // retry interval of unfinished work, and of polling
+    bool poll = false;      // progress every engine every tick too, as a spinning application (SimHost)
     uint32_t mtu = 1500;
     uint64_t seed = 1;      // the fabric's (ECMP)
 };
@@ -43,7 +44,7 @@ public:
     bool send(uint32_t from, uint32_t to, size_t len);
     // Runs until done() or `limit` of virtual time has passed; false on the limit.
     bool run_until(const std::function<bool()> &done, nanos limit);
-    // Stops the ticks and runs what is left (in-flight packets, last ACKs).
+    // Stops the timers and runs what is left (in-flight packets, last ACKs).
     void drain();
 
     EventQueue &events() { return events_; }
@@ -56,6 +57,7 @@ public:
     // Keeps `thing` until the job ends (buffers an engine may still read).
     void keep(std::shared_ptr<void> thing) { kept_.push_back(std::move(thing)); }
     uint64_t dead_peers() const { return dead_; }
+    uint64_t late_passes() const;  // over the ranks (SimHost::late_passes)
 
     static uint8_t pattern(uint32_t sender, size_t i) { return static_cast<uint8_t>(sender * 37 + i * 7 + (i >> 9)); }
 

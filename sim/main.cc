@@ -2,7 +2,7 @@
 //
 //   rttcc_sim incast [-senders N] [-bytes B] [-cc none|aimd|timely|swift]
 //                    [-gbit G] [-queue PACKETS] [-delay NS] [-seed S]
-//                    [-warm 0|1] [-limit MS] [-header]
+//                    [-warm 0|1] [-poll 0|1] [-limit MS] [-header]
 //   rttcc_sim alltoall [-ranks N] [-block B] [-algo rttcc|pairwise|linear|bruck]
 //                    [-policy linear|greedy|threshold|balanced|adaptive]
 //                    [-topo star|fat_tree] [-per_leaf K] [-spines S] [-hot F]
@@ -19,7 +19,14 @@
 // has it ACKed (PACKETS / 2 senders at a time), as ranks that have talked
 // before; the incast then meets timers derived from RTT samples, not the
 // first contact's retransmission timeout, and its times count from its
-// start.
+// start.  -poll 1: every engine is also progressed every 5 us, as by an
+// application spinning in MPI (sim/sim_host.h): many more passes, the same
+// work at the same times (ties between hosts at one instant may go the
+// other way, and a chaotic incast then takes another course).
+//
+// Both scenarios end with late_passes: progress passes that did timed
+// work the engine's next_due had not foreseen, so the simulator ran it
+// late (sim/sim_host.h); a run with any fails (exit 1).
 //
 // alltoall: one alltoall of B-byte blocks on N ranks (sim/alltoall.h), on
 // one switch or a two-level fat tree (K hosts per leaf, S spines, every
@@ -68,13 +75,14 @@ struct Options {
     uint64_t seed = 1;
     double limit_ms = 10000;
     bool warm = false;
+    bool poll = false;
     bool header = false;
 };
 
 [[noreturn]] void usage(const char *why) {
     std::fprintf(stderr,
                  "rttcc_sim: %s\nusage: rttcc_sim incast [-senders N] [-bytes B] [-cc none|aimd|timely|swift] "
-                 "[-gbit G] [-queue PACKETS] [-delay NS] [-seed S] [-warm 0|1] [-limit MS] [-header]\n"
+                 "[-gbit G] [-queue PACKETS] [-delay NS] [-seed S] [-warm 0|1] [-poll 0|1] [-limit MS] [-header]\n"
                  "       rttcc_sim alltoall [-ranks N] [-block B] [-algo rttcc|pairwise|linear|bruck] "
                  "[-policy linear|greedy|threshold|balanced|adaptive] [-topo star|fat_tree] [-per_leaf K] "
                  "[-spines S] [-hot F] [-cc ...] [-gbit G] [-delay NS] [-seed S] [-limit MS] [-header]\n"
@@ -119,6 +127,7 @@ Options parse(int argc, char **argv) {
         else if (0 == std::strcmp(f, "-seed")) o.seed = static_cast<uint64_t>(number(f, v, 0, 1e18));
         else if (0 == std::strcmp(f, "-limit")) o.limit_ms = number(f, v, 0.001, 1e7);
         else if (0 == std::strcmp(f, "-warm")) o.warm = number(f, v, 0, 1) != 0;
+        else if (0 == std::strcmp(f, "-poll")) o.poll = number(f, v, 0, 1) != 0;
         else if (0 == std::strcmp(f, "-ranks")) o.ranks = static_cast<size_t>(number(f, v, 2, 65536));
         else if (0 == std::strcmp(f, "-block")) o.block = static_cast<size_t>(number(f, v, 1, 64 << 20));
         else if (0 == std::strcmp(f, "-algo")) {
@@ -139,6 +148,15 @@ Options parse(int argc, char **argv) {
 }
 
 constexpr size_t kWarmBytes = 8;
+
+// The simulator's self-check: no engine met timed work later than due.
+bool late_passes_ok(const Job &job) {
+    if (job.late_passes() == 0) return true;
+    std::fprintf(stderr, "rttcc_sim: %llu progress passes did timed work that the engines' next_due did not "
+                 "foresee: the simulator ran their timers late, so its times are wrong\n",
+                 (unsigned long long) job.late_passes());
+    return false;
+}
 
 // -warm: every sender's engine learns its path to rank 0 (one small
 // message, delivered, and an RTT sample from its ACK), queue / 2 senders at
@@ -167,6 +185,7 @@ int incast(const Options &o) {
     JobConfig jc = default_job_config();
     jc.engine.cc = o.cc;
     jc.seed = o.seed;
+    jc.poll = o.poll;
     const uint32_t frame = jc.mtu + 38;  // a full frame on the wire (kFrameOverhead beyond IP)
     LinkConfig link;
     link.bits_per_s = static_cast<uint64_t>(o.gbit * 1e9);
@@ -213,13 +232,14 @@ int incast(const Options &o) {
     static const char *cc_names[] = {"none", "aimd", "timely", "swift"};
     if (o.header)
         std::printf("scenario,senders,bytes,cc,gbit,queue_pkts,seed,finished,completion_us,goodput_gbit,"
-                    "goodput_of_line,drops,max_queue_bytes,jain,retransmits,corrupt_bytes,events,events_per_s,warm\n");
-    std::printf("incast,%zu,%zu,%s,%g,%u,%llu,%d,%.1f,%.3f,%.3f,%llu,%u,%.4f,%llu,%llu,%llu,%.0f,%d\n", o.senders,
+                    "goodput_of_line,drops,max_queue_bytes,jain,retransmits,corrupt_bytes,events,events_per_s,warm,poll,late_passes\n");
+    std::printf("incast,%zu,%zu,%s,%g,%u,%llu,%d,%.1f,%.3f,%.3f,%llu,%u,%.4f,%llu,%llu,%llu,%.0f,%d,%d,%llu\n", o.senders,
                 o.bytes, cc_names[o.cc], o.gbit, o.queue, (unsigned long long) o.seed, finished ? 1 : 0, secs * 1e6,
                 goodput, goodput / o.gbit, (unsigned long long) in.stats().drops, in.stats().max_queue_bytes, jain,
                 (unsigned long long) retx, (unsigned long long) job.corrupt_bytes(),
                 (unsigned long long) job.events().executed(), job.events().executed() / std::max(wall, 1e-9),
-                o.warm ? 1 : 0);
+                o.warm ? 1 : 0, o.poll ? 1 : 0, (unsigned long long) job.late_passes());
+    if (!late_passes_ok(job)) return 1;
     if (job.corrupt_bytes()) {
         std::fprintf(stderr, "rttcc_sim: %llu bytes arrived corrupt\n", (unsigned long long) job.corrupt_bytes());
         return 1;
@@ -274,14 +294,16 @@ int alltoall(const Options &o) {
     static const char *cc_names[] = {"none", "aimd", "timely", "swift"};
     if (o.header)
         std::printf("scenario,ranks,block,algo,policy,topo,hot,cc,gbit,seed,finished,completion_us,line_bound_us,"
-                    "of_bound,median_end_us,drops,retransmits,corrupt_bytes,errors,events,events_per_s\n");
-    std::printf("alltoall,%zu,%zu,%s,%s,%s,%g,%s,%g,%llu,%d,%.1f,%.1f,%.3f,%.1f,%llu,%llu,%llu,%llu,%llu,%.0f\n",
+                    "of_bound,median_end_us,drops,retransmits,corrupt_bytes,errors,events,events_per_s,late_passes\n");
+    std::printf("alltoall,%zu,%zu,%s,%s,%s,%g,%s,%g,%llu,%d,%.1f,%.1f,%.3f,%.1f,%llu,%llu,%llu,%llu,%llu,%.0f,%llu\n",
                 o.ranks, o.block, alltoall_algo_name(o.algo),
                 o.algo == AlltoallAlgo::kRttcc ? rttcc_sched_policy_name(o.policy) : "-", o.topo.c_str(), o.hot,
                 cc_names[o.cc], o.gbit, (unsigned long long) o.seed, r.finished ? 1 : 0, r.completion / 1e3, bound_us,
                 r.completion / 1e3 / bound_us, ends[ends.size() / 2] / 1e3, (unsigned long long) drops,
                 (unsigned long long) retx, (unsigned long long) r.corrupt_bytes, (unsigned long long) r.errors,
-                (unsigned long long) job.events().executed(), job.events().executed() / std::max(wall, 1e-9));
+                (unsigned long long) job.events().executed(), job.events().executed() / std::max(wall, 1e-9),
+                (unsigned long long) job.late_passes());
+    if (!late_passes_ok(job)) return 1;
     if (r.corrupt_bytes || r.errors) {
         std::fprintf(stderr, "rttcc_sim: %llu bytes arrived corrupt or missing, %llu ranks failed\n",
                      (unsigned long long) r.corrupt_bytes, (unsigned long long) r.errors);

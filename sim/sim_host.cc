@@ -5,8 +5,8 @@
 namespace rttcc::sim {
 
 SimHost::SimHost(SimNetwork &net, uint32_t host, const rttcc_config_t &config, const rttcc_callbacks_t &callbacks,
-                 const SimClock &clock, nanos tick)
-    : net_(net), host_(host), tick_(tick) {
+                 const SimClock &clock, nanos tick, bool poll)
+    : net_(net), host_(host), clock_(clock), tick_(tick), poll_(poll) {
     auto wire = std::make_unique<SimWire>(net, host, this, kArrival);
     wire_ = wire.get();
     net.fabric().set_sink(host, wire_);
@@ -32,19 +32,36 @@ std::vector<uint8_t> SimHost::address_as(uint32_t host) const {
 
 void SimHost::start() {
     ticking_ = true;
-    if (!tick_pending_) {
-        tick_pending_ = true;
-        net_.fabric().events().after(tick_, this, kTick);
-    }
+    schedule(net_.fabric().events().now());
+}
+
+// The timer goes at the engine's next due time, a tick away when work is
+// pending, never when nothing is due; at most a tick away when polling.
+void SimHost::schedule(nanos now) {
+    const nanos due = foreseen_ = engine_->next_due();
+    if (!ticking_) return;
+    nanos at = kNever;
+    if (due != kNever) at = due > clock_.now() ? due - SimClock::kEpoch : now + tick_;
+    if (poll_ || after_progress) at = std::min(at, now + tick_);
+    if (at == kNever || (timer_pending_ && timer_at_ <= at)) return;
+    timer_pending_ = true;
+    timer_at_ = at;
+    net_.fabric().events().at(at, this, kTimer | ++timer_gen_ << 1);
 }
 
 void SimHost::fire(nanos now, uint64_t what) {
-    if (what == kTick) tick_pending_ = false;
+    if (what != kArrival) {
+        if (what >> 1 != timer_gen_) return;  // moved earlier: fired already
+        timer_pending_ = false;
+    }
+    const bool quiet = !wire_->ready() && clock_.now() < foreseen_;
+    const uint64_t sent = wire_->sent();
     engine_->progress();
     ++progress_calls_;
+    late_passes_ += quiet && wire_->sent() != sent;
     if (after_progress) after_progress();
     if (wire_->ready()) net_.fabric().events().at(now, this, kArrival);  // a burst it did not finish
-    if (what == kTick && ticking_) start();
+    schedule(now);
 }
 
 }  // namespace rttcc::sim

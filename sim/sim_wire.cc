@@ -77,6 +77,7 @@ int SimWire::tx_burst(Channel ch, TxDatagram *d, int n) {
         p.flow = (static_cast<uint64_t>(host_) << 32 | p.dst) << 1 | static_cast<unsigned>(ch);  // a socket pair
         p.payload = static_cast<uint64_t>(net_.store(d[i])) << 1 | static_cast<unsigned>(ch);
         f.send(p);  // a drop (no route) frees the buffer through SimNetwork
+        ++sent_;
     }
     return n;
 }

@@ -63,6 +63,7 @@ public:
 
     void deliver(nanos now, const Packet &p) override;
     uint64_t refused() const { return refused_; }  // sends the NIC's full queue turned back ("try later")
+    uint64_t sent() const { return sent_; }        // datagrams taken
 
 private:
     struct Arrived {
@@ -75,7 +76,7 @@ private:
     uint64_t wake_arg_;
     std::deque<Arrived> rx_[kChannels];
     std::vector<uint32_t> lent_[kChannels];  // buffers rx_burst handed out, valid until its next call
-    uint64_t refused_ = 0;
+    uint64_t refused_ = 0, sent_ = 0;
 };
 
 }  // namespace rttcc::sim
