@@ -59,6 +59,12 @@ bool Job::send(uint32_t from, uint32_t to, size_t len) {
     return rc == RTTCC_OK || rc == RTTCC_DONE;
 }
 
+void Job::send_at(nanos when, uint32_t from, uint32_t to, size_t len) {
+    later_.job = this;
+    later_.sends.push_back({from, to, len});
+    events_.at(when, &later_, later_.sends.size() - 1);
+}
+
 bool Job::run_until(const std::function<bool()> &done, nanos limit) {
     const nanos end = events_.now() + limit;
     while (!done()) {

@@ -42,6 +42,9 @@ public:
 
     // Rank `from` sends `len` pattern bytes to `to`; false if the engine refused.
     bool send(uint32_t from, uint32_t to, size_t len);
+    // The same at virtual time `when`; a refusal then counts in refused_sends().
+    void send_at(nanos when, uint32_t from, uint32_t to, size_t len);
+    uint64_t refused_sends() const { return later_.refused; }
     // Runs until done() or `limit` of virtual time has passed; false on the limit.
     bool run_until(const std::function<bool()> &done, nanos limit);
     // Stops the timers and runs what is left (in-flight packets, last ACKs).
@@ -66,7 +69,22 @@ private:
     static void on_done(void *u, void *cookie, int status);
     static void on_dead(void *u, uint32_t peer, const char *why);
 
+    struct LaterSends final : EventTarget {  // send_at's, fired by index
+        struct Send {
+            uint32_t from, to;
+            size_t len;
+        };
+        Job *job = nullptr;
+        std::vector<Send> sends;
+        uint64_t refused = 0;
+        void fire(nanos, uint64_t i) override {
+            const Send &s = sends[i];
+            refused += !job->send(s.from, s.to, s.len);
+        }
+    };
+
     EventQueue events_;
+    LaterSends later_;
     Fabric fabric_;
     SimNetwork net_;
     SimClock clock_{events_};

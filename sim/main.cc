@@ -2,7 +2,7 @@
 //
 //   rttcc_sim incast [-senders N] [-bytes B] [-cc none|aimd|timely|swift]
 //                    [-gbit G] [-queue PACKETS] [-delay NS] [-seed S]
-//                    [-warm 0|1] [-poll 0|1] [-limit MS] [-header]
+//                    [-warm 0|1] [-jitter NS] [-poll 0|1] [-limit MS] [-header]
 //   rttcc_sim alltoall [-ranks N] [-block B] [-algo rttcc|pairwise|linear|bruck]
 //                    [-policy linear|greedy|threshold|balanced|adaptive]
 //                    [-topo star|fat_tree] [-per_leaf K] [-spines S] [-hot F]
@@ -19,7 +19,11 @@
 // has it ACKed (PACKETS / 2 senders at a time), as ranks that have talked
 // before; the incast then meets timers derived from RTT samples, not the
 // first contact's retransmission timeout, and its times count from its
-// start.  -poll 1: every engine is also progressed every 5 us, as by an
+// start.  -jitter J: each sender starts at a time drawn uniformly from
+// [0, J) ns by the seed (0: all at once, and the seed changes nothing):
+// an incast past its queue is chaotic (one sender's lost first flight and
+// its backed-off timeouts can double the completion), so figures are
+// medians over seeds.  -poll 1: every engine is also progressed every 5 us, as by an
 // application spinning in MPI (sim/sim_host.h): many more passes, the same
 // work at the same times (ties between hosts at one instant may go the
 // other way, and a chaotic incast then takes another course).
@@ -47,6 +51,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <exception>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -76,13 +81,14 @@ struct Options {
     double limit_ms = 10000;
     bool warm = false;
     bool poll = false;
+    rttcc::nanos jitter = 0;
     bool header = false;
 };
 
 [[noreturn]] void usage(const char *why) {
     std::fprintf(stderr,
                  "rttcc_sim: %s\nusage: rttcc_sim incast [-senders N] [-bytes B] [-cc none|aimd|timely|swift] "
-                 "[-gbit G] [-queue PACKETS] [-delay NS] [-seed S] [-warm 0|1] [-poll 0|1] [-limit MS] [-header]\n"
+                 "[-gbit G] [-queue PACKETS] [-delay NS] [-seed S] [-warm 0|1] [-jitter NS] [-poll 0|1] [-limit MS] [-header]\n"
                  "       rttcc_sim alltoall [-ranks N] [-block B] [-algo rttcc|pairwise|linear|bruck] "
                  "[-policy linear|greedy|threshold|balanced|adaptive] [-topo star|fat_tree] [-per_leaf K] "
                  "[-spines S] [-hot F] [-cc ...] [-gbit G] [-delay NS] [-seed S] [-limit MS] [-header]\n"
@@ -128,6 +134,7 @@ Options parse(int argc, char **argv) {
         else if (0 == std::strcmp(f, "-limit")) o.limit_ms = number(f, v, 0.001, 1e7);
         else if (0 == std::strcmp(f, "-warm")) o.warm = number(f, v, 0, 1) != 0;
         else if (0 == std::strcmp(f, "-poll")) o.poll = number(f, v, 0, 1) != 0;
+        else if (0 == std::strcmp(f, "-jitter")) o.jitter = static_cast<rttcc::nanos>(number(f, v, 0, 1e9));
         else if (0 == std::strcmp(f, "-ranks")) o.ranks = static_cast<size_t>(number(f, v, 2, 65536));
         else if (0 == std::strcmp(f, "-block")) o.block = static_cast<size_t>(number(f, v, 1, 64 << 20));
         else if (0 == std::strcmp(f, "-algo")) {
@@ -205,17 +212,25 @@ int incast(const Options &o) {
     const size_t warm_bytes = o.warm ? kWarmBytes : 0;
     bool finished = !o.warm || warm_up(job, o.queue, limit);
     const rttcc::nanos start = job.events().now();
+    std::mt19937_64 rng(o.seed);
     for (uint32_t s = 1; s < n && finished; ++s)
-        if (!job.send(s, 0, o.bytes)) {
+        if (o.jitter) {
+            job.send_at(start + rng() % o.jitter, s, 0, o.bytes);
+        } else if (!job.send(s, 0, o.bytes)) {
             std::fprintf(stderr, "rttcc_sim: the engine refused a %zu-byte message\n", o.bytes);
             return 1;
         }
     auto done = [&] {
+        if (job.refused_sends()) return true;  // reported below
         for (uint32_t s = 1; s < n; ++s)
             if (job.rank(0).received[s] != warm_bytes + o.bytes || job.rank(s).sends_done < (o.warm ? 2u : 1u)) return false;
         return true;
     };
     finished = finished && job.run_until(done, limit);
+    if (job.refused_sends()) {
+        std::fprintf(stderr, "rttcc_sim: the engine refused a %zu-byte message\n", o.bytes);
+        return 1;
+    }
     const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
     const Port &in = *job.fabric().port(job.topology().switches[0], job.topology().hosts[0]);
     double sum = 0, sum2 = 0;
@@ -232,13 +247,14 @@ int incast(const Options &o) {
     static const char *cc_names[] = {"none", "aimd", "timely", "swift"};
     if (o.header)
         std::printf("scenario,senders,bytes,cc,gbit,queue_pkts,seed,finished,completion_us,goodput_gbit,"
-                    "goodput_of_line,drops,max_queue_bytes,jain,retransmits,corrupt_bytes,events,events_per_s,warm,poll,late_passes\n");
-    std::printf("incast,%zu,%zu,%s,%g,%u,%llu,%d,%.1f,%.3f,%.3f,%llu,%u,%.4f,%llu,%llu,%llu,%.0f,%d,%d,%llu\n", o.senders,
+                    "goodput_of_line,drops,max_queue_bytes,jain,retransmits,corrupt_bytes,events,events_per_s,warm,poll,jitter_ns,late_passes\n");
+    std::printf("incast,%zu,%zu,%s,%g,%u,%llu,%d,%.1f,%.3f,%.3f,%llu,%u,%.4f,%llu,%llu,%llu,%.0f,%d,%d,%llu,%llu\n", o.senders,
                 o.bytes, cc_names[o.cc], o.gbit, o.queue, (unsigned long long) o.seed, finished ? 1 : 0, secs * 1e6,
                 goodput, goodput / o.gbit, (unsigned long long) in.stats().drops, in.stats().max_queue_bytes, jain,
                 (unsigned long long) retx, (unsigned long long) job.corrupt_bytes(),
                 (unsigned long long) job.events().executed(), job.events().executed() / std::max(wall, 1e-9),
-                o.warm ? 1 : 0, o.poll ? 1 : 0, (unsigned long long) job.late_passes());
+                o.warm ? 1 : 0, o.poll ? 1 : 0, (unsigned long long) o.jitter,
+                (unsigned long long) job.late_passes());
     if (!late_passes_ok(job)) return 1;
     if (job.corrupt_bytes()) {
         std::fprintf(stderr, "rttcc_sim: %llu bytes arrived corrupt\n", (unsigned long long) job.corrupt_bytes());
