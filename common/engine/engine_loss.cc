@@ -98,7 +98,6 @@ void Engine::serve_resends(nanos now) {
                 break;
             case Resend::kFast:
             case Resend::kReorder:
-                ++seg->backoff;
                 count(p, why == Resend::kFast ? &rttcc_stats_t::retx_fast : &rttcc_stats_t::retx_rack);
                 on_loss(p, /*timeout=*/false, now);  // congestion control cuts once per round trip
                 break;

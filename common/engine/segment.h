@@ -57,9 +57,9 @@ enum class Resend : uint8_t {
     kTimeout,  // its retransmission timeout passed: lost, backed off
     kRefused,  // the wire was full: never left, not a retransmission
     kResumed,  // the peer's application came back (engine_agent.cc): not lost
-    kFast,     // selective ACKs show it lost (detect_losses)
+    kFast,     // selective ACKs show it lost (detect_losses): no backoff (only timeouts back off)
     kProbe,    // a tail-loss probe: not known lost, no congestion signal
-    kReorder,  // found lost by time (RACK)
+    kReorder,  // found lost by time (RACK): no backoff either
 };
 
 // One segment in flight: from its first transmission until it is ACKed.
@@ -82,7 +82,7 @@ struct TxSegment {
     TsSource stamp_source = TsSource::kNone;  // what took `stamp`
     nanos deadline = 0;        // retransmission deadline while in the hotel
     uint16_t retries = 0;      // retransmissions so far
-    uint16_t backoff = 0;      // RTO doublings: timeouts since the peer last proved it listens
+    uint16_t backoff = 0;      // RTO doublings: its timeouts (a resume resets them)
     bool cmd_channel = false;  // travels on the command channel
     bool in_hotel = false;     // checked into the hotel (else on the resend list, or nowhere)
     Timer timer = Timer::kRto; // what its deadline in the hotel is

@@ -121,6 +121,40 @@ static void test_a_lost_resend_is_found_by_time(void **) {
     });
 }
 
+// Resends found by SACKs or by RACK are no timeouts: they leave the
+// segment's RTO as it was (RFC 6298 backs off on timeouts alone).  The same
+// segment's first, fast, RACK and probe transmissions are all lost; its
+// retransmission timeout then comes one RTO (2 s) after the probe, where a
+// backoff for each of the two losses found would have made it the 4 s cap.
+// (In rttcc_sim, a 100-sender incast took 161 ms with that backoff, 16 ms
+// without.)
+static void test_resends_found_lost_do_not_back_off_the_timeout(void **) {
+    MemNetwork net(4000);
+    auto nodes = make_nodes(net, 2, {}, slow_timeout);
+    const size_t warm = warm_up(nodes);
+    const seq_t first = nodes[0]->engine->peer(1)->tx.next();
+    nanos probe_sent = 0;
+    nodes[0]->faults->drop_if = [&](Channel ch, const TxDatagram &d) {
+        const PacketHeader &h = header_of(d);
+        const uint32_t nth = h.seq - first, transmission = h.tx_id & 0xffffu;
+        if (ch != kData || h.type == static_cast<uint8_t>(PacketType::ACK)) return false;
+        if (nth == 20 && transmission == 4) probe_sent = now_of(nodes);
+        return (nth == 20 && transmission <= 4) || (nth == 60 && transmission == 1);
+    };
+    std::vector<uint8_t> msg = make_message(4, 400000);
+    send_big(nodes, msg);
+    assert_true(run_until(nodes, [&] { return nodes[0]->completed.size() == 1; }, 10));
+    const rttcc_stats_t s = nodes[0]->engine->stats();
+    print_message("the timeout came %.3f s after the probe\n", (now_of(nodes) - probe_sent) / 1e9);
+    assert_int_equal(s.retx_fast, 2);
+    assert_int_equal(s.retx_rack, 1);
+    assert_int_equal(s.retx_probe, 1);
+    assert_int_equal(s.retx_timeout, 1);
+    assert_true(probe_sent != 0);
+    assert_true(now_of(nodes) - probe_sent <= msec(2000) + 3 * kRound);
+    assert_true(nodes[1]->received.size() == warm + 1 && nodes[1]->received[warm].bytes == msg);
+}
+
 static void aimd_slow_timeout(rttcc_config_t &c) {
     slow_timeout(c);
     c.cc = RTTCC_CC_AIMD;
@@ -174,6 +208,7 @@ int main() {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_a_lost_tail_is_probed),
         cmocka_unit_test(test_a_lost_resend_is_found_by_time),
+        cmocka_unit_test(test_resends_found_lost_do_not_back_off_the_timeout),
         cmocka_unit_test(test_a_peer_away_costs_one_probe),
         cmocka_unit_test(test_random_loss_never_waits_for_the_timeout),
     };
