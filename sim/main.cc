@@ -2,7 +2,7 @@
 //
 //   rttcc_sim incast [-senders N] [-bytes B] [-cc none|aimd|timely|swift]
 //                    [-gbit G] [-queue PACKETS] [-delay NS] [-seed S]
-//                    [-warm 0|1] [-jitter NS] [-poll 0|1] [-limit MS] [-header]
+//                    [-warm 0|1] [-jitter NS] [-poll 0|1] [-rto_jitter PCT] [-limit MS] [-header]
 //   rttcc_sim alltoall [-ranks N] [-block B] [-algo rttcc|pairwise|linear|bruck]
 //                    [-policy linear|greedy|threshold|balanced|adaptive]
 //                    [-topo star|fat_tree] [-per_leaf K] [-spines S] [-hot F]
@@ -23,7 +23,8 @@
 // [0, J) ns by the seed (0: all at once, and the seed changes nothing):
 // an incast past its queue is chaotic (one sender's lost first flight and
 // its backed-off timeouts can double the completion), so figures are
-// medians over seeds.  -poll 1: every engine is also progressed every 5 us, as by an
+// medians over seeds.  -rto_jitter PCT: the engines' rto_jitter_pct (the
+// senders' timeouts spread by up to PCT%; 0: exact).  -poll 1: every engine is also progressed every 5 us, as by an
 // application spinning in MPI (sim/sim_host.h): many more passes, the same
 // work at the same times (ties between hosts at one instant may go the
 // other way, and a chaotic incast then takes another course).
@@ -82,13 +83,14 @@ struct Options {
     bool warm = false;
     bool poll = false;
     rttcc::nanos jitter = 0;
+    int rto_jitter = -1;  // the engine's default (rto_jitter_pct)
     bool header = false;
 };
 
 [[noreturn]] void usage(const char *why) {
     std::fprintf(stderr,
                  "rttcc_sim: %s\nusage: rttcc_sim incast [-senders N] [-bytes B] [-cc none|aimd|timely|swift] "
-                 "[-gbit G] [-queue PACKETS] [-delay NS] [-seed S] [-warm 0|1] [-jitter NS] [-poll 0|1] [-limit MS] [-header]\n"
+                 "[-gbit G] [-queue PACKETS] [-delay NS] [-seed S] [-warm 0|1] [-jitter NS] [-poll 0|1] [-rto_jitter PCT] [-limit MS] [-header]\n"
                  "       rttcc_sim alltoall [-ranks N] [-block B] [-algo rttcc|pairwise|linear|bruck] "
                  "[-policy linear|greedy|threshold|balanced|adaptive] [-topo star|fat_tree] [-per_leaf K] "
                  "[-spines S] [-hot F] [-cc ...] [-gbit G] [-delay NS] [-seed S] [-limit MS] [-header]\n"
@@ -135,6 +137,7 @@ Options parse(int argc, char **argv) {
         else if (0 == std::strcmp(f, "-warm")) o.warm = number(f, v, 0, 1) != 0;
         else if (0 == std::strcmp(f, "-poll")) o.poll = number(f, v, 0, 1) != 0;
         else if (0 == std::strcmp(f, "-jitter")) o.jitter = static_cast<rttcc::nanos>(number(f, v, 0, 1e9));
+        else if (0 == std::strcmp(f, "-rto_jitter")) o.rto_jitter = static_cast<int>(number(f, v, 0, 100));
         else if (0 == std::strcmp(f, "-ranks")) o.ranks = static_cast<size_t>(number(f, v, 2, 65536));
         else if (0 == std::strcmp(f, "-block")) o.block = static_cast<size_t>(number(f, v, 1, 64 << 20));
         else if (0 == std::strcmp(f, "-algo")) {
@@ -193,6 +196,7 @@ int incast(const Options &o) {
     jc.engine.cc = o.cc;
     jc.seed = o.seed;
     jc.poll = o.poll;
+    if (o.rto_jitter >= 0) jc.engine.rto_jitter_pct = static_cast<unsigned>(o.rto_jitter);
     const uint32_t frame = jc.mtu + 38;  // a full frame on the wire (kFrameOverhead beyond IP)
     LinkConfig link;
     link.bits_per_s = static_cast<uint64_t>(o.gbit * 1e9);
@@ -247,13 +251,13 @@ int incast(const Options &o) {
     static const char *cc_names[] = {"none", "aimd", "timely", "swift"};
     if (o.header)
         std::printf("scenario,senders,bytes,cc,gbit,queue_pkts,seed,finished,completion_us,goodput_gbit,"
-                    "goodput_of_line,drops,max_queue_bytes,jain,retransmits,corrupt_bytes,events,events_per_s,warm,poll,jitter_ns,late_passes\n");
-    std::printf("incast,%zu,%zu,%s,%g,%u,%llu,%d,%.1f,%.3f,%.3f,%llu,%u,%.4f,%llu,%llu,%llu,%.0f,%d,%d,%llu,%llu\n", o.senders,
+                    "goodput_of_line,drops,max_queue_bytes,jain,retransmits,corrupt_bytes,events,events_per_s,warm,poll,jitter_ns,rto_jitter_pct,late_passes\n");
+    std::printf("incast,%zu,%zu,%s,%g,%u,%llu,%d,%.1f,%.3f,%.3f,%llu,%u,%.4f,%llu,%llu,%llu,%.0f,%d,%d,%llu,%u,%llu\n", o.senders,
                 o.bytes, cc_names[o.cc], o.gbit, o.queue, (unsigned long long) o.seed, finished ? 1 : 0, secs * 1e6,
                 goodput, goodput / o.gbit, (unsigned long long) in.stats().drops, in.stats().max_queue_bytes, jain,
                 (unsigned long long) retx, (unsigned long long) job.corrupt_bytes(),
                 (unsigned long long) job.events().executed(), job.events().executed() / std::max(wall, 1e-9),
-                o.warm ? 1 : 0, o.poll ? 1 : 0, (unsigned long long) o.jitter,
+                o.warm ? 1 : 0, o.poll ? 1 : 0, (unsigned long long) o.jitter, jc.engine.rto_jitter_pct,
                 (unsigned long long) job.late_passes());
     if (!late_passes_ok(job)) return 1;
     if (job.corrupt_bytes()) {

@@ -6,14 +6,27 @@
 #include <string>
 
 #include "engine/engine.h"
+#include "util/splitmix.h"
 
 namespace rttcc {
 
-// The peer's RTO (RTT-derived, or the fixed one) doubled per retry (shift
-// clamped so it cannot overflow), capped at max_rto.
+// The peer's RTO (RTT-derived, or the fixed one) doubled per timeout
+// (shift clamped so it cannot overflow), capped at max_rto, then
+// lengthened by up to rto_jitter_pct of itself.  The draw is a hash of who
+// sends to whom, when the segment was first sent and how often it timed
+// out (not its sequence number: that starts at random): the same for every call
+// about one timeout, different between the senders of an incast, whose
+// first flights were lost at once and whose timeouts would otherwise
+// collide again at every doubling (1000 senders into one host: 3.3 s
+// without it, 0.1 s with 50%, in rttcc_sim).
 nanos Engine::rto(const TxSegment &seg) const {
     const nanos base = cfg_.rto_mode == RTTCC_RTO_RTT ? seg.peer->response.rto() : usec(cfg_.retrans_timeout_us);
-    return backed_off_rto(base, seg.backoff, usec(cfg_.max_rto_us));
+    const nanos r = backed_off_rto(base, seg.backoff, usec(cfg_.max_rto_us));
+    if (cfg_.rto_jitter_pct == 0) return r;
+    const uint64_t draw =
+        splitmix64(splitmix64(seg.first_tx ^ uint64_t{seg.backoff} << 56) ^ uint64_t{cfg_.self} << 32 ^ seg.peer->id) &
+        1023;
+    return r + r / 100 * cfg_.rto_jitter_pct * draw / 1024;
 }
 
 // Timeouts as TCP (RFC 6298 5.3, RFC 6582): the timer restarts whenever an

@@ -68,12 +68,16 @@ enum rttcc_probe_strategy { RTTCC_PROBE_VALUES(RTTCC_ENUM_CONSTANT) };
     P(ack_every, UINT, 64, 0, 0, SEGMENTS, 5, NONE, "Send an ACK at once after this many segments arrived unACKed") \
     P(retrans_timeout_us, UINT, 10000, 1, 0, US, 5, NONE,                                                       \
       "Retransmission timeout with rto_mode=fixed, and before the first RTT sample with rto_mode=rtt (doubles "  \
-      "on each retry; at most max_rto_us)")                                                                     \
+      "on each timeout; at most max_rto_us)")                                                                   \
     P(rto_mode, ENUM, RTTCC_RTO_RTT, 0, 0, NONE, 5, RTTCC_RTO_VALUES,                                           \
       "Retransmission timeout: rtt (per peer, SRTT + max(G, 4*RTTVAR) from the RTT samples, RFC 6298) or "      \
       "fixed (retrans_timeout_us)")                                                                             \
     P(min_rto_us, UINT, 5000, 1, 0, US, 5, NONE, "Floor of the RTT-derived retransmission timeout (at most max_rto_us)") \
     P(max_rto_us, UINT, 1000000, 1, 0, US, 5, NONE, "Ceiling of the backed-off retransmission timeout")         \
+    P(rto_jitter_pct, UINT, 50, 0, 100, NONE, 5, NONE,                                                          \
+      "Each retransmission timeout is lengthened by up to this percent of itself, by an amount drawn per "      \
+      "process, peer, segment and timeout, so that senders whose packets were lost together (an incast) do "    \
+      "not all resend together (0: exact timeouts)")                                                           \
     P(rtt_alpha, DOUBLE, 0.125, 0, 0, NONE, 6, NONE, "SRTT gain of the RTT estimator, between 0 and 1 (RFC 6298: 0.125)") \
     P(rtt_beta, DOUBLE, 0.25, 0, 0, NONE, 6, NONE, "RTTVAR gain of the RTT estimator, between 0 and 1 (RFC 6298: 0.25)") \
     P(peer_timeout_ms, UINT, 15000, 1, 0, MS, 4, NONE,                                                          \

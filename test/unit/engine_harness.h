@@ -127,6 +127,7 @@ inline rttcc_config_t test_config(uint32_t self) {
     c.retrans_timeout_us = 20000;  // first touches of big buffers can stall a node for ms,
     c.min_rto_us = 20000;          // longer than the microsecond RTTs of the in-memory wire
     c.max_rto_us = 80000;
+    c.rto_jitter_pct = 0;  // exact timeouts; test_engine_rack tests the jitter
     c.max_message = 1 << 20;
     c.send_copy_max = 0;  // messages above inline_max go zero-copy, as the sizes here assume (test_engine_copy)
     c.agent = false;  // the test drives every engine; tests of the liveness agent turn it on

@@ -155,6 +155,45 @@ static void test_resends_found_lost_do_not_back_off_the_timeout(void **) {
     assert_true(nodes[1]->received.size() == warm + 1 && nodes[1]->received[warm].bytes == msg);
 }
 
+// rto_jitter_pct: four senders whose first transmissions to one host are
+// all lost time out 20 ms later plus each its own draw of up to 50%, so
+// they do not resend together; with 0, all four resend at 20 ms exactly.
+static void test_timeouts_of_senders_lost_together_are_spread(void **) {
+    for (unsigned pct : {50u, 0u}) {
+        static unsigned g_pct;
+        g_pct = pct;
+        MemNetwork net(4000);
+        auto nodes = make_nodes(net, 5, {}, [](rttcc_config_t &c) {
+            c.rto_mode = RTTCC_RTO_FIXED;
+            c.retrans_timeout_us = 20000;
+            c.rack = false;
+            c.rto_jitter_pct = g_pct;
+        });
+        std::vector<nanos> resent(5, 0);
+        const nanos start = now_of(nodes);
+        const uint8_t byte = 7;
+        iovec iov{const_cast<uint8_t *>(&byte), 1};
+        for (int i = 1; i < 5; ++i) {
+            nodes[i]->faults->drop_if = [&, i](Channel, const TxDatagram &d) {
+                const PacketHeader &h = header_of(d);
+                if (h.type != static_cast<uint8_t>(PacketType::DATA)) return false;
+                if ((h.tx_id & 0xffffu) == 1) return true;  // every first transmission
+                if (!resent[i]) resent[i] = now_of(nodes) - start;
+                return false;
+            };
+            assert_int_equal(nodes[i]->engine->send(0, 1, &iov, 1, nullptr), RTTCC_DONE);
+        }
+        assert_true(run_until(nodes, [&] { return nodes[0]->received.size() == 4; }, 1));
+        const auto [lo, hi] = std::minmax_element(resent.begin() + 1, resent.end());
+        print_message("rto_jitter_pct %u: resends after %.3f to %.3f ms\n", pct, *lo / 1e6, *hi / 1e6);
+        assert_true(*lo >= msec(20) && *hi <= msec(30) + kRound);
+        if (pct)
+            assert_true(*hi - *lo >= msec(2));  // four draws of 0-10 ms: 6.6 ms apart here
+        else
+            assert_true(*hi - *lo <= kRound);
+    }
+}
+
 static void aimd_slow_timeout(rttcc_config_t &c) {
     slow_timeout(c);
     c.cc = RTTCC_CC_AIMD;
@@ -209,6 +248,7 @@ int main() {
         cmocka_unit_test(test_a_lost_tail_is_probed),
         cmocka_unit_test(test_a_lost_resend_is_found_by_time),
         cmocka_unit_test(test_resends_found_lost_do_not_back_off_the_timeout),
+        cmocka_unit_test(test_timeouts_of_senders_lost_together_are_spread),
         cmocka_unit_test(test_a_peer_away_costs_one_probe),
         cmocka_unit_test(test_random_loss_never_waits_for_the_timeout),
     };
