@@ -70,9 +70,13 @@ class RttccCall final : public RankCall {
 public:
     RttccCall(Job &job, uint32_t rank, size_t block, const rttcc_exchange_params_t &xp)
         : RankCall(job, rank, block), send_(blocks_by_destination()), land_(ranks_ * block_) {
-        int rc = RTTCC_ERR;
-        hub_ = std::make_unique<ExchangeHub>(job.rank(rank).host->shared_engine(), kExchangeTag, &rc);
-        if (rc != RTTCC_OK) throw std::runtime_error("cannot attach the exchange hub");
+        std::shared_ptr<ExchangeHub> &hub = job.rank(rank).hub;
+        if (!hub) {
+            int rc = RTTCC_ERR;
+            hub = std::make_shared<ExchangeHub>(job.rank(rank).host->shared_engine(), kExchangeTag, &rc);
+            if (rc != RTTCC_OK) throw std::runtime_error("cannot attach the exchange hub");
+        }
+        hub_ = hub;
         call_ = std::make_unique<Exchange>(*hub_, xp);
         peers_.resize(ranks_);
         for (uint32_t j = 0; j < ranks_; ++j) {
@@ -97,19 +101,49 @@ public:
 private:
     std::vector<uint8_t> send_, land_;
     std::vector<rttcc_xpeer_t> peers_;
-    std::unique_ptr<ExchangeHub> hub_;
+    std::shared_ptr<ExchangeHub> hub_;
     std::unique_ptr<Exchange> call_;
 };
+
+class TunedCall;
+
+}  // namespace
+
+// kTunedTag on one rank's engine, attached by its first tuned alltoall (a
+// detached tag is never attached again), passing what comes to the call
+// running now.  Alltoalls follow each other as after a barrier: every
+// message of one was delivered before the next starts.
+class TunedPort {
+public:
+    explicit TunedPort(Engine &engine) : engine_(engine) {
+        const rttcc_callbacks_t cb{this, on_recv, on_send_done, on_dead, nullptr, nullptr};
+        if (engine.attach(kTunedTag, cb) != RTTCC_OK) throw std::runtime_error("cannot attach tuned's tag");
+    }
+    ~TunedPort() { engine_.detach(kTunedTag); }
+    TunedPort(const TunedPort &) = delete;
+    TunedPort &operator=(const TunedPort &) = delete;
+    TunedCall *call = nullptr;
+
+private:
+    static void on_recv(void *u, uint32_t peer, uint8_t, const void *d, size_t len);
+    static void on_send_done(void *u, void *, int status);
+    static void on_dead(void *u, uint32_t, const char *);
+    Engine &engine_;
+};
+
+namespace {
 
 // What tuned's algorithms share: messages on kTunedTag, zero-copy sends
 // counted as they are ACKed.
 class TunedCall : public RankCall {
 public:
     TunedCall(Job &job, uint32_t rank, size_t block) : RankCall(job, rank, block) {
-        const rttcc_callbacks_t cb{this, on_recv, on_send_done, on_dead, nullptr, nullptr};
-        if (engine().attach(kTunedTag, cb) != RTTCC_OK) throw std::runtime_error("cannot attach tuned's tag");
+        std::shared_ptr<TunedPort> &port = job.rank(rank).tuned;
+        if (!port) port = std::make_shared<TunedPort>(engine());
+        port_ = port;
+        port_->call = this;
     }
-    ~TunedCall() override { engine().detach(kTunedTag); }
+    ~TunedCall() override { port_->call = nullptr; }
 
 protected:
     // Sends `len` bytes at `data` (kept alive by the caller until acknowledged).
@@ -126,18 +160,30 @@ protected:
     uint64_t sends_done_ = 0;
 
 private:
-    static void on_recv(void *u, uint32_t peer, uint8_t, const void *d, size_t len) {
-        static_cast<TunedCall *>(u)->received(peer, static_cast<const uint8_t *>(d), len);
-    }
-    static void on_send_done(void *u, void *, int status) {
-        auto *c = static_cast<TunedCall *>(u);
-        if (status == RTTCC_OK)
-            ++c->sends_done_;
-        else
-            c->finish(false);
-    }
-    static void on_dead(void *u, uint32_t, const char *) { static_cast<TunedCall *>(u)->finish(false); }
+    friend class ::rttcc::sim::TunedPort;
+    std::shared_ptr<TunedPort> port_;
 };
+
+}  // namespace
+
+void TunedPort::on_recv(void *u, uint32_t peer, uint8_t, const void *d, size_t len) {
+    if (TunedCall *c = static_cast<TunedPort *>(u)->call) c->received(peer, static_cast<const uint8_t *>(d), len);
+}
+
+void TunedPort::on_send_done(void *u, void *, int status) {
+    TunedCall *c = static_cast<TunedPort *>(u)->call;
+    if (!c) return;
+    if (status == RTTCC_OK)
+        ++c->sends_done_;
+    else
+        c->finish(false);
+}
+
+void TunedPort::on_dead(void *u, uint32_t, const char *) {
+    if (TunedCall *c = static_cast<TunedPort *>(u)->call) c->finish(false);
+}
+
+namespace {
 
 // Pairwise and linear: one message per ordered pair, landing by origin.
 class DirectCall final : public TunedCall {

@@ -19,13 +19,17 @@
 
 namespace rttcc::sim {
 
+// A packet's payload handle when it carries nothing anyone reads
+// (background traffic): sinks drop it.
+constexpr uint64_t kNoPayload = ~uint64_t{0};
+
 struct Packet {
     uint64_t id = 0;       // fabric-wide, in order of injection
     uint64_t flow = 0;     // the ECMP key: one flow, one path, in order
     uint32_t src = 0;      // host node ids
     uint32_t dst = 0;
     uint32_t bytes = 0;    // size on the wire
-    uint64_t payload = 0;  // the sender's handle for what the packet carries
+    uint64_t payload = 0;  // the sender's handle for what the packet carries, or kNoPayload
     bool ect = false;      // ECN-capable
     bool ce = false;       // congestion experienced: marked by a queue
 };

@@ -10,7 +10,13 @@
 #include "sim_host.h"
 #include "topology.h"
 
+namespace rttcc {
+class ExchangeHub;
+}
+
 namespace rttcc::sim {
+
+class TunedPort;  // sim/alltoall.cc
 
 struct JobConfig {
     rttcc_config_t engine;  // every rank's engine (self is set per rank)
@@ -32,6 +38,10 @@ public:
         uint64_t sends_done = 0;         // messages acknowledged
         nanos last_done = 0;             // when the last was
         nanos last_delivery = 0;         // when its last message arrived
+        // coll_rttcc's hub on this rank's engine, made by the first
+        // alltoall (a tag, once detached, is never attached again)
+        std::shared_ptr<ExchangeHub> hub;
+        std::shared_ptr<TunedPort> tuned;  // tuned's tag, likewise
     };
     // `build` makes the fabric for `ranks` hosts; `peers(i, j)`: does rank i know rank j (null: all).
     Job(size_t ranks, const std::function<Topology(Fabric &, size_t)> &build, const JobConfig &config,

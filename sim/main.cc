@@ -1,12 +1,14 @@
 // rttcc_sim: the real engine, many ranks in one process, in virtual time.
 //
 //   rttcc_sim incast [-senders N] [-bytes B] [-cc none|aimd|timely|swift]
-//                    [-gbit G] [-queue PACKETS] [-delay NS] [-seed S]
-//                    [-warm 0|1] [-jitter NS] [-poll 0|1] [-rto_jitter PCT] [-limit MS] [-header]
+//                    [-gbit G] [-queue PACKETS] [-delay NS] [-seed S] [-warm 0|1]
+//                    [-jitter NS] [-rto_jitter PCT] [-poll 0|1] [-limit MS] [-header]
 //   rttcc_sim alltoall [-ranks N] [-block B] [-algo rttcc|pairwise|linear|bruck]
 //                    [-policy linear|greedy|threshold|balanced|adaptive]
 //                    [-topo star|fat_tree] [-per_leaf K] [-spines S] [-hot F]
-//                    [-cc ...] [-gbit G] [-delay NS] [-seed S] [-limit MS] [-header]
+//                    [-testbed a|b|c|d] [-fast MBIT] [-slow MBIT] [-link MBIT] [-queue PACKETS]
+//                    [-flood MBIT] [-flood_on S] [-flood_off S] [-iters N]
+//                    [-cc ...] [-gbit G] [-delay NS] [-seed S] [-rto_jitter PCT] [-limit MS] [-header]
 //   rttcc_sim scale [-peers N] [-policy P] [-block B] [-seed S] [-header]
 //
 // incast: N senders on one switch each send B bytes to one receiver at
@@ -23,23 +25,27 @@
 // [0, J) ns by the seed (0: all at once, and the seed changes nothing):
 // an incast past its queue is chaotic (one sender's lost first flight and
 // its backed-off timeouts can double the completion), so figures are
-// medians over seeds.  -rto_jitter PCT: the engines' rto_jitter_pct (the
-// senders' timeouts spread by up to PCT%; 0: exact).  -poll 1: every engine is also progressed every 5 us, as by an
+// medians over seeds.
+//
+// alltoall: -iters alltoalls (1) of B-byte blocks on N ranks
+// (sim/alltoall.h), one after another as after a barrier, on one switch or
+// a two-level fat tree (K hosts per leaf, S spines, every link at G
+// Gbit/s); -hot F runs one link at 1/F of the rate: rank 0's own link
+// (star) or leaf 0's first uplink (fat_tree).  -testbed builds
+// bench/coll_table.sh's scenario instead (build_alltoall_fabric below).
+// Prints one CSV line: the median completion over the iterations, the
+// line bound (the bottleneck's bytes at its rate), their ratio, the last
+// iteration's median rank end, drops, retransmissions, events per second,
+// the iterations and the mean completion.
+//
+// Both: -rto_jitter PCT sets the engines' rto_jitter_pct (0: exact
+// timeouts); -poll 1 also progresses every engine every 5 us, as an
 // application spinning in MPI (sim/sim_host.h): many more passes, the same
 // work at the same times (ties between hosts at one instant may go the
-// other way, and a chaotic incast then takes another course).
-//
-// Both scenarios end with late_passes: progress passes that did timed
-// work the engine's next_due had not foreseen, so the simulator ran it
-// late (sim/sim_host.h); a run with any fails (exit 1).
-//
-// alltoall: one alltoall of B-byte blocks on N ranks (sim/alltoall.h), on
-// one switch or a two-level fat tree (K hosts per leaf, S spines, every
-// link at G Gbit/s); -hot F runs one link at 1/F of the rate: rank 0's own
-// link (star) or leaf 0's first uplink (fat_tree).  Prints one CSV line:
-// completion, the line bound (the slowest host link carrying its N - 1
-// blocks), their ratio, the ranks' median end, drops, retransmissions and
-// events per second.
+// other way, and a chaotic incast then takes another course).  Both end
+// with late_passes: progress passes that did timed work the engine's
+// next_due had not foreseen, so the simulator ran it late; a run with any
+// fails (exit 1).
 //
 // scale: what the shipped code costs at N peers (sim/scale.h): the memory
 // one engine holds per peer once it knows N, and the PeerScheduler's cost
@@ -52,11 +58,13 @@
 #include <cstdlib>
 #include <cstring>
 #include <exception>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "alltoall.h"
+#include "background.h"
 #include "exchange/exchange.h"
 #include "job.h"
 #include "scale.h"
@@ -82,6 +90,9 @@ struct Options {
     double limit_ms = 10000;
     bool warm = false;
     bool poll = false;
+    std::string testbed;  // alltoall: coll_table.sh's scenario a, b, c or d
+    double fast_mbit = 500, slow_mbit = 100, link_mbit = 200, flood_mbit = 300, flood_on = 1, flood_off = 1;
+    size_t iters = 1;
     rttcc::nanos jitter = 0;
     int rto_jitter = -1;  // the engine's default (rto_jitter_pct)
     bool header = false;
@@ -90,10 +101,13 @@ struct Options {
 [[noreturn]] void usage(const char *why) {
     std::fprintf(stderr,
                  "rttcc_sim: %s\nusage: rttcc_sim incast [-senders N] [-bytes B] [-cc none|aimd|timely|swift] "
-                 "[-gbit G] [-queue PACKETS] [-delay NS] [-seed S] [-warm 0|1] [-jitter NS] [-poll 0|1] [-rto_jitter PCT] [-limit MS] [-header]\n"
+                 "[-gbit G] [-queue PACKETS] [-delay NS] [-seed S] [-warm 0|1] [-jitter NS] [-rto_jitter PCT] "
+                 "[-poll 0|1] [-limit MS] [-header]\n"
                  "       rttcc_sim alltoall [-ranks N] [-block B] [-algo rttcc|pairwise|linear|bruck] "
                  "[-policy linear|greedy|threshold|balanced|adaptive] [-topo star|fat_tree] [-per_leaf K] "
-                 "[-spines S] [-hot F] [-cc ...] [-gbit G] [-delay NS] [-seed S] [-limit MS] [-header]\n"
+                 "[-spines S] [-hot F] [-testbed a|b|c|d] [-fast MBIT] [-slow MBIT] [-link MBIT] [-queue PACKETS] "
+                 "[-flood MBIT] [-flood_on S] [-flood_off S] [-iters N] [-cc ...] [-gbit G] [-delay NS] [-seed S] "
+                 "[-rto_jitter PCT] [-poll 0|1] [-limit MS] [-header]\n"
                  "       rttcc_sim scale [-peers N] [-policy P] [-block B] [-seed S] [-header]\n",
                  why);
     std::exit(2);
@@ -151,6 +165,17 @@ Options parse(int argc, char **argv) {
         } else if (0 == std::strcmp(f, "-per_leaf")) o.per_leaf = static_cast<size_t>(number(f, v, 1, 4096));
         else if (0 == std::strcmp(f, "-spines")) o.spines = static_cast<size_t>(number(f, v, 1, 4096));
         else if (0 == std::strcmp(f, "-hot")) o.hot = number(f, v, 1, 1e6);
+        else if (0 == std::strcmp(f, "-testbed")) {
+            o.testbed = v;
+            if (o.testbed != "a" && o.testbed != "b" && o.testbed != "c" && o.testbed != "d")
+                usage("-testbed: a, b, c or d");
+        } else if (0 == std::strcmp(f, "-fast")) o.fast_mbit = number(f, v, 1, 1e6);
+        else if (0 == std::strcmp(f, "-slow")) o.slow_mbit = number(f, v, 1, 1e6);
+        else if (0 == std::strcmp(f, "-link")) o.link_mbit = number(f, v, 1, 1e6);
+        else if (0 == std::strcmp(f, "-flood")) o.flood_mbit = number(f, v, 1, 1e6);
+        else if (0 == std::strcmp(f, "-flood_on")) o.flood_on = number(f, v, 0.001, 1000);
+        else if (0 == std::strcmp(f, "-flood_off")) o.flood_off = number(f, v, 0, 1000);
+        else if (0 == std::strcmp(f, "-iters")) o.iters = static_cast<size_t>(number(f, v, 1, 1e6));
         else if (0 == std::strcmp(f, "-peers")) o.peers = static_cast<size_t>(number(f, v, 2, 1 << 24));
         else usage((std::string("unknown option ") + f).c_str());
     }
@@ -271,58 +296,122 @@ int incast(const Options &o) {
     return 0;
 }
 
+// The fabric of an alltoall: one switch or a fat tree with an optional hot
+// link, or one of coll_table.sh's testbed scenarios (every host link at
+// -fast, shaped links with -queue packets of room in both directions):
+// a: nothing more; b: rank 1's link at -slow; c: two groups of ranks
+// joined by one link at -link; d: one more host floods rank 1 with -flood
+// Mbit/s of UDP payload, -flood_on s on and -flood_off s off.  Defaults as
+// coll_table.sh's: 500, 100, 200 and 300 Mbit/s, 1 s and 1 s.  Returns the line bound of one
+// alltoall: the bottleneck's bytes at its rate (in d, -fast less the
+// flood's average).
+double build_alltoall_fabric(const Options &o, Fabric &f, size_t hosts, const LinkConfig &link, Topology *out,
+                             std::unique_ptr<Flood> *flood) {
+    const double neck_blocks = static_cast<double>(o.ranks - 1) * o.block * 8;  // into one host
+    if (!o.testbed.empty()) {
+        const uint32_t frame = 1500 + 38;
+        LinkConfig shaped = link;
+        shaped.bits_per_s = static_cast<uint64_t>(o.fast_mbit * 1e6);
+        shaped.queue_bytes = o.queue * frame;
+        if (o.testbed == "c") {
+            LinkConfig between = shaped;
+            between.bits_per_s = static_cast<uint64_t>(o.link_mbit * 1e6);
+            *out = groups(f, 2, hosts / 2, shaped, between);
+            const double half = static_cast<double>(hosts / 2);
+            return half * half * o.block * 8 / (o.link_mbit * 1e6) * 1e6;  // each direction's crossing blocks
+        }
+        *out = one_switch(f, hosts + (o.testbed == "d"), shaped);
+        if (o.testbed == "a") return neck_blocks / (o.fast_mbit * 1e6) * 1e6;
+        if (o.testbed == "b") {
+            shape(f, out->hosts[1], static_cast<uint64_t>(o.slow_mbit * 1e6), shaped.queue_bytes);
+            return neck_blocks / (o.slow_mbit * 1e6) * 1e6;
+        }
+        FloodConfig fc;
+        fc.from = out->hosts[hosts];
+        fc.to = out->hosts[1];
+        fc.payload_bits_per_s = static_cast<uint64_t>(o.flood_mbit * 1e6);
+        fc.on = static_cast<rttcc::nanos>(o.flood_on * 1e9);
+        fc.off = static_cast<rttcc::nanos>(o.flood_off * 1e9);
+        *flood = std::make_unique<Flood>(f, fc);
+        return neck_blocks / (o.fast_mbit * 1e6 - (*flood)->mean_bits_per_s()) * 1e6;
+    }
+    const uint64_t hot_rate = static_cast<uint64_t>(link.bits_per_s / o.hot);
+    if (o.topo == "star") {
+        *out = one_switch(f, hosts, link);
+        if (o.hot > 1) shape(f, out->hosts[0], hot_rate, link.queue_bytes);
+        return neck_blocks / static_cast<double>(o.hot > 1 ? hot_rate : link.bits_per_s) * 1e6;
+    }
+    const size_t leaves = (hosts + o.per_leaf - 1) / o.per_leaf;
+    *out = fat_tree(f, leaves, o.per_leaf, o.spines ? o.spines : o.per_leaf, link, link);
+    if (o.hot > 1) {
+        const uint32_t leaf0 = out->switches[0], spine0 = out->switches[leaves];
+        for (Port *p : {f.port(leaf0, spine0), f.port(spine0, leaf0)}) {
+            LinkConfig c = p->config();
+            c.bits_per_s = hot_rate;
+            p->reconfigure(c);
+        }
+    }
+    return neck_blocks / static_cast<double>(link.bits_per_s) * 1e6;
+}
+
 int alltoall(const Options &o) {
+    if (o.testbed == "c" && o.ranks % 2) usage("-testbed c: an even number of ranks (two groups)");
     JobConfig jc = default_job_config();
     jc.engine.cc = o.cc;
     jc.seed = o.seed;
+    jc.poll = o.poll;
+    if (o.rto_jitter >= 0) jc.engine.rto_jitter_pct = static_cast<unsigned>(o.rto_jitter);
     LinkConfig link;
     link.bits_per_s = static_cast<uint64_t>(o.gbit * 1e9);
     link.delay = o.delay;
     link.queue_bytes = 1 << 20;
-    const uint64_t hot_rate = static_cast<uint64_t>(link.bits_per_s / o.hot);
     const auto wall0 = std::chrono::steady_clock::now();
+    double bound_us = 0;
+    std::unique_ptr<Flood> flood;
     Job job(o.ranks, [&](Fabric &f, size_t hosts) {
-        if (o.topo == "star") {
-            Topology t = one_switch(f, hosts, link);
-            if (o.hot > 1) shape(f, t.hosts[0], hot_rate, link.queue_bytes);
-            return t;
-        }
-        const size_t leaves = (hosts + o.per_leaf - 1) / o.per_leaf;
-        Topology t = fat_tree(f, leaves, o.per_leaf, o.spines ? o.spines : o.per_leaf, link, link);
-        if (o.hot > 1) {
-            const uint32_t leaf0 = t.switches[0], spine0 = t.switches[leaves];
-            for (Port *p : {f.port(leaf0, spine0), f.port(spine0, leaf0)}) {
-                LinkConfig c = p->config();
-                c.bits_per_s = hot_rate;
-                p->reconfigure(c);
-            }
-        }
+        Topology t;
+        bound_us = build_alltoall_fabric(o, f, hosts, link, &t, &flood);
         return t;
     }, jc);
     rttcc_exchange_params_t xp;
     rttcc_exchange_params_defaults(&xp);
     xp.policy = o.policy;
-    const AlltoallResult r = run_alltoall(job, o.algo, o.block, xp, static_cast<rttcc::nanos>(o.limit_ms * 1e6));
+    // -iters N: alltoalls one after another (coll_bench's loop, without its
+    // barrier); the figures are the median and the mean of their times.
+    std::vector<double> times_us;
+    AlltoallResult r;
+    for (size_t it = 0; it < o.iters; ++it) {
+        r = run_alltoall(job, o.algo, o.block, xp, static_cast<rttcc::nanos>(o.limit_ms * 1e6));
+        if (!r.finished || r.corrupt_bytes || r.errors) break;
+        times_us.push_back(r.completion / 1e3);
+    }
+    if (flood) flood->stop();
     const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
-    const double slowest = o.topo == "star" && o.hot > 1 ? hot_rate : link.bits_per_s;
-    const double bound_us = (o.ranks - 1) * o.block * 8.0 / slowest * 1e6;
+    std::vector<double> sorted = times_us;
+    std::sort(sorted.begin(), sorted.end());
+    const double median_us = sorted.empty() ? 0 : sorted[sorted.size() / 2];
+    double mean_us = 0;
+    for (const double t : times_us) mean_us += t / static_cast<double>(times_us.size());
     std::vector<rttcc::nanos> ends = r.rank_end;
     std::sort(ends.begin(), ends.end());
     uint64_t drops = 0, retx = 0;
     for (const auto &n : job.fabric().ports()) drops += n->stats().drops;
     for (size_t i = 0; i < o.ranks; ++i) retx += job.rank(i).host->engine().stats().retx;
     static const char *cc_names[] = {"none", "aimd", "timely", "swift"};
+    const std::string topo = o.testbed.empty() ? o.topo : "testbed_" + o.testbed;
     if (o.header)
         std::printf("scenario,ranks,block,algo,policy,topo,hot,cc,gbit,seed,finished,completion_us,line_bound_us,"
-                    "of_bound,median_end_us,drops,retransmits,corrupt_bytes,errors,events,events_per_s,late_passes\n");
-    std::printf("alltoall,%zu,%zu,%s,%s,%s,%g,%s,%g,%llu,%d,%.1f,%.1f,%.3f,%.1f,%llu,%llu,%llu,%llu,%llu,%.0f,%llu\n",
+                    "of_bound,median_end_us,drops,retransmits,corrupt_bytes,errors,events,events_per_s,late_passes,"
+                    "iters,mean_us\n");
+    std::printf("alltoall,%zu,%zu,%s,%s,%s,%g,%s,%g,%llu,%d,%.1f,%.1f,%.3f,%.1f,%llu,%llu,%llu,%llu,%llu,%.0f,%llu,"
+                "%zu,%.1f\n",
                 o.ranks, o.block, alltoall_algo_name(o.algo),
-                o.algo == AlltoallAlgo::kRttcc ? rttcc_sched_policy_name(o.policy) : "-", o.topo.c_str(), o.hot,
-                cc_names[o.cc], o.gbit, (unsigned long long) o.seed, r.finished ? 1 : 0, r.completion / 1e3, bound_us,
-                r.completion / 1e3 / bound_us, ends[ends.size() / 2] / 1e3, (unsigned long long) drops,
+                o.algo == AlltoallAlgo::kRttcc ? rttcc_sched_policy_name(o.policy) : "-", topo.c_str(), o.hot,
+                cc_names[o.cc], o.gbit, (unsigned long long) o.seed, r.finished ? 1 : 0, median_us, bound_us,
+                median_us / bound_us, ends[ends.size() / 2] / 1e3, (unsigned long long) drops,
                 (unsigned long long) retx, (unsigned long long) r.corrupt_bytes, (unsigned long long) r.errors,
                 (unsigned long long) job.events().executed(), job.events().executed() / std::max(wall, 1e-9),
-                (unsigned long long) job.late_passes());
+                (unsigned long long) job.late_passes(), times_us.size(), mean_us);
     if (!late_passes_ok(job)) return 1;
     if (r.corrupt_bytes || r.errors) {
         std::fprintf(stderr, "rttcc_sim: %llu bytes arrived corrupt or missing, %llu ranks failed\n",

@@ -99,6 +99,10 @@ int SimWire::rx_burst(Channel ch, RxDatagram *d, int n) {
 // The first arrival into empty queues wakes the host; the host's progress
 // drains them (and wakes itself again if it left some).
 void SimWire::deliver(nanos now, const Packet &p) {
+    if (p.payload == kNoPayload) {  // as a port nobody listens on
+        ++ignored_;
+        return;
+    }
     const auto ch = static_cast<Channel>(p.payload & 1);
     const bool was_empty = rx_[kCmd].empty() && rx_[kData].empty();
     rx_[ch].push_back({static_cast<uint32_t>(p.payload >> 1), p.src});

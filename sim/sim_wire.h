@@ -35,7 +35,9 @@ public:
     void release(uint32_t i) { free_.push_back(i); }
     size_t buffers_in_use() const { return buffers_.size() - free_.size(); }
     // The fabric dropped a datagram: its buffer is free again.
-    void deliver(nanos, const Packet &p) override { release(static_cast<uint32_t>(p.payload >> 1)); }
+    void deliver(nanos, const Packet &p) override {
+        if (p.payload != kNoPayload) release(static_cast<uint32_t>(p.payload >> 1));
+    }
 
 private:
     Fabric &fabric_;
@@ -64,6 +66,7 @@ public:
     void deliver(nanos now, const Packet &p) override;
     uint64_t refused() const { return refused_; }  // sends the NIC's full queue turned back ("try later")
     uint64_t sent() const { return sent_; }        // datagrams taken
+    uint64_t ignored() const { return ignored_; }  // arrivals that carried nothing (background traffic)
 
 private:
     struct Arrived {
@@ -76,7 +79,7 @@ private:
     uint64_t wake_arg_;
     std::deque<Arrived> rx_[kChannels];
     std::vector<uint32_t> lent_[kChannels];  // buffers rx_burst handed out, valid until its next call
-    uint64_t refused_ = 0, sent_ = 0;
+    uint64_t refused_ = 0, sent_ = 0, ignored_ = 0;
 };
 
 }  // namespace rttcc::sim

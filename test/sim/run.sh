@@ -3,11 +3,12 @@
 # with every byte verified, never beats its line, is the same run for the
 # same seed, runs its engines' timers when due (a polled run finds none
 # missed) and so reaches 1000 senders in seconds, shows congestion control
-# cutting the drops of an uncontrolled incast; an alltoall by each algorithm ends verified and no sooner than its
-# line bound, on one switch and on a fat tree with a hot uplink; the
-# scheduler's cost grows as log P and a peer's memory stays small; bad options
-# are rejected with exit status 2.  (The fabric's exact
-# answers and the packet-level engines are unit tests: test/unit/sim/.)
+# cutting the drops of an uncontrolled incast; an alltoall by each
+# algorithm ends verified and no sooner than its line bound, on one switch,
+# on a fat tree with a hot uplink and in the testbed's scenarios a-d; the
+# scheduler's cost grows as log P and a peer's memory stays small; bad
+# options are rejected with exit status 2.  (The fabric's exact answers and
+# the packet-level engines are unit tests: test/unit/sim/.)
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 tool="$here/../../rttcc_sim"
@@ -120,6 +121,27 @@ else
     bad "alltoall on a fat tree with a hot uplink: rc=$rc $(tail -n 1 "$build/out")"
 fi
 
+# coll_table.sh's testbed scenarios, 4 ranks of 256 KiB blocks, 3
+# alltoalls each: verified, and b and c no faster than their bottleneck
+# allows; d's flood (on for the whole run) slows what a, its links without
+# the flood, takes.
+for tb in a b c d; do
+    run alltoall -header -ranks 4 -block 262144 -testbed "$tb" -iters 3 -flood_on 10
+    [ "$tb" = a ] && tb_a=$(col completion_us)
+    [ "$tb" = d ] && tb_d=$(col completion_us)
+    if [ "$rc" -eq 0 ] && [ "$(col iters)" = 3 ] && [ "$(col corrupt_bytes)" = 0 ] &&
+        { [ "$tb" = d ] || awk -v r="$(col of_bound)" 'BEGIN { exit !(r >= 1) }'; }; then
+        ok "testbed scenario $tb: 3 alltoalls verified, median $(col completion_us) us, $(col of_bound) of its line bound"
+    else
+        bad "testbed scenario $tb: rc=$rc $(tail -n 1 "$build/out") $(tail -n 2 "$build/err")"
+    fi
+done
+if awk -v a="$tb_a" -v d="$tb_d" 'BEGIN { exit !(a > 0 && d > 1.2 * a) }'; then
+    ok "scenario d's flood slows the alltoall: $tb_d us against $tb_a without it"
+else
+    bad "scenario d's flood did not slow the alltoall: $tb_d us against $tb_a"
+fi
+
 # The PeerScheduler's cost grows as log P: heap entries placed per pick at
 # 65536 peers at most 1.6x those at 4096 (log4: 8 against 6; a scan per pick
 # would be 16x).  Each policy starts every peer but self once.  One engine
@@ -178,7 +200,8 @@ else
 fi
 
 for args in "incast -cc reno" "incast -senders 0" "incast -gbit" "alltoall -algo tuned" "alltoall -topo ring" \
-    "ring" "incast -queue x" "scale -peers 1" "incast -warm 2"; do
+    "ring" "incast -queue x" "scale -peers 1" "incast -warm 2" "alltoall -testbed e" \
+    "alltoall -ranks 3 -testbed c" "incast -rto_jitter 101" "alltoall -iters 0"; do
     # shellcheck disable=SC2086
     run $args
     if [ "$rc" -eq 2 ] && grep -q '^usage: rttcc_sim' "$build/err"; then

@@ -1,13 +1,16 @@
 // rttcc_sim's fabric against cases with exact answers: a bottleneck runs at
 // exactly its rate, a queue of known size drops exactly the excess of a
 // burst and marks exactly the packets above its ECN threshold, ECMP keeps a
-// flow on one path and spreads flows, and the same seed gives the same run.
+// flow on one path and spreads flows, the same seed gives the same run, and
+// a background flood sends exactly its rate while on and nothing while off.
 #include <map>
 #include <random>
 #include <vector>
 
 #include "cmocka_cxx.h"
+#include "sim/background.h"
 #include "sim/fabric.h"
+#include "sim/sim_wire.h"
 #include "sim/topology.h"
 
 using namespace rttcc::sim;
@@ -261,6 +264,38 @@ static void test_event_queue_orders_ties_by_scheduling(void **) {
     assert_int_equal(q.executed(), 5);
 }
 
+// 117.76 Mbit/s of 1472-byte payloads in bursts of 8 is a burst every
+// 800 us: exactly 10 bursts in each 8 ms on period, none in the 8 ms off,
+// every packet marked as carrying nothing.
+static void test_flood_sends_its_rate_while_on(void **) {
+    EventQueue ev;
+    Fabric f(ev);
+    const Topology t = one_switch(f, 2, link(10'000'000'000ull));
+    Recorder r;
+    f.set_sink(t.hosts[1], &r);
+    FloodConfig c;
+    c.from = t.hosts[0];
+    c.to = t.hosts[1];
+    c.payload_bits_per_s = 117'760'000;
+    c.on = c.off = 8'000'000;
+    Flood flood(f, c);
+    ev.run_until(8'000'000 - 1);
+    assert_int_equal(flood.sent(), 80);
+    ev.run_until(16'000'000 - 1);
+    assert_int_equal(flood.sent(), 80);  // off
+    ev.run_until(24'000'000 - 1);
+    assert_int_equal(flood.sent(), 160);
+    flood.stop();
+    ev.run_until(100'000'000);
+    assert_int_equal(flood.sent(), 160);
+    assert_int_equal(r.got.size(), 160);
+    for (const auto &g : r.got) {
+        assert_true(g.p.payload == kNoPayload);
+        assert_int_equal(g.p.bytes, 1472 + kFrameOverhead);
+    }
+    assert_true(flood.mean_bits_per_s() == 58'880'000.0);
+}
+
 int main() {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_bottleneck_runs_at_exactly_its_rate),
@@ -272,6 +307,7 @@ int main() {
         cmocka_unit_test(test_unroutable_is_counted_not_crashed),
         cmocka_unit_test(test_same_seed_same_run),
         cmocka_unit_test(test_event_queue_orders_ties_by_scheduling),
+        cmocka_unit_test(test_flood_sends_its_rate_while_on),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);
 }
