@@ -16,6 +16,16 @@ double Flood::mean_bits_per_s() const {
     return static_cast<double>(c_.payload_bits_per_s) * static_cast<double>(c_.on) / static_cast<double>(c_.on + c_.off);
 }
 
+Packet Flood::packet() const {
+    Packet p;
+    p.src = c_.from;
+    p.dst = c_.to;
+    p.bytes = c_.payload + kFrameOverhead;
+    p.flow = static_cast<uint64_t>(c_.from) << 32 | c_.to;
+    p.payload = kNoPayload;
+    return p;
+}
+
 void Flood::fire(nanos now, uint64_t) {
     if (stopped_) return;
     const nanos period = c_.on + c_.off;
@@ -25,13 +35,7 @@ void Flood::fire(nanos now, uint64_t) {
         return;
     }
     for (uint32_t i = 0; i < c_.burst; ++i) {
-        Packet p;
-        p.src = c_.from;
-        p.dst = c_.to;
-        p.bytes = c_.payload + kFrameOverhead;
-        p.flow = static_cast<uint64_t>(c_.from) << 32 | c_.to;
-        p.payload = kNoPayload;
-        fabric_.send(p);
+        fabric_.send(packet());
         ++sent_;
     }
     fabric_.events().at(now + gap_, this);

@@ -161,6 +161,18 @@ Port *Fabric::next_hop(uint32_t node, const Packet &p) {
     return ports_[route_ports_[first + pick]].get();
 }
 
+std::vector<Port *> Fabric::path(const Packet &p) {
+    std::vector<Port *> ports;
+    if (p.dst >= nodes_.size() || !nodes_[p.dst].host || p.src >= nodes_.size() || !nodes_[p.src].host) return ports;
+    for (uint32_t node = p.src; node != p.dst;) {
+        Port *out = (node == p.src || !nodes_[node].host) ? next_hop(node, p) : nullptr;
+        if (!out || ports.size() > nodes_.size()) return {};
+        ports.push_back(out);
+        node = out->to();
+    }
+    return ports;
+}
+
 bool Fabric::send(Packet p) {
     p.id = next_id_++;
     Port *out = p.dst < nodes_.size() && nodes_[p.dst].host && p.src < nodes_.size() && nodes_[p.src].host

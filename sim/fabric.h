@@ -118,6 +118,9 @@ public:
         if (drop_sink_) drop_sink_->deliver(now, p);
     }
 
+    // The Ports p would cross from its source host to its destination
+    // (ECMP picks as for p itself); empty if no route.
+    std::vector<Port *> path(const Packet &p);
     // Injects p at its source host's NIC (stamping its id); false: the NIC's queue dropped it.
     bool send(Packet p);
 

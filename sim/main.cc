@@ -7,7 +7,7 @@
 //                    [-policy linear|greedy|threshold|balanced|adaptive]
 //                    [-topo star|fat_tree] [-per_leaf K] [-spines S] [-hot F]
 //                    [-testbed a|b|c|d] [-fast MBIT] [-slow MBIT] [-link MBIT] [-queue PACKETS]
-//                    [-flood MBIT] [-flood_on S] [-flood_off S] [-iters N]
+//                    [-flood MBIT] [-flood_on S] [-flood_off S] [-iters N] [-time S]
 //                    [-cc ...] [-gbit G] [-delay NS] [-seed S] [-rto_jitter PCT] [-limit MS] [-header]
 //   rttcc_sim scale [-peers N] [-policy P] [-block B] [-seed S] [-header]
 //
@@ -28,7 +28,8 @@
 // medians over seeds.
 //
 // alltoall: -iters alltoalls (1) of B-byte blocks on N ranks
-// (sim/alltoall.h), one after another as after a barrier, on one switch or
+// (sim/alltoall.h), one after another as after a barrier, and more until
+// -time seconds of virtual time have passed (0), on one switch or
 // a two-level fat tree (K hosts per leaf, S spines, every link at G
 // Gbit/s); -hot F runs one link at 1/F of the rate: rank 0's own link
 // (star) or leaf 0's first uplink (fat_tree).  -testbed builds
@@ -58,6 +59,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <exception>
+#include <map>
 #include <memory>
 #include <random>
 #include <string>
@@ -68,6 +70,7 @@
 #include "exchange/exchange.h"
 #include "job.h"
 #include "scale.h"
+#include "sim_wire.h"
 
 using namespace rttcc::sim;
 
@@ -93,6 +96,7 @@ struct Options {
     std::string testbed;  // alltoall: coll_table.sh's scenario a, b, c or d
     double fast_mbit = 500, slow_mbit = 100, link_mbit = 200, flood_mbit = 300, flood_on = 1, flood_off = 1;
     size_t iters = 1;
+    double time_s = 0;  // alltoall: go on past -iters until this much virtual time has passed
     rttcc::nanos jitter = 0;
     int rto_jitter = -1;  // the engine's default (rto_jitter_pct)
     bool header = false;
@@ -106,7 +110,7 @@ struct Options {
                  "       rttcc_sim alltoall [-ranks N] [-block B] [-algo rttcc|pairwise|linear|bruck] "
                  "[-policy linear|greedy|threshold|balanced|adaptive] [-topo star|fat_tree] [-per_leaf K] "
                  "[-spines S] [-hot F] [-testbed a|b|c|d] [-fast MBIT] [-slow MBIT] [-link MBIT] [-queue PACKETS] "
-                 "[-flood MBIT] [-flood_on S] [-flood_off S] [-iters N] [-cc ...] [-gbit G] [-delay NS] [-seed S] "
+                 "[-flood MBIT] [-flood_on S] [-flood_off S] [-iters N] [-time S] [-cc ...] [-gbit G] [-delay NS] [-seed S] "
                  "[-rto_jitter PCT] [-poll 0|1] [-limit MS] [-header]\n"
                  "       rttcc_sim scale [-peers N] [-policy P] [-block B] [-seed S] [-header]\n",
                  why);
@@ -176,6 +180,7 @@ Options parse(int argc, char **argv) {
         else if (0 == std::strcmp(f, "-flood_on")) o.flood_on = number(f, v, 0.001, 1000);
         else if (0 == std::strcmp(f, "-flood_off")) o.flood_off = number(f, v, 0, 1000);
         else if (0 == std::strcmp(f, "-iters")) o.iters = static_cast<size_t>(number(f, v, 1, 1e6));
+        else if (0 == std::strcmp(f, "-time")) o.time_s = number(f, v, 0, 1e4);
         else if (0 == std::strcmp(f, "-peers")) o.peers = static_cast<size_t>(number(f, v, 2, 1 << 24));
         else usage((std::string("unknown option ") + f).c_str());
     }
@@ -302,12 +307,10 @@ int incast(const Options &o) {
 // a: nothing more; b: rank 1's link at -slow; c: two groups of ranks
 // joined by one link at -link; d: one more host floods rank 1 with -flood
 // Mbit/s of UDP payload, -flood_on s on and -flood_off s off.  Defaults as
-// coll_table.sh's: 500, 100, 200 and 300 Mbit/s, 1 s and 1 s.  Returns the line bound of one
-// alltoall: the bottleneck's bytes at its rate (in d, -fast less the
-// flood's average).
-double build_alltoall_fabric(const Options &o, Fabric &f, size_t hosts, const LinkConfig &link, Topology *out,
-                             std::unique_ptr<Flood> *flood) {
-    const double neck_blocks = static_cast<double>(o.ranks - 1) * o.block * 8;  // into one host
+// coll_table.sh's: 500, 100, 200 and 300 Mbit/s, 1 s and 1 s.
+Topology build_alltoall_fabric(const Options &o, Fabric &f, size_t hosts, const LinkConfig &link,
+                               std::unique_ptr<Flood> *flood) {
+    Topology t;
     if (!o.testbed.empty()) {
         const uint32_t frame = 1500 + 38;
         LinkConfig shaped = link;
@@ -316,42 +319,62 @@ double build_alltoall_fabric(const Options &o, Fabric &f, size_t hosts, const Li
         if (o.testbed == "c") {
             LinkConfig between = shaped;
             between.bits_per_s = static_cast<uint64_t>(o.link_mbit * 1e6);
-            *out = groups(f, 2, hosts / 2, shaped, between);
-            const double half = static_cast<double>(hosts / 2);
-            return half * half * o.block * 8 / (o.link_mbit * 1e6) * 1e6;  // each direction's crossing blocks
+            return groups(f, 2, hosts / 2, shaped, between);
         }
-        *out = one_switch(f, hosts + (o.testbed == "d"), shaped);
-        if (o.testbed == "a") return neck_blocks / (o.fast_mbit * 1e6) * 1e6;
-        if (o.testbed == "b") {
-            shape(f, out->hosts[1], static_cast<uint64_t>(o.slow_mbit * 1e6), shaped.queue_bytes);
-            return neck_blocks / (o.slow_mbit * 1e6) * 1e6;
+        t = one_switch(f, hosts + (o.testbed == "d"), shaped);
+        if (o.testbed == "b") shape(f, t.hosts[1], static_cast<uint64_t>(o.slow_mbit * 1e6), shaped.queue_bytes);
+        if (o.testbed == "d") {
+            FloodConfig fc;
+            fc.from = t.hosts[hosts];
+            fc.to = t.hosts[1];
+            fc.payload_bits_per_s = static_cast<uint64_t>(o.flood_mbit * 1e6);
+            fc.on = static_cast<rttcc::nanos>(o.flood_on * 1e9);
+            fc.off = static_cast<rttcc::nanos>(o.flood_off * 1e9);
+            *flood = std::make_unique<Flood>(f, fc);
         }
-        FloodConfig fc;
-        fc.from = out->hosts[hosts];
-        fc.to = out->hosts[1];
-        fc.payload_bits_per_s = static_cast<uint64_t>(o.flood_mbit * 1e6);
-        fc.on = static_cast<rttcc::nanos>(o.flood_on * 1e9);
-        fc.off = static_cast<rttcc::nanos>(o.flood_off * 1e9);
-        *flood = std::make_unique<Flood>(f, fc);
-        return neck_blocks / (o.fast_mbit * 1e6 - (*flood)->mean_bits_per_s()) * 1e6;
+        return t;
     }
     const uint64_t hot_rate = static_cast<uint64_t>(link.bits_per_s / o.hot);
     if (o.topo == "star") {
-        *out = one_switch(f, hosts, link);
-        if (o.hot > 1) shape(f, out->hosts[0], hot_rate, link.queue_bytes);
-        return neck_blocks / static_cast<double>(o.hot > 1 ? hot_rate : link.bits_per_s) * 1e6;
+        t = one_switch(f, hosts, link);
+        if (o.hot > 1) shape(f, t.hosts[0], hot_rate, link.queue_bytes);
+        return t;
     }
     const size_t leaves = (hosts + o.per_leaf - 1) / o.per_leaf;
-    *out = fat_tree(f, leaves, o.per_leaf, o.spines ? o.spines : o.per_leaf, link, link);
+    t = fat_tree(f, leaves, o.per_leaf, o.spines ? o.spines : o.per_leaf, link, link);
     if (o.hot > 1) {
-        const uint32_t leaf0 = out->switches[0], spine0 = out->switches[leaves];
+        const uint32_t leaf0 = t.switches[0], spine0 = t.switches[leaves];
         for (Port *p : {f.port(leaf0, spine0), f.port(spine0, leaf0)}) {
             LinkConfig c = p->config();
             c.bits_per_s = hot_rate;
             p->reconfigure(c);
         }
     }
-    return neck_blocks / static_cast<double>(link.bits_per_s) * 1e6;
+    return t;
+}
+
+// The line bound of one alltoall: every block's bytes (no headers) laid on
+// the ports its flow takes (ECMP as the fabric picks), and the busiest
+// port's load at its rate, less a flood's average on the ports the flood
+// crosses.  No schedule can end sooner.
+double alltoall_line_bound_us(Fabric &f, const Topology &t, size_t ranks, size_t block, const Flood *flood) {
+    std::map<Port *, double> load;
+    for (size_t i = 0; i < ranks; ++i)
+        for (size_t j = 0; j < ranks; ++j) {
+            if (i == j) continue;
+            Packet p;
+            p.src = t.hosts[i];
+            p.dst = t.hosts[j];
+            p.flow = SimWire::flow_of(p.src, p.dst, rttcc::kData);
+            for (Port *port : f.path(p)) load[port] += static_cast<double>(block) * 8;
+        }
+    std::map<Port *, double> taken;
+    if (flood)
+        for (Port *port : f.path(flood->packet())) taken[port] = flood->mean_bits_per_s();
+    double worst = 0;
+    for (const auto &[port, bits] : load)
+        worst = std::max(worst, bits / (static_cast<double>(port->config().bits_per_s) - taken[port]));
+    return worst * 1e6;
 }
 
 int alltoall(const Options &o) {
@@ -366,21 +389,19 @@ int alltoall(const Options &o) {
     link.delay = o.delay;
     link.queue_bytes = 1 << 20;
     const auto wall0 = std::chrono::steady_clock::now();
-    double bound_us = 0;
     std::unique_ptr<Flood> flood;
-    Job job(o.ranks, [&](Fabric &f, size_t hosts) {
-        Topology t;
-        bound_us = build_alltoall_fabric(o, f, hosts, link, &t, &flood);
-        return t;
-    }, jc);
+    Job job(o.ranks, [&](Fabric &f, size_t hosts) { return build_alltoall_fabric(o, f, hosts, link, &flood); }, jc);
+    const double bound_us = alltoall_line_bound_us(job.fabric(), job.topology(), o.ranks, o.block, flood.get());
     rttcc_exchange_params_t xp;
     rttcc_exchange_params_defaults(&xp);
     xp.policy = o.policy;
-    // -iters N: alltoalls one after another (coll_bench's loop, without its
-    // barrier); the figures are the median and the mean of their times.
+    // -iters N: alltoalls one after another (coll_bench's loop, its
+    // barrier free), and more until -time has passed (coll_bench -time);
+    // the figures are the median and the mean of their times.
     std::vector<double> times_us;
     AlltoallResult r;
-    for (size_t it = 0; it < o.iters; ++it) {
+    const rttcc::nanos until = job.events().now() + static_cast<rttcc::nanos>(o.time_s * 1e9);
+    for (size_t it = 0; it < o.iters || job.events().now() < until; ++it) {
         r = run_alltoall(job, o.algo, o.block, xp, static_cast<rttcc::nanos>(o.limit_ms * 1e6));
         if (!r.finished || r.corrupt_bytes || r.errors) break;
         times_us.push_back(r.completion / 1e3);

@@ -74,7 +74,7 @@ int SimWire::tx_burst(Channel ch, TxDatagram *d, int n) {
         p.src = host_;
         p.dst = static_cast<uint32_t>(d[i].dest >> 1);
         p.bytes = bytes;
-        p.flow = (static_cast<uint64_t>(host_) << 32 | p.dst) << 1 | static_cast<unsigned>(ch);  // a socket pair
+        p.flow = flow_of(host_, p.dst, ch);
         p.payload = static_cast<uint64_t>(net_.store(d[i])) << 1 | static_cast<unsigned>(ch);
         f.send(p);  // a drop (no route) frees the buffer through SimNetwork
         ++sent_;

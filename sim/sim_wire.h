@@ -55,6 +55,11 @@ public:
 
     const char *name() const override { return "sim"; }
     size_t local_address(Channel ch, void *buf, size_t cap) const override { return address_of(host_, ch, buf, cap); }
+    // The ECMP key of what host `from` sends host `to` on channel ch: one
+    // flow per socket pair, as a switch hashes UDP's 5-tuple.
+    static uint64_t flow_of(uint32_t from, uint32_t to, Channel ch) {
+        return (static_cast<uint64_t>(from) << 32 | to) << 1 | static_cast<unsigned>(ch);
+    }
     // What the SimWire of `host` publishes for channel ch (0 if cap is too small).
     static size_t address_of(uint32_t host, Channel ch, void *buf, size_t cap);
     bool resolve(Channel ch, const void *addr, size_t len, WireHandle *out, std::string *err) override;

@@ -3,6 +3,7 @@
 // burst and marks exactly the packets above its ECN threshold, ECMP keeps a
 // flow on one path and spreads flows, the same seed gives the same run, and
 // a background flood sends exactly its rate while on and nothing while off.
+#include <algorithm>
 #include <map>
 #include <random>
 #include <vector>
@@ -264,6 +265,31 @@ static void test_event_queue_orders_ties_by_scheduling(void **) {
     assert_int_equal(q.executed(), 5);
 }
 
+// Fabric::path names exactly the ports a packet of that flow then crosses
+// (ECMP picks included): 4 across leaves of a fat tree with 4 spines, 2
+// within a leaf, none to an unknown host.
+static void test_path_is_where_the_packet_goes(void **) {
+    EventQueue q;
+    Fabric f(q, 7);
+    const Topology t = fat_tree(f, 2, 2, 4, link(10'000'000'000ull), link(10'000'000'000ull));
+    for (uint64_t flow = 0; flow < 16; ++flow)
+        for (const uint32_t to : {t.hosts[1], t.hosts[2], t.hosts[3]}) {
+            const Packet p = packet(t.hosts[0], to, 1000, flow);
+            const std::vector<Port *> path = f.path(p);
+            assert_int_equal(path.size(), to == t.hosts[1] ? 2 : 4);
+            std::vector<uint64_t> before;
+            for (const auto &port : f.ports()) before.push_back(port->stats().packets);
+            assert_true(f.send(p));
+            run(q);
+            for (size_t i = 0; i < f.ports().size(); ++i) {
+                Port *port = f.ports()[i].get();
+                const bool on_path = std::find(path.begin(), path.end(), port) != path.end();
+                assert_int_equal(port->stats().packets - before[i], on_path ? 1 : 0);
+            }
+        }
+    assert_true(f.path(packet(t.hosts[0], 999, 1000)).empty());
+}
+
 // 117.76 Mbit/s of 1472-byte payloads in bursts of 8 is a burst every
 // 800 us: exactly 10 bursts in each 8 ms on period, none in the 8 ms off,
 // every packet marked as carrying nothing.
@@ -308,6 +334,7 @@ int main() {
         cmocka_unit_test(test_same_seed_same_run),
         cmocka_unit_test(test_event_queue_orders_ties_by_scheduling),
         cmocka_unit_test(test_flood_sends_its_rate_while_on),
+        cmocka_unit_test(test_path_is_where_the_packet_goes),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);
 }
