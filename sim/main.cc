@@ -5,7 +5,7 @@
 //                    [-jitter NS] [-rto_jitter PCT] [-poll 0|1] [-limit MS] [-header]
 //   rttcc_sim alltoall [-ranks N] [-block B] [-algo rttcc|pairwise|linear|bruck]
 //                    [-policy linear|greedy|threshold|balanced|adaptive]
-//                    [-topo star|fat_tree] [-per_leaf K] [-spines S] [-hot F]
+//                    [-topo star|fat_tree] [-per_leaf K] [-spines S] [-hot F] [-hotspot MBIT]
 //                    [-testbed a|b|c|d] [-fast MBIT] [-slow MBIT] [-link MBIT] [-queue PACKETS]
 //                    [-flood MBIT] [-flood_on S] [-flood_off S] [-iters N] [-time S]
 //                    [-cc ...] [-gbit G] [-delay NS] [-seed S] [-rto_jitter PCT] [-limit MS] [-header]
@@ -32,7 +32,10 @@
 // -time seconds of virtual time have passed (0), on one switch or
 // a two-level fat tree (K hosts per leaf, S spines, every link at G
 // Gbit/s); -hot F runs one link at 1/F of the rate: rank 0's own link
-// (star) or leaf 0's first uplink (fat_tree).  -testbed builds
+// (star) or leaf 0's first uplink (fat_tree); -hotspot M adds a host (in
+// the last leaf) that floods rank 0 with M Mbit/s of UDP for -flood_on
+// seconds and pauses for -flood_off, over and over (a transient hotspot on
+// its path).  -testbed builds
 // bench/coll_table.sh's scenario instead (build_alltoall_fabric below).
 // Prints one CSV line: the median completion over the iterations, the
 // line bound (the bottleneck's bytes at its rate), their ratio, the last
@@ -94,6 +97,7 @@ struct Options {
     bool warm = false;
     bool poll = false;
     std::string testbed;  // alltoall: coll_table.sh's scenario a, b, c or d
+    double hotspot_mbit = 0;  // alltoall on star or fat_tree: a flooder host sends rank 0 this much
     double fast_mbit = 500, slow_mbit = 100, link_mbit = 200, flood_mbit = 300, flood_on = 1, flood_off = 1;
     size_t iters = 1;
     double time_s = 0;  // alltoall: go on past -iters until this much virtual time has passed
@@ -109,7 +113,7 @@ struct Options {
                  "[-poll 0|1] [-limit MS] [-header]\n"
                  "       rttcc_sim alltoall [-ranks N] [-block B] [-algo rttcc|pairwise|linear|bruck] "
                  "[-policy linear|greedy|threshold|balanced|adaptive] [-topo star|fat_tree] [-per_leaf K] "
-                 "[-spines S] [-hot F] [-testbed a|b|c|d] [-fast MBIT] [-slow MBIT] [-link MBIT] [-queue PACKETS] "
+                 "[-spines S] [-hot F] [-hotspot MBIT] [-testbed a|b|c|d] [-fast MBIT] [-slow MBIT] [-link MBIT] [-queue PACKETS] "
                  "[-flood MBIT] [-flood_on S] [-flood_off S] [-iters N] [-time S] [-cc ...] [-gbit G] [-delay NS] [-seed S] "
                  "[-rto_jitter PCT] [-poll 0|1] [-limit MS] [-header]\n"
                  "       rttcc_sim scale [-peers N] [-policy P] [-block B] [-seed S] [-header]\n",
@@ -177,6 +181,7 @@ Options parse(int argc, char **argv) {
         else if (0 == std::strcmp(f, "-slow")) o.slow_mbit = number(f, v, 1, 1e6);
         else if (0 == std::strcmp(f, "-link")) o.link_mbit = number(f, v, 1, 1e6);
         else if (0 == std::strcmp(f, "-flood")) o.flood_mbit = number(f, v, 1, 1e6);
+        else if (0 == std::strcmp(f, "-hotspot")) o.hotspot_mbit = number(f, v, 1, 1e7);
         else if (0 == std::strcmp(f, "-flood_on")) o.flood_on = number(f, v, 0.001, 1000);
         else if (0 == std::strcmp(f, "-flood_off")) o.flood_off = number(f, v, 0, 1000);
         else if (0 == std::strcmp(f, "-iters")) o.iters = static_cast<size_t>(number(f, v, 1, 1e6));
@@ -335,20 +340,30 @@ Topology build_alltoall_fabric(const Options &o, Fabric &f, size_t hosts, const 
         return t;
     }
     const uint64_t hot_rate = static_cast<uint64_t>(link.bits_per_s / o.hot);
+    const size_t all = hosts + (o.hotspot_mbit > 0);  // the flooder last
     if (o.topo == "star") {
-        t = one_switch(f, hosts, link);
+        t = one_switch(f, all, link);
         if (o.hot > 1) shape(f, t.hosts[0], hot_rate, link.queue_bytes);
-        return t;
-    }
-    const size_t leaves = (hosts + o.per_leaf - 1) / o.per_leaf;
-    t = fat_tree(f, leaves, o.per_leaf, o.spines ? o.spines : o.per_leaf, link, link);
-    if (o.hot > 1) {
-        const uint32_t leaf0 = t.switches[0], spine0 = t.switches[leaves];
-        for (Port *p : {f.port(leaf0, spine0), f.port(spine0, leaf0)}) {
-            LinkConfig c = p->config();
-            c.bits_per_s = hot_rate;
-            p->reconfigure(c);
+    } else {
+        const size_t leaves = (all + o.per_leaf - 1) / o.per_leaf;
+        t = fat_tree(f, leaves, o.per_leaf, o.spines ? o.spines : o.per_leaf, link, link);
+        if (o.hot > 1) {
+            const uint32_t leaf0 = t.switches[0], spine0 = t.switches[leaves];
+            for (Port *p : {f.port(leaf0, spine0), f.port(spine0, leaf0)}) {
+                LinkConfig c = p->config();
+                c.bits_per_s = hot_rate;
+                p->reconfigure(c);
+            }
         }
+    }
+    if (o.hotspot_mbit > 0) {
+        FloodConfig fc;
+        fc.from = t.hosts[hosts];
+        fc.to = t.hosts[0];
+        fc.payload_bits_per_s = static_cast<uint64_t>(o.hotspot_mbit * 1e6);
+        fc.on = static_cast<rttcc::nanos>(o.flood_on * 1e9);
+        fc.off = static_cast<rttcc::nanos>(o.flood_off * 1e9);
+        *flood = std::make_unique<Flood>(f, fc);
     }
     return t;
 }
