@@ -306,6 +306,17 @@ int incast(const Options &o) {
     return 0;
 }
 
+// Background UDP from host `from` to host `to` at `mbit`, -flood_on s on and -flood_off s off.
+std::unique_ptr<Flood> flood_between(const Options &o, Fabric &f, uint32_t from, uint32_t to, double mbit) {
+    FloodConfig fc;
+    fc.from = from;
+    fc.to = to;
+    fc.payload_bits_per_s = static_cast<uint64_t>(mbit * 1e6);
+    fc.on = static_cast<rttcc::nanos>(o.flood_on * 1e9);
+    fc.off = static_cast<rttcc::nanos>(o.flood_off * 1e9);
+    return std::make_unique<Flood>(f, fc);
+}
+
 // The fabric of an alltoall: one switch or a fat tree with an optional hot
 // link, or one of coll_table.sh's testbed scenarios (every host link at
 // -fast, shaped links with -queue packets of room in both directions):
@@ -328,15 +339,7 @@ Topology build_alltoall_fabric(const Options &o, Fabric &f, size_t hosts, const 
         }
         t = one_switch(f, hosts + (o.testbed == "d"), shaped);
         if (o.testbed == "b") shape(f, t.hosts[1], static_cast<uint64_t>(o.slow_mbit * 1e6), shaped.queue_bytes);
-        if (o.testbed == "d") {
-            FloodConfig fc;
-            fc.from = t.hosts[hosts];
-            fc.to = t.hosts[1];
-            fc.payload_bits_per_s = static_cast<uint64_t>(o.flood_mbit * 1e6);
-            fc.on = static_cast<rttcc::nanos>(o.flood_on * 1e9);
-            fc.off = static_cast<rttcc::nanos>(o.flood_off * 1e9);
-            *flood = std::make_unique<Flood>(f, fc);
-        }
+        if (o.testbed == "d") *flood = flood_between(o, f, t.hosts[hosts], t.hosts[1], o.flood_mbit);
         return t;
     }
     const uint64_t hot_rate = static_cast<uint64_t>(link.bits_per_s / o.hot);
@@ -356,15 +359,7 @@ Topology build_alltoall_fabric(const Options &o, Fabric &f, size_t hosts, const 
             }
         }
     }
-    if (o.hotspot_mbit > 0) {
-        FloodConfig fc;
-        fc.from = t.hosts[hosts];
-        fc.to = t.hosts[0];
-        fc.payload_bits_per_s = static_cast<uint64_t>(o.hotspot_mbit * 1e6);
-        fc.on = static_cast<rttcc::nanos>(o.flood_on * 1e9);
-        fc.off = static_cast<rttcc::nanos>(o.flood_off * 1e9);
-        *flood = std::make_unique<Flood>(f, fc);
-    }
+    if (o.hotspot_mbit > 0) *flood = flood_between(o, f, t.hosts[hosts], t.hosts[0], o.hotspot_mbit);
     return t;
 }
 
