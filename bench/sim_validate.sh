@@ -10,7 +10,7 @@
 # off periods), their ratio and whether it is within 15%.
 #
 #   bench/sim_validate.sh [-runs N] [-sizes 256K,1M,4M] [-configs C,..] [-scenarios b,c,d]
-#                         [-iters N] [-from DIR] [-out DIR] [-- coll_table.sh options]
+#                         [-iters N] [-from DIR] [-out DIR] [-- coll_table.sh options [-- mpirun args]]
 #
 # Configs: rttcc:POLICY (rttcc_sim -algo rttcc -policy POLICY),
 # tuned:alg1 (linear), tuned:alg2 (pairwise), tuned:alg3 (bruck: Open MPI's

@@ -158,6 +158,18 @@ else
     bad "scenario d's flood did not slow the alltoall: $tb_d us against $tb_a"
 fi
 
+# Validation against the testbed (test/sim/validation.csv: figures
+# measured there by bench/sim_validate.sh): each is met within 15%.
+while IFS=, read -r scen block config measured; do
+    case $scen in '#'* | scenario | '') continue ;; esac
+    run alltoall -header -ranks 4 -block "$block" -testbed "$scen" -algo rttcc -policy "${config#rttcc:}" -iters 5
+    if [ "$rc" -eq 0 ] && awk -v x="$(col completion_us)" -v m="$measured" 'BEGIN { r = x / m; exit !(r >= 0.85 && r <= 1.15) }'; then
+        ok "validation: scenario $scen, $block-byte blocks, $config: $(col completion_us) us simulated, $measured measured"
+    else
+        bad "validation: scenario $scen, $block-byte blocks, $config: rc=$rc, $(col completion_us) us simulated against $measured measured (outside 15%)"
+    fi
+done <"$here/validation.csv"
+
 # The PeerScheduler's cost grows as log P: heap entries placed per pick at
 # 65536 peers at most 1.6x those at 4096 (log4: 8 against 6; a scan per pick
 # would be 16x).  Each policy starts every peer but self once.  One engine
