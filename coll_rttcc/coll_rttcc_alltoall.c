@@ -211,12 +211,13 @@ static void report(mca_coll_rttcc_module_t *m, struct ompi_communicator_t *comm,
     }
     opal_output_verbose(10, c->output,
                         "coll:rttcc: %s on %s call %llu rank %d/%d policy %s: %llu puts, %llu eager, %llu bytes, %.1f us, "
-                        "deferrals %llu, forced %llu, rtr_waits %llu, result %d",
+                        "deferrals %llu, forced %llu, rtr_waits %llu, at most %llu peers at once, result %d",
                         op, comm->c_name, (unsigned long long) m->seq - 1, ompi_comm_rank(comm),
                         ompi_comm_size(comm), rttcc_sched_policy_name(c->xp.policy), (unsigned long long) sum.puts,
                         (unsigned long long) sum.eager,
                         (unsigned long long) sum.bytes, sum.elapsed_ns / 1e3, (unsigned long long) sum.deferrals,
-                        (unsigned long long) sum.forced, (unsigned long long) sum.rtr_waits, rc);
+                        (unsigned long long) sum.forced, (unsigned long long) sum.rtr_waits,
+                        (unsigned long long) sum.max_active, rc);
     if (c->verbose >= 30) {
         char *text = rttcc_exchange_schedule_text(m->exchange);
         if (NULL != text) {

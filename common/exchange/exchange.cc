@@ -2,6 +2,7 @@
 #include "exchange/exchange.h"
 
 #include <algorithm>
+#include <functional>
 #include <cinttypes>
 #include <cstdio>
 #include <cstring>
@@ -195,6 +196,8 @@ int Exchange::begin(uint64_t channel, uint64_t seq, uint32_t self, uint32_t npee
     truncated_ = false;
     active_.clear();
     rtr_in_.clear();
+    waiting_.clear();
+    picks_ = 0;
     sum_ = rttcc_exchange_summary_t{};
     began_ = hub_.engine().now();
 
@@ -327,29 +330,44 @@ void Exchange::settle_eager(uint32_t rank) {
 }
 
 // Starts the peers the scheduler picks; one whose RTR is not in yet is
-// parked (its slot goes to the next pick) until the RTR comes.
+// parked (its slot goes to the next pick) until the RTR comes, then waits
+// for a free slot, before new picks, earliest picked first.
 void Exchange::pick(nanos now) {
+    using Waiting = std::pair<uint32_t, uint32_t>;
     for (uint32_t r : rtr_in_) {
-        if (tx_[r].parked && sched_.unpark(r)) {
-            tx_[r].parked = false;
-            active_.push_back(r);
-            feed(r);
-        }
+        if (!tx_[r].parked) continue;
+        waiting_.push_back({tx_[r].pick_order, r});
+        std::push_heap(waiting_.begin(), waiting_.end(), std::greater<Waiting>());
     }
     rtr_in_.clear();
+    while (error_ == RTTCC_OK && !waiting_.empty() && sched_.has_slot()) {
+        std::pop_heap(waiting_.begin(), waiting_.end(), std::greater<Waiting>());
+        const uint32_t w = waiting_.back().second;
+        waiting_.pop_back();
+        if (!sched_.unpark(w)) continue;
+        tx_[w].parked = false;
+        start_puts(w);
+    }
     uint32_t r;
-    while (error_ == RTTCC_OK && sched_.next(now, &r)) {
+    while (error_ == RTTCC_OK && waiting_.empty() && sched_.next(now, &r)) {
         Tx &t = tx_[r];
         t.picked = true;
         t.started = now;
+        t.pick_order = picks_++;
         if (!t.rtr_in) {
             ++sum_.rtr_waits;
             t.parked = sched_.park(r);
             continue;
         }
-        active_.push_back(r);
-        feed(r);
+        start_puts(r);
     }
+}
+
+// A picked peer whose RTR is in takes its slot and its first puts.
+void Exchange::start_puts(uint32_t rank) {
+    active_.push_back(rank);
+    sum_.max_active = std::max<uint64_t>(sum_.max_active, active_.size());
+    feed(rank);
 }
 
 // Moves a picked peer whose RTR is in: puts the next segments of its block

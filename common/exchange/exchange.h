@@ -21,8 +21,14 @@
 //             at once); a picked peer whose RTR is in gets its block put in
 //             segments, segments_ahead at a time; one whose RTR is not in
 //             yet is parked without a slot (holding slots for peers that
-//             have not granted could deadlock against their own grants) and
-//             goes when its RTR comes.  A block whose length differs from
+//             have not granted could deadlock against their own grants).
+//             Parked peers whose RTR came take the slots that free up
+//             before any new pick, in the order they were picked: every
+//             peer is picked (and parked) in the first round trip, before
+//             any RTR is in, so letting each go as its RTR came would put
+//             to every peer at once, in no policy's order (rttcc_sim: the
+//             same times for every policy and max_concurrent before).
+//             A block whose length differs from
 //             the room the RTR offers is not sent: TRUNC(len) tells the
 //             receiver why.  The peer is finished when every segment was
 //             ACKed (an eager one: when its RTR_BLOCK was ACKed and the
@@ -195,6 +201,7 @@ private:
         bool refused = false;      // the block does not fit the peer's room: not sent
         bool picked = false;       // the scheduler picked it
         bool parked = false;       // picked before its RTR came: waits without a slot
+        uint32_t pick_order = 0;   // its place among the picks of the call
         bool finished = false;     // every byte ACKed (or never to be sent)
     };
     // What this process receives from one peer.
@@ -222,6 +229,7 @@ private:
         --inflight_;
     }
     void pick(nanos now);                  // scheduler picks while slots are free
+    void start_puts(uint32_t rank);        // a picked peer whose RTR is in takes its slot
     int feed(uint32_t rank);               // puts for a picked peer whose RTR is in
     int refuse(uint32_t rank);
     int put_segments(uint32_t rank);
@@ -252,6 +260,10 @@ private:
     std::vector<uint32_t> rank_of_;  // engine peer -> rank + 1 (0 = not in the call)
     std::vector<uint32_t> active_;   // picked ranks with their RTR in, not yet finished
     std::vector<uint32_t> rtr_in_;   // ranks whose RTR came since the last pick() (callbacks add)
+    // Parked ranks whose RTR is in, waiting for a slot: a min-heap of
+    // (pick_order, rank), so the earliest picked goes first.
+    std::vector<std::pair<uint32_t, uint32_t>> waiting_;
+    uint32_t picks_ = 0;             // picks so far in the call
     std::vector<uint32_t> grant_order_;  // the order of this process's RTRs (self left out)
     std::vector<nanos> grant_cost_;      // by rank: expected inbound time, 0 for a block of at most the eager cut
     size_t grant_next_ = 0;        // next entry of grant_order_ owed an RTR

@@ -191,11 +191,13 @@ public:
     bool finished(uint32_t peer);
     // A started peer that cannot go yet (its receiver has not handed its
     // buffer over) gives its slot back until unpark(); the slot may start
-    // another peer meanwhile, so in_flight() may exceed max_concurrent
-    // after an unpark.  (A sender that held slots for peers not ready to
-    // receive could wait on a receiver that waits on it: a deadlock.)
+    // another peer meanwhile.  (A sender that held slots for peers not
+    // ready to receive could wait on a receiver that waits on it: a
+    // deadlock.)  unpark() takes a slot whether one is free or not: a
+    // caller that keeps max_concurrent unparks only when has_slot().
     bool park(uint32_t peer);
     bool unpark(uint32_t peer);
+    bool has_slot() const { return params_.max_concurrent == 0 || in_flight_ < params_.max_concurrent; }
 
     uint32_t npeers() const { return npeers_; }
     uint32_t remaining() const { return remaining_; }   // peers not yet started

@@ -100,6 +100,7 @@ typedef struct rttcc_exchange_summary {
     uint64_t deferrals;  /* peers set aside */
     uint64_t forced;     /* peers started although not eligible */
     uint64_t rtr_waits;  /* peers the scheduler chose before their RTR came */
+    uint64_t max_active; /* most peers put to at once (at most max_concurrent when that is set) */
     uint64_t puts;       /* puts issued */
     uint64_t eager;      /* blocks sent with the RTR */
     uint64_t bytes;      /* bytes put or sent with the RTR */

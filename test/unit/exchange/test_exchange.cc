@@ -554,6 +554,33 @@ static void test_small_block_waiting_for_its_grant_holds_no_slot(void **) {
     check_landed(sides, 0);
 }
 
+// max_concurrent holds from a call's start: every peer is picked (and
+// parked) before any RTR is in, and the RTRs then let them go one free
+// slot at a time, earliest picked first; not all at once as their RTRs
+// come.  6 nodes, 2 slots, blocks put in segments (no eager ones).
+static void test_max_concurrent_holds_when_the_rtrs_come(void **) {
+    MemNetwork net(4000);
+    for (const int policy : {RTTCC_SCHED_LINEAR, RTTCC_SCHED_ADAPTIVE}) {
+        Cluster c(net, 6, params(policy, 20000));  // zero-copy puts: a peer stays active until ACKed
+        std::vector<std::vector<uint64_t>> counts(6, std::vector<uint64_t>(6, 60000));
+        for (uint32_t i = 0; i < 6; ++i) counts[i][i] = 0;
+        auto sides = make_sides(counts, 0);
+        assert_true(c.run(sides, 0, {0, 1, 2, 3, 4, 5}));
+        uint64_t most = 0, waits = 0;
+        for (uint32_t i = 0; i < 6; ++i) {
+            assert_int_equal(sides[i].rc, RTTCC_DONE);
+            rttcc_exchange_summary_t sum;
+            c.xs[i]->summary(&sum);
+            assert_true(sum.max_active >= 1 && sum.max_active <= 2);  // 5 before (checked)
+            most = std::max(most, sum.max_active);
+            waits += sum.rtr_waits;
+        }
+        assert_int_equal(most, 2);
+        assert_true(waits >= 6);  // peers were picked before their RTR came
+        check_landed(sides, 0);
+    }
+}
+
 // Blocks of two channels' calls that came before this node began either
 // wait in the hub side by side; each call takes its own, whatever order
 // the node begins them in.
@@ -673,6 +700,7 @@ int main() {
         cmocka_unit_test(test_eager_total_shrinks_the_block_limit),
         cmocka_unit_test(test_eager_limits_may_differ),
         cmocka_unit_test(test_small_block_waiting_for_its_grant_holds_no_slot),
+        cmocka_unit_test(test_max_concurrent_holds_when_the_rtrs_come),
         cmocka_unit_test(test_early_blocks_of_two_channels),
         cmocka_unit_test(test_eager_size_mismatch),
         cmocka_unit_test(test_calls_driven_beside_a_progress_thread),
