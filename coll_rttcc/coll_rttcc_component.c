@@ -85,8 +85,10 @@ static int rttcc_register(void)
         MCA_BASE_VAR_TYPE_UNSIGNED_LONG, NULL, OPAL_INFO_LVL_5, &c->xp.eager_limit);
     var("eager_total",
         "Bytes a process may send with its ready-to-receive messages in one call, over all peers: on large "
-        "communicators the per-block eager_limit shrinks to eager_total / (ranks - 1). The same setting on every "
-        "rank bounds the memory a process needs for the blocks of a call it has not begun yet (per communicator)",
+        "communicators the per-block eager_limit shrinks to eager_total / (ranks - 1), so that every rank's eager "
+        "blocks, which all leave at the call's start, do not overflow the fabric's queues. The same setting on "
+        "every rank bounds the memory a process needs for the blocks of a call it has not begun yet (per "
+        "communicator)",
         MCA_BASE_VAR_TYPE_UNSIGNED_LONG, NULL, OPAL_INFO_LVL_6, &c->xp.eager_total);
     var("min_bytes",
         "MPI_Alltoall calls whose blocks are smaller than this many bytes go to the previously selected module "

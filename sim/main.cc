@@ -5,7 +5,7 @@
 //                    [-jitter NS] [-rto_jitter PCT] [-poll 0|1] [-limit MS] [-header]
 //   rttcc_sim alltoall [-ranks N] [-block B] [-algo rttcc|pairwise|linear|bruck]
 //                    [-policy linear|greedy|threshold|balanced|adaptive]
-//                    [-eager_limit B] [-max_concurrent N]
+//                    [-eager_limit B] [-eager_total B] [-max_concurrent N]
 //                    [-topo star|fat_tree] [-per_leaf K] [-spines S] [-hot F] [-hotspot MBIT]
 //                    [-testbed a|b|c|d] [-fast MBIT] [-slow MBIT] [-link MBIT] [-queue PACKETS]
 //                    [-flood MBIT] [-flood_on S] [-flood_off S] [-iters N] [-time S]
@@ -32,8 +32,9 @@
 // (sim/alltoall.h), one after another as after a barrier, and more until
 // -time seconds of virtual time have passed (0), on one switch or
 // a two-level fat tree (K hosts per leaf, S spines, every link at G
-// Gbit/s); -eager_limit and -max_concurrent set coll_rttcc's (64 KiB and
-// 8: blocks up to the limit go with the RTR, to every peer at once, the
+// Gbit/s); -eager_limit, -eager_total and -max_concurrent set coll_rttcc's
+// (64 KiB, 16 MiB and 8: blocks up to the limit, and to eager_total over
+// all peers, go with the RTR, to every peer at once, the
 // others to at most 8 peers at a time in the policy's order); -hot F runs
 // one link at 1/F of the rate: rank 0's own link (star) or leaf 0's first
 // uplink (fat_tree); -hotspot M adds a host (in
@@ -104,7 +105,7 @@ struct Options {
     double hotspot_mbit = 0;  // alltoall on star or fat_tree: a flooder host sends rank 0 this much
     double fast_mbit = 500, slow_mbit = 100, link_mbit = 200, flood_mbit = 300, flood_on = 1, flood_off = 1;
     size_t iters = 1;
-    long long eager_limit = -1, max_concurrent = -1;  // alltoall rttcc: coll_rttcc's, unless set
+    long long eager_limit = -1, eager_total = -1, max_concurrent = -1;  // alltoall rttcc: coll_rttcc's, unless set
     double time_s = 0;  // alltoall: go on past -iters until this much virtual time has passed
     rttcc::nanos jitter = 0;
     int rto_jitter = -1;  // the engine's default (rto_jitter_pct)
@@ -117,7 +118,7 @@ struct Options {
                  "[-gbit G] [-queue PACKETS] [-delay NS] [-seed S] [-warm 0|1] [-jitter NS] [-rto_jitter PCT] "
                  "[-poll 0|1] [-limit MS] [-header]\n"
                  "       rttcc_sim alltoall [-ranks N] [-block B] [-algo rttcc|pairwise|linear|bruck] "
-                 "[-policy linear|greedy|threshold|balanced|adaptive] [-eager_limit B] [-max_concurrent N] [-topo star|fat_tree] [-per_leaf K] "
+                 "[-policy linear|greedy|threshold|balanced|adaptive] [-eager_limit B] [-eager_total B] [-max_concurrent N] [-topo star|fat_tree] [-per_leaf K] "
                  "[-spines S] [-hot F] [-hotspot MBIT] [-testbed a|b|c|d] [-fast MBIT] [-slow MBIT] [-link MBIT] [-queue PACKETS] "
                  "[-flood MBIT] [-flood_on S] [-flood_off S] [-iters N] [-time S] [-cc ...] [-gbit G] [-delay NS] [-seed S] "
                  "[-rto_jitter PCT] [-poll 0|1] [-limit MS] [-header]\n"
@@ -191,6 +192,7 @@ Options parse(int argc, char **argv) {
         else if (0 == std::strcmp(f, "-flood_off")) o.flood_off = number(f, v, 0, 1000);
         else if (0 == std::strcmp(f, "-iters")) o.iters = static_cast<size_t>(number(f, v, 1, 1e6));
         else if (0 == std::strcmp(f, "-eager_limit")) o.eager_limit = static_cast<long long>(number(f, v, 0, 1 << 30));
+        else if (0 == std::strcmp(f, "-eager_total")) o.eager_total = static_cast<long long>(number(f, v, 0, 1ll << 40));
         else if (0 == std::strcmp(f, "-max_concurrent")) o.max_concurrent = static_cast<long long>(number(f, v, 0, 1 << 20));
         else if (0 == std::strcmp(f, "-time")) o.time_s = number(f, v, 0, 1e4);
         else if (0 == std::strcmp(f, "-peers")) o.peers = static_cast<size_t>(number(f, v, 2, 1 << 24));
@@ -413,6 +415,7 @@ int alltoall(const Options &o) {
     rttcc_exchange_params_defaults(&xp);
     xp.policy = o.policy;
     if (o.eager_limit >= 0) xp.eager_limit = static_cast<uint64_t>(o.eager_limit);
+    if (o.eager_total >= 0) xp.eager_total = static_cast<uint64_t>(o.eager_total);
     if (o.max_concurrent >= 0) xp.max_concurrent = static_cast<uint32_t>(o.max_concurrent);
     // -iters N: alltoalls one after another (coll_bench's loop, its
     // barrier free), and more until -time has passed (coll_bench -time);

@@ -58,7 +58,8 @@ typedef struct rttcc_exchange_params {
 
 /* coll_rttcc's defaults: adaptive policy, 100 us threshold, 8 peers at once,
  * 256 KiB segments two ahead, automatic grants, 64 KiB eager blocks up to
- * 16 MiB per call. */
+ * 1 MiB per call (so from 17 ranks on, 64 KiB blocks are scheduled: every
+ * rank's eager blocks leave at once, a burst the fabric's queues drop). */
 void rttcc_exchange_params_defaults(rttcc_exchange_params_t *params);
 
 /* One peer of a call, by rank in the communicator.  Self's entry is ignored. */

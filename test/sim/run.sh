@@ -124,6 +124,19 @@ else
     bad "alltoall on a fat tree with a hot uplink: rc=$rc $(tail -n 1 "$build/out")"
 fi
 
+# coll_rttcc's eager cut at scale: 32 ranks' 64 KiB blocks are scheduled
+# (eager_total 1 MiB / 31 peers), within 1.3x of the hot uplink's bound;
+# sent eagerly (eager_total 16 MiB, the old default) every rank's blocks
+# left at once: 1.61x and drops.
+run alltoall -header -ranks 32 -block 65536 -topo fat_tree -per_leaf 8 -spines 4 -hot 4 -eager_total 16777216
+eager_ratio=$(col of_bound)
+run alltoall -header -ranks 32 -block 65536 -topo fat_tree -per_leaf 8 -spines 4 -hot 4
+if [ "$rc" -eq 0 ] && awk -v r="$(col of_bound)" -v e="$eager_ratio" 'BEGIN { exit !(r > 0 && r <= 1.3 && e > 1.3) }'; then
+    ok "32-rank alltoall, 64 KiB blocks, hot uplink: $(col of_bound)x its bound with coll_rttcc's defaults, ${eager_ratio}x all eager"
+else
+    bad "32-rank alltoall at coll_rttcc's defaults: rc=$rc $(col of_bound)x its bound (want <= 1.3), all eager ${eager_ratio}x"
+fi
+
 # A transient hotspot: a flooder in the last leaf sends rank 0 8 Gbit/s for
 # 2 ms in every 4: the alltoall takes longer than without it, verified.
 run alltoall -header -ranks 16 -block 65536 -topo fat_tree -per_leaf 4 -spines 2 -iters 4
