@@ -17,6 +17,7 @@ JobConfig default_job_config() {
 Job::Job(size_t ranks, const std::function<Topology(Fabric &, size_t)> &build, const JobConfig &config,
          const std::function<bool(size_t, size_t)> &peers)
     : fabric_(events_, config.seed), net_(fabric_, config.mtu) {
+    later_.job = this;
     topo_ = build(fabric_, ranks);
     if (topo_.hosts.size() < ranks) throw std::invalid_argument("the topology has fewer hosts than ranks");
     std::vector<std::vector<uint8_t>> addrs;
@@ -60,7 +61,6 @@ bool Job::send(uint32_t from, uint32_t to, size_t len) {
 }
 
 void Job::send_at(nanos when, uint32_t from, uint32_t to, size_t len) {
-    later_.job = this;
     later_.sends.push_back({from, to, len});
     events_.at(when, &later_, later_.sends.size() - 1);
 }

@@ -235,13 +235,19 @@ bool warm_up(Job &job, uint32_t queue, rttcc::nanos limit) {
     return true;
 }
 
-int incast(const Options &o) {
+// What both scenarios set of their job: congestion control, seed, polling, RTO jitter.
+JobConfig job_config(const Options &o) {
     JobConfig jc = default_job_config();
     jc.engine.cc = o.cc;
     jc.seed = o.seed;
     jc.poll = o.poll;
     if (o.rto_jitter >= 0) jc.engine.rto_jitter_pct = static_cast<unsigned>(o.rto_jitter);
-    const uint32_t frame = jc.mtu + 38;  // a full frame on the wire (kFrameOverhead beyond IP)
+    return jc;
+}
+
+int incast(const Options &o) {
+    const JobConfig jc = job_config(o);
+    const uint32_t frame = frame_bytes(jc.mtu);
     LinkConfig link;
     link.bits_per_s = static_cast<uint64_t>(o.gbit * 1e9);
     link.delay = o.delay;
@@ -261,13 +267,7 @@ int incast(const Options &o) {
     bool finished = !o.warm || warm_up(job, o.queue, limit);
     const rttcc::nanos start = job.events().now();
     std::mt19937_64 rng(o.seed);
-    for (uint32_t s = 1; s < n && finished; ++s)
-        if (o.jitter) {
-            job.send_at(start + rng() % o.jitter, s, 0, o.bytes);
-        } else if (!job.send(s, 0, o.bytes)) {
-            std::fprintf(stderr, "rttcc_sim: the engine refused a %zu-byte message\n", o.bytes);
-            return 1;
-        }
+    for (uint32_t s = 1; s < n && finished; ++s) job.send_at(start + (o.jitter ? rng() % o.jitter : 0), s, 0, o.bytes);
     auto done = [&] {
         if (job.refused_sends()) return true;  // reported below
         for (uint32_t s = 1; s < n; ++s)
@@ -333,14 +333,13 @@ std::unique_ptr<Flood> flood_between(const Options &o, Fabric &f, uint32_t from,
 // joined by one link at -link; d: one more host floods rank 1 with -flood
 // Mbit/s of UDP payload, -flood_on s on and -flood_off s off.  Defaults as
 // coll_table.sh's: 500, 100, 200 and 300 Mbit/s, 1 s and 1 s.
-Topology build_alltoall_fabric(const Options &o, Fabric &f, size_t hosts, const LinkConfig &link,
+Topology build_alltoall_fabric(const Options &o, Fabric &f, size_t hosts, const LinkConfig &link, uint32_t mtu,
                                std::unique_ptr<Flood> *flood) {
     Topology t;
     if (!o.testbed.empty()) {
-        const uint32_t frame = 1500 + 38;
         LinkConfig shaped = link;
         shaped.bits_per_s = static_cast<uint64_t>(o.fast_mbit * 1e6);
-        shaped.queue_bytes = o.queue * frame;
+        shaped.queue_bytes = o.queue * frame_bytes(mtu);
         if (o.testbed == "c") {
             LinkConfig between = shaped;
             between.bits_per_s = static_cast<uint64_t>(o.link_mbit * 1e6);
@@ -398,18 +397,15 @@ double alltoall_line_bound_us(Fabric &f, const Topology &t, size_t ranks, size_t
 
 int alltoall(const Options &o) {
     if (o.testbed == "c" && o.ranks % 2) usage("-testbed c: an even number of ranks (two groups)");
-    JobConfig jc = default_job_config();
-    jc.engine.cc = o.cc;
-    jc.seed = o.seed;
-    jc.poll = o.poll;
-    if (o.rto_jitter >= 0) jc.engine.rto_jitter_pct = static_cast<unsigned>(o.rto_jitter);
+    const JobConfig jc = job_config(o);
     LinkConfig link;
     link.bits_per_s = static_cast<uint64_t>(o.gbit * 1e9);
     link.delay = o.delay;
     link.queue_bytes = 1 << 20;
     const auto wall0 = std::chrono::steady_clock::now();
     std::unique_ptr<Flood> flood;
-    Job job(o.ranks, [&](Fabric &f, size_t hosts) { return build_alltoall_fabric(o, f, hosts, link, &flood); }, jc);
+    Job job(o.ranks, [&](Fabric &f, size_t hosts) { return build_alltoall_fabric(o, f, hosts, link, jc.mtu, &flood); },
+            jc);
     const double bound_us = alltoall_line_bound_us(job.fabric(), job.topology(), o.ranks, o.block, flood.get());
     rttcc_exchange_params_t xp;
     rttcc_exchange_params_defaults(&xp);

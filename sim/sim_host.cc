@@ -43,8 +43,7 @@ void SimHost::schedule(nanos now) {
     nanos at = kNever;
     if (due != kNever) at = due > clock_.now() ? due - SimClock::kEpoch : now + tick_;
     if (poll_ || after_progress) at = std::min(at, now + tick_);
-    if (at == kNever || (timer_pending_ && timer_at_ <= at)) return;
-    timer_pending_ = true;
+    if (at >= timer_at_) return;  // kNever, or not before the pending timer
     timer_at_ = at;
     net_.fabric().events().at(at, this, kTimer | ++timer_gen_ << 1);
 }
@@ -52,7 +51,7 @@ void SimHost::schedule(nanos now) {
 void SimHost::fire(nanos now, uint64_t what) {
     if (what != kArrival) {
         if (what >> 1 != timer_gen_) return;  // moved earlier: fired already
-        timer_pending_ = false;
+        timer_at_ = kNever;
     }
     const bool quiet = !wire_->ready() && clock_.now() < foreseen_;
     const uint64_t sent = wire_->sent();

@@ -74,8 +74,8 @@ private:
     const SimClock &clock_;
     nanos tick_;
     bool poll_;
-    bool ticking_ = false, timer_pending_ = false;
-    nanos timer_at_ = 0;
+    bool ticking_ = false;
+    nanos timer_at_ = kNever;  // the pending timer's time, kNever if none
     uint64_t timer_gen_ = 0;
     uint64_t progress_calls_ = 0, late_passes_ = 0;
     nanos foreseen_ = 0;  // the engine's next_due when last asked (engine clock)

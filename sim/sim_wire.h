@@ -17,6 +17,9 @@ namespace rttcc::sim {
 // and UDP headers (28), Ethernet header and FCS (18), preamble and
 // inter-frame gap (20).
 constexpr uint32_t kFrameOverhead = 28 + 18 + 20;
+// A full frame on the wire for an IP packet of `mtu` bytes (the IP and
+// UDP headers are inside the MTU).
+constexpr uint32_t frame_bytes(uint32_t mtu) { return mtu + kFrameOverhead - 28; }
 
 class SimNetwork final : public Sink {
 public:
