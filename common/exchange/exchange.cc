@@ -349,7 +349,7 @@ void Exchange::pick(nanos now) {
         start_puts(w);
     }
     uint32_t r;
-    while (error_ == RTTCC_OK && waiting_.empty() && sched_.next(now, &r)) {
+    while (error_ == RTTCC_OK && sched_.next(now, &r)) {  // none while no slot is free: the waiting keep their turn
         Tx &t = tx_[r];
         t.picked = true;
         t.started = now;
