@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "clock/clock.h"
+#include "rttcc/config.h"
 
 namespace rttcc {
 
@@ -18,6 +19,17 @@ struct RttParams {
     nanos max_rto = msec(1000);    // ceiling
     nanos granularity = usec(16);  // G: the hotel's tick
 };
+
+// The estimator's gains and RTO bounds of a config (microseconds to nanoseconds).
+inline RttParams rtt_params_from(const rttcc_config_t &cfg) {
+    RttParams p;
+    p.alpha = cfg.rtt_alpha;
+    p.beta = cfg.rtt_beta;
+    p.initial_rto = usec(cfg.retrans_timeout_us);
+    p.min_rto = usec(cfg.min_rto_us);
+    p.max_rto = usec(cfg.max_rto_us);
+    return p;
+}
 
 // The timeout of a segment's next transmission after `retries` resends:
 // the base RTO doubled per retry (the shift clamped, so it cannot overflow

@@ -38,11 +38,7 @@ Engine::Engine(const rttcc_config_t &config, const rttcc_callbacks_t &callbacks,
       state_mu_(config.thread_safe || config.agent),
       rx_mu_(config.thread_safe || config.agent) {
     cfg_.if_include = cfg_.if_exclude = nullptr;  // owned by the caller; not needed past create
-    rtt_params_.alpha = cfg_.rtt_alpha;
-    rtt_params_.beta = cfg_.rtt_beta;
-    rtt_params_.initial_rto = usec(cfg_.retrans_timeout_us);
-    rtt_params_.min_rto = usec(cfg_.min_rto_us);
-    rtt_params_.max_rto = usec(cfg_.max_rto_us);
+    rtt_params_ = rtt_params_from(cfg_);
     cc_params_ = cc_params_from(cfg_);
     cfg_.ptp_clock_device = cfg_.rtt_dump = nullptr;  // owned by the caller too
     stamp_source_ = cfg_.timestamp == RTTCC_TS_USER ? TsSource::kNone : wire_->stamp_source();

@@ -1,0 +1,527 @@
+#include "flow_alltoall.h"
+
+#include <algorithm>
+#include <map>
+#include <memory>
+#include <queue>
+#include <stdexcept>
+
+#include "engine/wire_format.h"
+#include "exchange/exchange.h"
+#include "exchange/peer_scheduler.h"
+#include "flow_channel.h"
+#include "sim_wire.h"
+
+namespace rttcc::sim {
+
+namespace {
+
+// The steps whose deliveries one ACK reports (as the engine's delayed,
+// cumulative ACKs do; fewer ACKs make the fluid faster).
+constexpr nanos kAckSpan = 4;
+
+// Where a background channel is filed: its class, destination and path.
+std::vector<uint32_t> background_key(const FlowChannel &ch) {
+    std::vector<uint32_t> key{ch.cls(), ch.path().dest};
+    key.insert(key.end(), ch.path().path, ch.path().path + ch.path().hops);
+    return key;
+}
+
+struct Group {
+    uint32_t cls = 0;
+    uint32_t peer = 0;     // rttcc: the peer the class's first rank started
+    uint32_t left = 0;     // channels still sending
+    double flows = 0;      // over its channels
+    double flows_done = 0; // of channels whose last byte went
+    bool released = false; // the median rank of the class is done with it
+    bool closed = false;   // released and folded: its end no longer counts
+    nanos end = 0;         // when the last one's last byte is acknowledged
+};
+
+struct TypeState {
+    double q = 0;            // bytes queued per link
+    double arrive = 0;       // bytes per link this step
+    double cap = 0;          // bytes per link per step
+    double delay = 0;        // q at the link's rate, ns
+    double factor = 1;       // NIC: the share of what was offered that it took
+    double drop = 0;         // the share of arrivals it dropped this step
+    double carried = 0;      // bytes per link sent so far
+};
+
+class FlowRun {
+public:
+    FlowRun(const FlowFabric &f, const FlowAlltoallConfig &c);
+    FlowAlltoallResult run();
+
+private:
+    void start_group(uint32_t cls, uint32_t peer, std::vector<FlowChannelPath> &paths);
+    void start_rttcc();
+    void fill(uint32_t cls);     // rttcc: start what the class's scheduler lets start
+    void start_step(uint32_t s); // pairwise
+    void step();
+    void group_released(uint32_t g);
+    void group_ended(uint32_t g);
+    void class_may_end(uint32_t cls, nanos at);
+    void fold(FlowChannel &&ch);
+    void drained(const FlowChannel &ch, nanos next);  // its last byte went at `next`
+    bool has_slot(uint32_t cls) const;
+    template <typename F>
+    void each_channel(F f) {
+        for (FlowChannel &ch : active_) f(ch);
+        for (FlowChannel &ch : background_) f(ch);
+    }
+    nanos rtt_now(const FlowChannelPath &p, nanos base) const;
+
+    const FlowFabric &f_;
+    FlowAlltoallConfig c_;
+    const uint32_t P_;
+    std::vector<TypeState> types_;
+    std::vector<FlowChannel> active_;      // of groups
+    std::vector<FlowChannel> background_;  // folded, per class and path
+    std::map<std::vector<uint32_t>, size_t> background_at_;  // (class, dest, path) -> index
+    std::vector<Group> groups_;
+    // A group's release (the class's median rank is done with its peer) or end.
+    struct Due {
+        nanos at;
+        uint32_t group;
+        bool end;  // releases first at one time
+        bool operator>(const Due &o) const {
+            return at != o.at ? at > o.at : end != o.end ? end : group > o.group;
+        }
+    };
+    std::priority_queue<Due, std::vector<Due>, std::greater<>> due_;
+    std::vector<std::unique_ptr<PeerScheduler>> sched_;  // rttcc: per class
+    std::vector<uint32_t> open_;                         // groups not ended (nor folded), per class
+    std::vector<uint32_t> folded_;                       // background channels sending, per class
+    std::vector<double> folded_flows_;                   // their flows, per class
+    std::vector<nanos> last_;                            // the latest end of a class's flows so far
+    std::vector<bool> eager_;                            // per class: every block went at once
+    std::vector<FlowChannelPath> scratch_;
+    std::vector<uint32_t> freed_;  // classes whose background flows ended this step
+    FlowChannelConfig cc_;
+    double wire_ = 0;  // wire bytes per payload byte
+    uint32_t frame_ = 0;
+    nanos now_ = 0, dt_ = 0, start_ = 0;
+    uint32_t pair_step_ = 0, step_left_ = 0;  // pairwise
+    size_t ended_ = 0;                        // classes with an end
+    FlowAlltoallResult r_;
+};
+
+FlowRun::FlowRun(const FlowFabric &f, const FlowAlltoallConfig &c) : f_(f), c_(c), P_(f.ranks()) {
+    if (c.algo == AlltoallAlgo::kBruck) throw std::invalid_argument("flow level: rttcc, pairwise or linear (Bruck's is packet level only)");
+    if (c.block == 0) throw std::invalid_argument("flow level: a block of at least one byte");
+    frame_ = frame_bytes(c.mtu);
+    cc_.segment = static_cast<double>(c.mtu - 28 - kHeaderSize);
+    wire_ = frame_ / cc_.segment;
+    cc_.cc = cc_params_from(c.engine);
+    cc_.rtt = rtt_params_from(c.engine);
+    cc_.rto_stretch = 1 + c.engine.rto_jitter_pct / 200.0;
+    cc_.credits = std::max(1u, c.engine.send_credits);
+    types_.resize(f.types().size());
+    nanos least = 0;
+    for (uint32_t cls = 0; cls < f.classes().size(); ++cls) {
+        for (const uint32_t same : {1u, 0u}) {
+            scratch_.clear();
+            f.paths(cls, cls, same != 0, &scratch_);
+            for (const FlowChannelPath &p : scratch_) {
+                const nanos b = f.base_rtt(p, frame_);
+                least = least ? std::min(least, b) : b;
+            }
+        }
+    }
+    dt_ = c.dt ? c.dt : std::max<nanos>(1, least / 8);
+    cc_.ack_span = kAckSpan * dt_;
+    for (uint32_t t = 0; t < types_.size(); ++t)
+        types_[t].cap = f.types()[t].bits_per_s * static_cast<double>(dt_) / 8e9;
+    r_.class_end.assign(f.classes().size(), 0);
+    r_.type_drop_bytes.assign(f.types().size(), 0);
+    r_.type_max_queue.assign(f.types().size(), 0);
+    open_.assign(f.classes().size(), 0);
+    folded_.assign(f.classes().size(), 0);
+    folded_flows_.assign(f.classes().size(), 0);
+    last_.assign(f.classes().size(), 0);
+    eager_.assign(f.classes().size(), false);
+    r_.dt = dt_;
+}
+
+nanos FlowRun::rtt_now(const FlowChannelPath &p, nanos base) const {
+    double t = static_cast<double>(base);
+    for (uint32_t h = 0; h < p.hops; ++h) t += types_[p.path[h]].delay;
+    return static_cast<nanos>(t + types_[p.back[0]].delay + types_[p.back[1]].delay);
+}
+
+void FlowRun::start_group(uint32_t cls, uint32_t peer, std::vector<FlowChannelPath> &paths) {
+    const auto g = static_cast<uint32_t>(groups_.size());
+    Group gr;
+    gr.cls = cls;
+    gr.peer = peer;
+    gr.end = now_;
+    groups_.push_back(gr);
+    ++open_[cls];
+    ++r_.groups;
+    for (FlowChannelPath &p : paths) {
+        if (p.flows <= 0) continue;
+        active_.emplace_back(p, cls, g, f_.base_rtt(p, frame_), static_cast<double>(c_.block), cc_);
+        ++groups_[g].left;
+        groups_[g].flows += p.flows;
+        ++r_.channels;
+    }
+    if (groups_[g].left == 0) {
+        due_.push({now_, g, false});
+        due_.push({now_, g, true});
+    }
+}
+
+// Every peer under the eager cut goes with the RTR, at once; the others in
+// the order the class's PeerScheduler picks from the round trips the fabric
+// has now (a warm RTT table).
+void FlowRun::start_rttcc() {
+    const uint64_t cut = std::min<uint64_t>(c_.xp.eager_limit, c_.xp.eager_total / (P_ - 1));
+    const SchedParams sp = sched_params_of(c_.xp);
+    nanos grants = 0;  // every RTR is in: the largest one-way delay
+    for (uint32_t cls = 0; cls < f_.classes().size(); ++cls) {
+        const uint32_t rep = f_.classes()[cls].first;
+        // The round trip from rep to each class, within its leaf and not (mean over spines).
+        std::vector<nanos> rtt(2 * f_.classes().size(), 0);
+        for (uint32_t d = 0; d < f_.classes().size(); ++d)
+            for (const uint32_t same : {0u, 1u}) {
+                scratch_.clear();
+                f_.paths(cls, d, same != 0, &scratch_);
+                double sum = 0;
+                for (const FlowChannelPath &p : scratch_) sum += static_cast<double>(rtt_now(p, f_.base_rtt(p, frame_)));
+                rtt[2 * d + same] = scratch_.empty() ? 0 : static_cast<nanos>(sum / static_cast<double>(scratch_.size()));
+                grants = std::max(grants, rtt[2 * d + same] / 2);
+            }
+        if (c_.block <= cut) {
+            eager_[cls] = true;
+            continue;
+        }
+        auto s = std::make_unique<PeerScheduler>(sched_policy_of(c_.xp.policy), sp);
+        if (!s->reset(rep, P_)) throw std::invalid_argument("flow level: the scheduler refused the call");
+        for (uint32_t d = 0; d < P_; ++d) {
+            if (d == rep) continue;
+            PeerCost pc;
+            pc.srtt = rtt[2 * f_.class_of(d) + (f_.leaf_of(d) == f_.leaf_of(rep))];
+            pc.samples = 1;
+            pc.bytes = c_.block;
+            s->set_peer(d, pc);
+        }
+        sched_.resize(f_.classes().size());
+        sched_[cls] = std::move(s);
+    }
+    now_ = start_ = grants;
+    for (uint32_t cls = 0; cls < f_.classes().size(); ++cls) {
+        if (eager_[cls]) {
+            for (uint32_t off = 1; off < P_; ++off) {
+                scratch_.clear();
+                f_.channels(cls, off, &scratch_);
+                start_group(cls, (f_.classes()[cls].first + off) % P_, scratch_);
+            }
+        } else {
+            fill(cls);
+        }
+    }
+}
+
+// The class's ranks hold slots for their background flows too: on average
+// its background flows over its ranks, rounded (the median rank).
+bool FlowRun::has_slot(uint32_t cls) const {
+    const uint32_t most = c_.xp.max_concurrent;
+    const double held = folded_flows_[cls] / f_.classes()[cls].size();
+    return most == 0 || sched_[cls]->in_flight() + static_cast<uint32_t>(held + 0.5) < most;
+}
+
+void FlowRun::fill(uint32_t cls) {
+    PeerScheduler &s = *sched_[cls];
+    const uint32_t rep = f_.classes()[cls].first;
+    uint32_t peer;
+    while (has_slot(cls) && s.next(now_, &peer)) {
+        scratch_.clear();
+        f_.channels(cls, (peer + P_ - rep) % P_, &scratch_);
+        start_group(cls, peer, scratch_);
+    }
+}
+
+void FlowRun::start_step(uint32_t s) {
+    pair_step_ = s;
+    step_left_ = 0;
+    for (uint32_t cls = 0; cls < f_.classes().size(); ++cls) {
+        scratch_.clear();
+        f_.channels(cls, s, &scratch_);
+        start_group(cls, s, scratch_);
+        ++step_left_;
+    }
+}
+
+// The class's median rank is done with the group's peer: its scheduler
+// starts the next.  The ranks whose flows are still going (such as those
+// into a hotspot) keep them going without a slot, folded into the class's
+// background channel of their path.
+void FlowRun::group_released(uint32_t g) {
+    const uint32_t cls = groups_[g].cls;
+    if (c_.algo != AlltoallAlgo::kRttcc || eager_[cls]) return;
+    groups_[g].closed = true;
+    last_[cls] = std::max(last_[cls], groups_[g].end);
+    for (size_t i = 0; i < active_.size();) {
+        if (active_[i].group() != g) {
+            ++i;
+            continue;
+        }
+        fold(std::move(active_[i]));
+        if (i + 1 != active_.size()) active_[i] = std::move(active_.back());
+        active_.pop_back();
+    }
+    --open_[cls];
+    sched_[cls]->finished(groups_[g].peer);
+    fill(cls);
+    class_may_end(cls, last_[cls]);
+}
+
+// Flows of one class and path, folded together: each joins as a cohort
+// with its bytes to go; the controller is the first one's.
+void FlowRun::fold(FlowChannel &&ch) {
+    folded_flows_[ch.cls()] += ch.flows();
+    const auto [it, fresh] = background_at_.emplace(background_key(ch), background_.size());
+    if (fresh) {
+        ch.to_background();
+        ++folded_[ch.cls()];
+        background_.push_back(std::move(ch));
+        return;
+    }
+    background_[it->second].join(ch.flows(), ch.unsent());
+}
+
+void FlowRun::drained(const FlowChannel &ch, nanos next) {
+    const nanos end = next + ch.rtt();
+    if (ch.group() == FlowChannel::kNoGroup) {
+        last_[ch.cls()] = std::max(last_[ch.cls()], end);
+        --folded_[ch.cls()];
+        return;
+    }
+    Group &g = groups_[ch.group()];
+    g.end = std::max(g.end, end);
+    g.flows_done += ch.flows();
+    if (!g.released && 2 * g.flows_done >= g.flows) {
+        g.released = true;
+        due_.push({end, ch.group(), false});
+    }
+    if (--g.left == 0) due_.push({g.end, ch.group(), true});
+}
+
+void FlowRun::group_ended(uint32_t g) {
+    const Group &gr = groups_[g];
+    if (gr.closed) return;
+    --open_[gr.cls];
+    last_[gr.cls] = std::max(last_[gr.cls], gr.end);
+    if (c_.algo == AlltoallAlgo::kPairwise) {  // lockstep: the next step once every flow of this one is done
+        if (--step_left_ == 0) {
+            if (pair_step_ + 1 < P_) {
+                start_step(pair_step_ + 1);
+            } else {
+                for (nanos &e : r_.class_end) e = gr.end - start_;
+                ended_ = r_.class_end.size();
+            }
+        }
+        return;
+    }
+    class_may_end(gr.cls, last_[gr.cls]);
+}
+
+void FlowRun::class_may_end(uint32_t cls, nanos at) {
+    const bool scheduled = c_.algo == AlltoallAlgo::kRttcc && !eager_[cls];
+    if (open_[cls] == 0 && folded_[cls] == 0 && (!scheduled || sched_[cls]->done()) && r_.class_end[cls] == 0) {
+        r_.class_end[cls] = at - start_;
+        ++ended_;
+    }
+}
+
+void FlowRun::step() {
+    const std::vector<FlowLinkType> &lt = f_.types();
+    // ACKs (and losses found) that are due.
+    each_channel([&](FlowChannel &ch) { r_.timeouts += ch.take_acks(now_, cc_); });
+    for (uint32_t t = 0; t < types_.size(); ++t) {
+        TypeState &s = types_[t];
+        s.delay = s.q * 8e9 / lt[t].bits_per_s;
+        s.arrive = 0;
+    }
+    // What each flow offers: its window over its round trip.
+    each_channel([&](FlowChannel &ch) {
+        const FlowChannelPath &p = ch.path();
+        types_[p.path[0]].arrive += p.flows * ch.offer(rtt_now(p, ch.base()), dt_, cc_) * wire_ / lt[p.path[0]].count;
+    });
+    // A NIC takes what its queue has room for; the rest waits for later.
+    for (uint32_t t = 0; t < types_.size(); ++t) {
+        if (!lt[t].nic) continue;
+        TypeState &s = types_[t];
+        const double after = s.q + s.arrive - s.cap;
+        if (after > lt[t].queue_bytes) {
+            s.factor = std::max(0.0, lt[t].queue_bytes - s.q + s.cap) / s.arrive;
+            s.q = lt[t].queue_bytes;
+        } else {
+            s.factor = 1;
+            s.q = std::max(0.0, after);
+        }
+    }
+    each_channel([&](FlowChannel &ch) {
+        const FlowChannelPath &p = ch.path();
+        ch.throttle(types_[p.path[0]].factor);
+        for (uint32_t h = 1; h < p.hops; ++h) types_[p.path[h]].arrive += p.flows * ch.send() * wire_ / lt[p.path[h]].count;
+    });
+    if (const double flood = f_.flood_bits_per_s(now_); flood > 0)
+        for (size_t h = 1; h < f_.flood_path().size(); ++h)
+            types_[f_.flood_path()[h]].arrive += flood * static_cast<double>(dt_) / 8e9 / lt[f_.flood_path()[h]].count;
+    // The switches' queues: drop-tail.
+    for (uint32_t t = 0; t < types_.size(); ++t) {
+        if (lt[t].nic) continue;
+        TypeState &s = types_[t];
+        const double after = s.q + s.arrive - s.cap;
+        s.drop = 0;
+        s.carried += std::min(s.q + s.arrive, s.cap);
+        if (after > lt[t].queue_bytes) {
+            s.drop = (after - lt[t].queue_bytes) / s.arrive;
+            r_.type_drop_bytes[t] += (after - lt[t].queue_bytes) * lt[t].count;
+            s.q = lt[t].queue_bytes;
+        } else {
+            s.q = std::max(0.0, after);
+        }
+        r_.type_max_queue[t] = std::max(r_.type_max_queue[t], s.q);
+    }
+    // Deliveries, and the ends of sending.
+    const nanos next = now_ + dt_;
+    each_channel([&](FlowChannel &ch) {
+        const FlowChannelPath &p = ch.path();
+        double survive = 1;
+        for (uint32_t h = 1; h < p.hops; ++h) survive *= 1 - types_[p.path[h]].drop;
+        r_.drop_bytes += p.flows * ch.deliver(survive, next, cc_) * wire_;
+    });
+    for (size_t i = 0; i < active_.size();) {
+        if (active_[i].unsent() > 0) {
+            ++i;
+            continue;
+        }
+        drained(active_[i], next);
+        if (i + 1 != active_.size()) active_[i] = std::move(active_.back());
+        active_.pop_back();
+    }
+    for (size_t i = 0; i < background_.size();) {
+        FlowChannel &bg = background_[i];
+        if (bg.send() > 0) {
+            const double gone = bg.leave();
+            if (gone > 0) {
+                folded_flows_[bg.cls()] -= gone;
+                last_[bg.cls()] = std::max(last_[bg.cls()], next + bg.rtt());
+                freed_.push_back(bg.cls());
+            }
+        }
+        if (bg.unsent() > 0) {
+            ++i;
+            continue;
+        }
+        drained(bg, next);
+        background_at_.erase(background_key(background_[i]));
+        if (i + 1 != background_.size()) {
+            background_[i] = std::move(background_.back());
+            background_at_[background_key(background_[i])] = i;
+        }
+        background_.pop_back();
+    }
+    now_ = next;
+    ++r_.steps;
+    // Slots the background gave back, and classes whose last flows ended.
+    std::sort(freed_.begin(), freed_.end());
+    freed_.erase(std::unique(freed_.begin(), freed_.end()), freed_.end());
+    for (const uint32_t cls : freed_) {
+        if (c_.algo == AlltoallAlgo::kRttcc && !eager_[cls]) fill(cls);
+        class_may_end(cls, last_[cls]);
+    }
+    freed_.clear();
+}
+
+FlowAlltoallResult FlowRun::run() {
+    switch (c_.algo) {
+    case AlltoallAlgo::kRttcc:
+        start_rttcc();
+        break;
+    case AlltoallAlgo::kPairwise:
+        start_step(1);
+        break;
+    default:
+        for (uint32_t cls = 0; cls < f_.classes().size(); ++cls) {
+            // One group of every offset's channels (the same paths, their flows added).
+            std::map<std::vector<uint32_t>, FlowChannelPath> merged;
+            for (uint32_t off = 1; off < P_; ++off) {
+                scratch_.clear();
+                f_.channels(cls, off, &scratch_);
+                for (const FlowChannelPath &p : scratch_) {
+                    std::vector<uint32_t> key(p.path, p.path + p.hops);
+                    key.push_back(p.dest);
+                    auto [it, fresh] = merged.emplace(key, p);
+                    if (!fresh) it->second.flows += p.flows;
+                }
+            }
+            std::vector<FlowChannelPath> all;
+            for (auto &kv : merged) all.push_back(kv.second);
+            start_group(cls, 0, all);
+        }
+    }
+    const nanos limit = start_ + c_.limit;
+    const size_t classes = f_.classes().size();
+    auto ended = [&] { return ended_ == classes; };
+    while (!ended() && now_ < limit) {
+        while (!due_.empty() && due_.top().at <= now_) {
+            const Due d = due_.top();
+            due_.pop();
+            if (d.end) group_ended(d.group);
+            else group_released(d.group);
+        }
+        if (ended()) break;
+        step();
+    }
+    r_.finished = ended();
+    r_.type_busy.resize(types_.size());
+    for (size_t t = 0; t < types_.size(); ++t)
+        r_.type_busy[t] = r_.steps ? types_[t].carried / (types_[t].cap * static_cast<double>(r_.steps)) : 0;
+    if (r_.finished) {
+        std::vector<std::pair<nanos, uint32_t>> by_end;
+        for (uint32_t cls = 0; cls < f_.classes().size(); ++cls) {
+            r_.completion = std::max(r_.completion, r_.class_end[cls]);
+            by_end.push_back({r_.class_end[cls], f_.classes()[cls].size()});
+        }
+        std::sort(by_end.begin(), by_end.end());
+        uint64_t seen = 0;
+        for (const auto &[end, n] : by_end)
+            if ((seen += n) * 2 >= P_) {
+                r_.median_end = end;
+                break;
+            }
+    }
+    return r_;
+}
+
+}  // namespace
+
+FlowAlltoallResult run_flow_alltoall(const FlowFabric &fabric, const FlowAlltoallConfig &config) {
+    FlowRun run(fabric, config);
+    return run.run();
+}
+
+double flow_line_bound_ns(const FlowFabric &f, uint64_t block) {
+    std::vector<double> bits(f.types().size(), 0);
+    std::vector<FlowChannelPath> paths;
+    for (uint32_t cls = 0; cls < f.classes().size(); ++cls)
+        for (uint32_t off = 1; off < f.ranks(); ++off) {
+            paths.clear();
+            f.channels(cls, off, &paths);
+            for (const FlowChannelPath &p : paths)
+                for (uint32_t h = 0; h < p.hops; ++h)
+                    bits[p.path[h]] += p.flows * static_cast<double>(block) * 8 / f.types()[p.path[h]].count;
+        }
+    std::vector<double> taken(f.types().size(), 0);
+    for (size_t h = 1; h < f.flood_path().size(); ++h) taken[f.flood_path()[h]] = f.flood_mean_bits_per_s();
+    double worst = 0;
+    for (size_t t = 0; t < bits.size(); ++t)
+        if (bits[t] > 0) worst = std::max(worst, bits[t] / (f.types()[t].bits_per_s - taken[t]));
+    return worst * 1e9;
+}
+
+}  // namespace rttcc::sim

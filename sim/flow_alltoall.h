@@ -1,0 +1,91 @@
+// rttcc_sim's flow level, one alltoall: the real PeerScheduler and the real
+// congestion-control classes drive fluid flows over a FlowFabric.
+//
+//   rttcc     each class's first rank runs coll_rttcc's PeerScheduler (its
+//             policy, max_concurrent, a warm RTT table: every peer's round
+//             trip with the queues as they are at the call's start); each
+//             peer it starts is a group of channels (FlowFabric::channels)
+//             standing for that put of every rank of the class.  Puts start
+//             once every RTR is in (the largest one-way delay); blocks under
+//             the eager cut all go at once.
+//   pairwise  tuned's: step s sends every rank's block to rank + s, the
+//             next step once every flow of the step is done (lockstep)
+//   linear    tuned's basic linear: every block at once
+//   (Bruck's stays at packet level.)
+//
+// The class follows its median rank: a group frees its scheduler slot once
+// channels carrying half its flows are done.  What is left of it (the flows
+// of the ranks whose block goes somewhere slow, such as into a hotspot)
+// joins the class's background channel of that path, where flows share the
+// rate and leave as their bytes are done (processor sharing); the class's
+// ranks hold slots for those flows too (their number over the class's ranks,
+// rounded), so a class cannot run ahead of its slow flows.
+//
+// Every channel has its own controller (make_congestion_control, or the
+// send credits as the window with cc none) and RTT estimator.  Time goes in
+// steps of dt:
+//
+//   rtt     = base + the queues ahead on the way (and the hosts' on the way back)
+//   send    = min(window * segment / rtt * dt, unsent)       per flow
+//   a NIC's queue that would pass its room sends less ("try later", as the
+//   packet level's full NIC); another type's queue grows by what arrives
+//   beyond its rate, and drops what passes its room, from every flow in
+//   proportion (the drop-tail of a fluid)
+//   the delivered part comes back as ACKs one rtt later (one ACK per few
+//   steps), with rtt as the sample; a loss comes back with them as a fast
+//   retransmit; the lost bytes are sent again.  The share of flows that
+//   lost their whole window (p^window for a drop share p) sleeps out a
+//   backed-off RTO instead, as their timers do (the controller restarts
+//   from one segment when that share is most of them)
+//   a channel is done one rtt after its last byte went
+//
+// What the fluid leaves out: per-flow ECMP hashing (FlowFabric), which
+// flows time out (a share of each channel does, not chosen ones), ranks of
+// a class drifting apart beyond the median rule, and CPUs (as the packet
+// level).
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "alltoall.h"
+#include "flow_fabric.h"
+#include "rttcc/config.h"
+#include "rttcc/exchange.h"
+
+namespace rttcc::sim {
+
+struct FlowAlltoallConfig {
+    AlltoallAlgo algo = AlltoallAlgo::kRttcc;  // rttcc, pairwise or linear
+    uint64_t block = 65536;                    // bytes per ordered pair
+    rttcc_exchange_params_t xp{};              // rttcc: policy, max_concurrent, eager cut (set by the caller)
+    rttcc_config_t engine{};                   // cc and its tunables, send_credits (set by the caller)
+    uint32_t mtu = 1500;
+    nanos dt = 0;                              // the step; 0: an eighth of the smallest base round trip
+    nanos limit = 10'000'000'000;              // give up past this much virtual time
+};
+
+struct FlowAlltoallResult {
+    bool finished = false;
+    nanos completion = 0;            // the last class's end
+    std::vector<nanos> class_end;    // per FlowFabric class (0: not ended)
+    nanos median_end = 0;            // the median rank's end
+    double drop_bytes = 0;           // frames' bytes the queues dropped, over all ranks
+    std::vector<double> type_drop_bytes;  // per FlowFabric link type, over its links
+    std::vector<double> type_max_queue;   // per link type: the deepest queue (bytes per link)
+    std::vector<double> type_busy;        // per link type: the share of the run its links were sending
+    double timeouts = 0;             // flows that slept out an RTO
+    uint64_t steps = 0;              // time steps taken
+    uint64_t groups = 0;             // peers (or steps) started, over the classes
+    uint64_t channels = 0;           // channels started
+    nanos dt = 0;                    // the step used
+};
+
+// Throws std::invalid_argument for an algorithm or block the flow level cannot run.
+FlowAlltoallResult run_flow_alltoall(const FlowFabric &fabric, const FlowAlltoallConfig &config);
+
+// The line bound: every block's bytes on the link types its channels take,
+// the busiest link's load at its rate (less the flood's mean where it
+// runs), in ns.
+double flow_line_bound_ns(const FlowFabric &fabric, uint64_t block);
+
+}  // namespace rttcc::sim
