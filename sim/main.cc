@@ -10,6 +10,7 @@
 //                    [-testbed a|b|c|d] [-fast MBIT] [-slow MBIT] [-link MBIT] [-queue PACKETS]
 //                    [-flood MBIT] [-flood_on S] [-flood_off S] [-iters N] [-time S]
 //                    [-cc ...] [-gbit G] [-delay NS] [-seed S] [-rto_jitter PCT] [-limit MS] [-header]
+//                    [-level packet|flow] [-dt NS]
 //   rttcc_sim scale [-peers N] [-policy P] [-block B] [-seed S] [-header]
 //
 // incast: N senders on one switch each send B bytes to one receiver at
@@ -45,7 +46,14 @@
 // Prints one CSV line: the median completion over the iterations, the
 // line bound (the bottleneck's bytes at its rate), their ratio, the last
 // iteration's median rank end, drops, retransmissions, events per second,
-// the iterations and the mean completion.
+// the iterations, the mean completion and the level.
+//
+// -level flow: the same alltoall at flow level (sim/flow_alltoall.h: the
+// real PeerScheduler and congestion control over fluid flows, ranks in
+// classes the fabric cannot tell apart), one call, on one switch or a fat
+// tree (ranks a multiple of -per_leaf), with -hot and -hotspot (the flood
+// crosses spine seed % spines); up to 2^24 ranks.  Steps of -dt ns (0: an
+// eighth of the shortest round trip); events are steps.
 //
 // Both: -rto_jitter PCT sets the engines' rto_jitter_pct (0: exact
 // timeouts); -poll 1 also progresses every engine every 5 us, as an
@@ -76,6 +84,7 @@
 #include "alltoall.h"
 #include "background.h"
 #include "exchange/exchange.h"
+#include "flow_alltoall.h"
 #include "job.h"
 #include "scale.h"
 #include "sim_wire.h"
@@ -110,6 +119,8 @@ struct Options {
     rttcc::nanos jitter = 0;
     int rto_jitter = -1;  // the engine's default (rto_jitter_pct)
     bool header = false;
+    bool flow = false;  // alltoall: -level flow
+    rttcc::nanos dt = 0;
 };
 
 [[noreturn]] void usage(const char *why) {
@@ -121,16 +132,17 @@ struct Options {
                  "[-policy linear|greedy|threshold|balanced|adaptive] [-eager_limit B] [-eager_total B] [-max_concurrent N] [-topo star|fat_tree] [-per_leaf K] "
                  "[-spines S] [-hot F] [-hotspot MBIT] [-testbed a|b|c|d] [-fast MBIT] [-slow MBIT] [-link MBIT] [-queue PACKETS] "
                  "[-flood MBIT] [-flood_on S] [-flood_off S] [-iters N] [-time S] [-cc ...] [-gbit G] [-delay NS] [-seed S] "
-                 "[-rto_jitter PCT] [-poll 0|1] [-limit MS] [-header]\n"
+                 "[-rto_jitter PCT] [-poll 0|1] [-limit MS] [-header] [-level packet|flow] [-dt NS]\n"
                  "       rttcc_sim scale [-peers N] [-policy P] [-block B] [-seed S] [-header]\n",
                  why);
     std::exit(2);
 }
 
+const char *const cc_names[] = {"none", "aimd", "timely", "swift"};  // by RTTCC_CC_*
+
 int cc_named(const char *s) {
-    static const char *names[] = {"none", "aimd", "timely", "swift"};
     for (int i = 0; i < 4; ++i)
-        if (0 == std::strcmp(s, names[i])) return i;
+        if (0 == std::strcmp(s, cc_names[i])) return i;
     usage("-cc: none, aimd, timely or swift");
 }
 
@@ -166,7 +178,7 @@ Options parse(int argc, char **argv) {
         else if (0 == std::strcmp(f, "-poll")) o.poll = number(f, v, 0, 1) != 0;
         else if (0 == std::strcmp(f, "-jitter")) o.jitter = static_cast<rttcc::nanos>(number(f, v, 0, 1e9));
         else if (0 == std::strcmp(f, "-rto_jitter")) o.rto_jitter = static_cast<int>(number(f, v, 0, 100));
-        else if (0 == std::strcmp(f, "-ranks")) o.ranks = static_cast<size_t>(number(f, v, 2, 65536));
+        else if (0 == std::strcmp(f, "-ranks")) o.ranks = static_cast<size_t>(number(f, v, 2, 1 << 24));
         else if (0 == std::strcmp(f, "-block")) o.block = static_cast<size_t>(number(f, v, 1, 64 << 20));
         else if (0 == std::strcmp(f, "-algo")) {
             if (!alltoall_algo_named(v, &o.algo)) usage("-algo: rttcc, pairwise, linear or bruck");
@@ -195,6 +207,10 @@ Options parse(int argc, char **argv) {
         else if (0 == std::strcmp(f, "-eager_total")) o.eager_total = static_cast<long long>(number(f, v, 0, 1ll << 40));
         else if (0 == std::strcmp(f, "-max_concurrent")) o.max_concurrent = static_cast<long long>(number(f, v, 0, 1 << 20));
         else if (0 == std::strcmp(f, "-time")) o.time_s = number(f, v, 0, 1e4);
+        else if (0 == std::strcmp(f, "-level")) {
+            if (std::strcmp(v, "packet") && std::strcmp(v, "flow")) usage("-level: packet or flow");
+            o.flow = 0 == std::strcmp(v, "flow");
+        } else if (0 == std::strcmp(f, "-dt")) o.dt = static_cast<rttcc::nanos>(number(f, v, 0, 1e9));
         else if (0 == std::strcmp(f, "-peers")) o.peers = static_cast<size_t>(number(f, v, 2, 1 << 24));
         else usage((std::string("unknown option ") + f).c_str());
     }
@@ -292,7 +308,6 @@ int incast(const Options &o) {
     const double jain = sum2 > 0 ? sum * sum / (o.senders * sum2) : 0;
     const double secs = job.rank(0).last_delivery > start ? (job.rank(0).last_delivery - start) / 1e9 : 0;
     const double goodput = secs > 0 ? o.senders * o.bytes * 8 / secs / 1e9 : 0;
-    static const char *cc_names[] = {"none", "aimd", "timely", "swift"};
     if (o.header)
         std::printf("scenario,senders,bytes,cc,gbit,queue_pkts,seed,finished,completion_us,goodput_gbit,"
                     "goodput_of_line,drops,max_queue_bytes,jain,retransmits,corrupt_bytes,events,events_per_s,warm,poll,jitter_ns,rto_jitter_pct,late_passes\n");
@@ -395,7 +410,74 @@ double alltoall_line_bound_us(Fabric &f, const Topology &t, size_t ranks, size_t
     return worst * 1e6;
 }
 
+// coll_rttcc's parameters, as the options set them.
+rttcc_exchange_params_t exchange_params(const Options &o) {
+    rttcc_exchange_params_t xp;
+    rttcc_exchange_params_defaults(&xp);
+    xp.policy = o.policy;
+    if (o.eager_limit >= 0) xp.eager_limit = static_cast<uint64_t>(o.eager_limit);
+    if (o.eager_total >= 0) xp.eager_total = static_cast<uint64_t>(o.eager_total);
+    if (o.max_concurrent >= 0) xp.max_concurrent = static_cast<uint32_t>(o.max_concurrent);
+    return xp;
+}
+
+int flow_alltoall(const Options &o) {
+    if (!o.testbed.empty() || o.iters != 1 || o.time_s > 0)
+        usage("-level flow: one alltoall (no -iters, -time) on star or fat_tree (no -testbed)");
+    if (o.algo == AlltoallAlgo::kBruck) usage("-level flow: rttcc, pairwise or linear");
+    if (o.topo == "fat_tree" && o.ranks % o.per_leaf) usage("-level flow: a fat tree's ranks fill whole leaves (-ranks a multiple of -per_leaf)");
+    FlowFabricConfig fc;
+    fc.fat_tree = o.topo == "fat_tree";
+    fc.ranks = static_cast<uint32_t>(o.ranks);
+    fc.per_leaf = static_cast<uint32_t>(o.per_leaf);
+    fc.spines = static_cast<uint32_t>(o.spines ? o.spines : o.per_leaf);
+    fc.bits_per_s = o.gbit * 1e9;
+    fc.delay = o.delay;
+    fc.hot = o.hot;
+    fc.hotspot_bits_per_s = o.hotspot_mbit * 1e6;
+    fc.flood_on = static_cast<rttcc::nanos>(o.flood_on * 1e9);
+    fc.flood_off = static_cast<rttcc::nanos>(o.flood_off * 1e9);
+    fc.flood_spine = static_cast<uint32_t>(o.seed % fc.spines);
+    const JobConfig jc = job_config(o);
+    fc.mtu = jc.mtu;
+    const auto wall0 = std::chrono::steady_clock::now();
+    const FlowFabric fabric(fc);
+    FlowAlltoallConfig ac;
+    ac.algo = o.algo;
+    ac.block = o.block;
+    ac.xp = exchange_params(o);
+    ac.engine = jc.engine;
+    ac.mtu = jc.mtu;
+    ac.dt = o.dt;
+    ac.limit = static_cast<rttcc::nanos>(o.limit_ms * 1e6);
+    const double bound_us = flow_line_bound_ns(fabric, o.block) / 1e3;
+    const FlowAlltoallResult r = run_flow_alltoall(fabric, ac);
+    const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
+    if (o.header)
+        std::printf("scenario,ranks,block,algo,policy,topo,hot,cc,gbit,seed,finished,completion_us,line_bound_us,"
+                    "of_bound,median_end_us,drops,retransmits,corrupt_bytes,errors,events,events_per_s,late_passes,"
+                    "iters,mean_us,level,classes,channels,dt_ns,wall_s\n");
+    const double done_us = r.completion / 1e3;
+    // drops and retransmits: the dropped frames' bytes as full frames (each is resent)
+    const double drops = r.drop_bytes / frame_bytes(jc.mtu);
+    std::printf("alltoall,%zu,%zu,%s,%s,%s,%g,%s,%g,%llu,%d,%.1f,%.1f,%.3f,%.1f,%.0f,%.0f,0,0,%llu,%.0f,0,1,%.1f,flow,"
+                "%zu,%llu,%llu,%.2f\n",
+                o.ranks, o.block, alltoall_algo_name(o.algo),
+                o.algo == AlltoallAlgo::kRttcc ? rttcc_sched_policy_name(o.policy) : "-", o.topo.c_str(), o.hot,
+                cc_names[o.cc], o.gbit, (unsigned long long) o.seed, r.finished ? 1 : 0, done_us, bound_us,
+                done_us / bound_us, r.median_end / 1e3, drops, drops, (unsigned long long) r.steps,
+                r.steps / std::max(wall, 1e-9), done_us, fabric.classes().size(), (unsigned long long) r.channels,
+                (unsigned long long) r.dt, wall);
+    if (!r.finished) {
+        std::fprintf(stderr, "rttcc_sim: not finished within %g ms of virtual time\n", o.limit_ms);
+        return 1;
+    }
+    return 0;
+}
+
 int alltoall(const Options &o) {
+    if (o.flow) return flow_alltoall(o);
+    if (o.ranks > 65536) usage("-ranks: at most 65536 at packet level (-level flow goes to 2^24)");
     if (o.testbed == "c" && o.ranks % 2) usage("-testbed c: an even number of ranks (two groups)");
     const JobConfig jc = job_config(o);
     LinkConfig link;
@@ -407,12 +489,7 @@ int alltoall(const Options &o) {
     Job job(o.ranks, [&](Fabric &f, size_t hosts) { return build_alltoall_fabric(o, f, hosts, link, jc.mtu, &flood); },
             jc);
     const double bound_us = alltoall_line_bound_us(job.fabric(), job.topology(), o.ranks, o.block, flood.get());
-    rttcc_exchange_params_t xp;
-    rttcc_exchange_params_defaults(&xp);
-    xp.policy = o.policy;
-    if (o.eager_limit >= 0) xp.eager_limit = static_cast<uint64_t>(o.eager_limit);
-    if (o.eager_total >= 0) xp.eager_total = static_cast<uint64_t>(o.eager_total);
-    if (o.max_concurrent >= 0) xp.max_concurrent = static_cast<uint32_t>(o.max_concurrent);
+    const rttcc_exchange_params_t xp = exchange_params(o);
     // -iters N: alltoalls one after another (coll_bench's loop, its
     // barrier free), and more until -time has passed (coll_bench -time);
     // the figures are the median and the mean of their times.
@@ -436,14 +513,13 @@ int alltoall(const Options &o) {
     uint64_t drops = 0, retx = 0;
     for (const auto &n : job.fabric().ports()) drops += n->stats().drops;
     for (size_t i = 0; i < o.ranks; ++i) retx += job.rank(i).host->engine().stats().retx;
-    static const char *cc_names[] = {"none", "aimd", "timely", "swift"};
     const std::string topo = o.testbed.empty() ? o.topo : "testbed_" + o.testbed;
     if (o.header)
         std::printf("scenario,ranks,block,algo,policy,topo,hot,cc,gbit,seed,finished,completion_us,line_bound_us,"
                     "of_bound,median_end_us,drops,retransmits,corrupt_bytes,errors,events,events_per_s,late_passes,"
-                    "iters,mean_us\n");
+                    "iters,mean_us,level\n");
     std::printf("alltoall,%zu,%zu,%s,%s,%s,%g,%s,%g,%llu,%d,%.1f,%.1f,%.3f,%.1f,%llu,%llu,%llu,%llu,%llu,%.0f,%llu,"
-                "%zu,%.1f\n",
+                "%zu,%.1f,packet\n",
                 o.ranks, o.block, alltoall_algo_name(o.algo),
                 o.algo == AlltoallAlgo::kRttcc ? rttcc_sched_policy_name(o.policy) : "-", topo.c_str(), o.hot,
                 cc_names[o.cc], o.gbit, (unsigned long long) o.seed, r.finished ? 1 : 0, median_us, bound_us,
