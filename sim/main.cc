@@ -12,6 +12,8 @@
 //                    [-cc ...] [-gbit G] [-delay NS] [-seed S] [-rto_jitter PCT] [-limit MS] [-header]
 //                    [-level packet|flow] [-dt NS]
 //   rttcc_sim scale [-peers N] [-policy P] [-block B] [-seed S] [-header]
+//   rttcc_sim shaped [-rate MBIT] [-queue PACKETS] [-cc ...] [-swift_target_us US]
+//                    [-bytes B] [-window N] [-from S] [-time S] [-gbit G] [-delay NS] [-seed S] [-header]
 //
 // incast: N senders on one switch each send B bytes to one receiver at
 // once; every host link at G Gbit/s with D ns of delay, the receiver's
@@ -64,6 +66,12 @@
 // next_due had not foreseen, so the simulator ran it late; a run with any
 // fails (exit 1).
 //
+// shaped: bench/cc_table.sh's run (sim/shaped_link.h): two streamers keep
+// -window messages of -bytes (4 x 1 MiB) in flight to a sink whose link is
+// shaped to -rate Mbit/s (150) with a -queue of full frames (200) while a
+// pinger ping-pongs 8 bytes with it; measured from -from (1) to -time (4)
+// seconds: the sink's MB/s, the pings' p50 and p99, the shaped link's drops.
+//
 // scale: what the shipped code costs at N peers (sim/scale.h): the memory
 // one engine holds per peer once it knows N, and the PeerScheduler's cost
 // per pick in one round over N peers with B bytes each (policy P; RTTs
@@ -87,6 +95,7 @@
 #include "flow_alltoall.h"
 #include "job.h"
 #include "scale.h"
+#include "shaped_link.h"
 #include "sim_wire.h"
 
 using namespace rttcc::sim;
@@ -104,7 +113,7 @@ struct Options {
     double hot = 1;
     int cc = RTTCC_CC_AIMD;
     double gbit = 10;
-    uint32_t queue = 100;
+    uint32_t queue = 0;  // -queue; 0: the scenario's (queue_frames)
     rttcc::nanos delay = 1000;
     uint64_t seed = 1;
     double limit_ms = 10000;
@@ -120,6 +129,9 @@ struct Options {
     int rto_jitter = -1;  // the engine's default (rto_jitter_pct)
     bool header = false;
     bool flow = false;  // alltoall: -level flow
+    double rate_mbit = 150, from_s = 1;  // shaped
+    uint32_t window = 4;
+    long long swift_target_us = -1;
     rttcc::nanos dt = 0;
 };
 
@@ -133,7 +145,9 @@ struct Options {
                  "[-spines S] [-hot F] [-hotspot MBIT] [-testbed a|b|c|d] [-fast MBIT] [-slow MBIT] [-link MBIT] [-queue PACKETS] "
                  "[-flood MBIT] [-flood_on S] [-flood_off S] [-iters N] [-time S] [-cc ...] [-gbit G] [-delay NS] [-seed S] "
                  "[-rto_jitter PCT] [-poll 0|1] [-limit MS] [-header] [-level packet|flow] [-dt NS]\n"
-                 "       rttcc_sim scale [-peers N] [-policy P] [-block B] [-seed S] [-header]\n",
+                 "       rttcc_sim scale [-peers N] [-policy P] [-block B] [-seed S] [-header]\n"
+                 "       rttcc_sim shaped [-rate MBIT] [-queue PACKETS] [-cc ...] [-swift_target_us US] [-bytes B] "
+                 "[-window N] [-from S] [-time S] [-gbit G] [-delay NS] [-seed S] [-header]\n",
                  why);
     std::exit(2);
 }
@@ -155,8 +169,9 @@ double number(const char *flag, const char *s, double lo, double hi) {
 
 Options parse(int argc, char **argv) {
     Options o;
-    if (argc < 2 || (std::strcmp(argv[1], "incast") && std::strcmp(argv[1], "alltoall") && std::strcmp(argv[1], "scale")))
-        usage("the scenarios are incast, alltoall and scale");
+    if (argc < 2 || (std::strcmp(argv[1], "incast") && std::strcmp(argv[1], "alltoall") && std::strcmp(argv[1], "scale") &&
+                     std::strcmp(argv[1], "shaped")))
+        usage("the scenarios are incast, alltoall, scale and shaped");
     o.scenario = argv[1];
     for (int i = 2; i < argc; ++i) {
         const char *f = argv[i];
@@ -210,7 +225,11 @@ Options parse(int argc, char **argv) {
         else if (0 == std::strcmp(f, "-level")) {
             if (std::strcmp(v, "packet") && std::strcmp(v, "flow")) usage("-level: packet or flow");
             o.flow = 0 == std::strcmp(v, "flow");
-        } else if (0 == std::strcmp(f, "-dt")) o.dt = static_cast<rttcc::nanos>(number(f, v, 0, 1e9));
+        } else if (0 == std::strcmp(f, "-rate")) o.rate_mbit = number(f, v, 0.01, 1e6);
+        else if (0 == std::strcmp(f, "-from")) o.from_s = number(f, v, 0, 1e4);
+        else if (0 == std::strcmp(f, "-window")) o.window = static_cast<uint32_t>(number(f, v, 1, 1024));
+        else if (0 == std::strcmp(f, "-swift_target_us")) o.swift_target_us = static_cast<long long>(number(f, v, 1, 1e7));
+        else if (0 == std::strcmp(f, "-dt")) o.dt = static_cast<rttcc::nanos>(number(f, v, 0, 1e9));
         else if (0 == std::strcmp(f, "-peers")) o.peers = static_cast<size_t>(number(f, v, 2, 1 << 24));
         else usage((std::string("unknown option ") + f).c_str());
     }
@@ -218,6 +237,9 @@ Options parse(int argc, char **argv) {
 }
 
 constexpr size_t kWarmBytes = 8;
+
+// A shaped queue's room in full frames: -queue, else 100 (shaped: 200, as bench/cc_table.sh).
+uint32_t queue_frames(const Options &o) { return o.queue ? o.queue : o.scenario == "shaped" ? 200 : 100; }
 
 // The simulator's self-check: no engine met timed work later than due.
 bool late_passes_ok(const Job &job) {
@@ -274,13 +296,13 @@ int incast(const Options &o) {
         Topology t = one_switch(f, hosts, link);
         Port *in = f.port(t.switches[0], t.hosts[0]);
         LinkConfig c = in->config();
-        c.queue_bytes = o.queue * frame;
+        c.queue_bytes = queue_frames(o) * frame;
         in->reconfigure(c);
         return t;
     }, jc, [](size_t i, size_t j) { return i == 0 || j == 0; });
     const rttcc::nanos limit = static_cast<rttcc::nanos>(o.limit_ms * 1e6);
     const size_t warm_bytes = o.warm ? kWarmBytes : 0;
-    bool finished = !o.warm || warm_up(job, o.queue, limit);
+    bool finished = !o.warm || warm_up(job, queue_frames(o), limit);
     const rttcc::nanos start = job.events().now();
     std::mt19937_64 rng(o.seed);
     for (uint32_t s = 1; s < n && finished; ++s) job.send_at(start + (o.jitter ? rng() % o.jitter : 0), s, 0, o.bytes);
@@ -312,7 +334,7 @@ int incast(const Options &o) {
         std::printf("scenario,senders,bytes,cc,gbit,queue_pkts,seed,finished,completion_us,goodput_gbit,"
                     "goodput_of_line,drops,max_queue_bytes,jain,retransmits,corrupt_bytes,events,events_per_s,warm,poll,jitter_ns,rto_jitter_pct,late_passes\n");
     std::printf("incast,%zu,%zu,%s,%g,%u,%llu,%d,%.1f,%.3f,%.3f,%llu,%u,%.4f,%llu,%llu,%llu,%.0f,%d,%d,%llu,%u,%llu\n", o.senders,
-                o.bytes, cc_names[o.cc], o.gbit, o.queue, (unsigned long long) o.seed, finished ? 1 : 0, secs * 1e6,
+                o.bytes, cc_names[o.cc], o.gbit, queue_frames(o), (unsigned long long) o.seed, finished ? 1 : 0, secs * 1e6,
                 goodput, goodput / o.gbit, (unsigned long long) in.stats().drops, in.stats().max_queue_bytes, jain,
                 (unsigned long long) retx, (unsigned long long) job.corrupt_bytes(),
                 (unsigned long long) job.events().executed(), job.events().executed() / std::max(wall, 1e-9),
@@ -354,7 +376,7 @@ Topology build_alltoall_fabric(const Options &o, Fabric &f, size_t hosts, const 
     if (!o.testbed.empty()) {
         LinkConfig shaped = link;
         shaped.bits_per_s = static_cast<uint64_t>(o.fast_mbit * 1e6);
-        shaped.queue_bytes = o.queue * frame_bytes(mtu);
+        shaped.queue_bytes = queue_frames(o) * frame_bytes(mtu);
         if (o.testbed == "c") {
             LinkConfig between = shaped;
             between.bits_per_s = static_cast<uint64_t>(o.link_mbit * 1e6);
@@ -540,6 +562,37 @@ int alltoall(const Options &o) {
     return 0;
 }
 
+int shaped(const Options &o) {
+    const double time_s = o.time_s > 0 ? o.time_s : 4;
+    if (o.from_s >= time_s) usage("shaped: -from before -time");
+    ShapedLinkConfig c;
+    c.job = job_config(o);
+    if (o.swift_target_us >= 0) c.job.engine.swift_target_us = static_cast<unsigned>(o.swift_target_us);
+    c.link_bits_per_s = static_cast<uint64_t>(o.gbit * 1e9);
+    c.delay = o.delay;
+    c.shaped_bits_per_s = static_cast<uint64_t>(o.rate_mbit * 1e6);
+    c.queue_frames = queue_frames(o);
+    c.size = o.bytes;
+    c.window = o.window;
+    c.warm = static_cast<rttcc::nanos>(o.from_s * 1e9);
+    c.time = static_cast<rttcc::nanos>(time_s * 1e9);
+    const auto wall0 = std::chrono::steady_clock::now();
+    const ShapedLinkResult r = run_shaped_link(c);
+    const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
+    if (o.header)
+        std::printf("scenario,rate_mbit,queue_pkts,cc,swift_target_us,bytes,window,seed,finished,mbps,ping_n,p50_us,"
+                    "p99_us,drops,corrupt_bytes,wall_s\n");
+    std::printf("shaped,%g,%u,%s,%u,%zu,%u,%llu,%d,%.2f,%zu,%.1f,%.1f,%llu,%llu,%.1f\n", o.rate_mbit, c.queue_frames,
+                cc_names[o.cc], c.job.engine.swift_target_us, o.bytes, o.window, (unsigned long long) o.seed,
+                r.finished ? 1 : 0, r.mbps, r.ping_us.size(), r.percentile(0.5), r.percentile(0.99),
+                (unsigned long long) r.drops, (unsigned long long) r.corrupt_bytes, wall);
+    if (r.corrupt_bytes || !r.finished) {
+        std::fprintf(stderr, "rttcc_sim: %s\n", r.corrupt_bytes ? "bytes arrived corrupt" : "not finished");
+        return 1;
+    }
+    return 0;
+}
+
 int scale(const Options &o) {
     rttcc_exchange_params_t xp;
     rttcc_exchange_params_defaults(&xp);
@@ -571,6 +624,7 @@ int main(int argc, char **argv) {
     try {
         const Options o = parse(argc, argv);
         if (o.scenario == "scale") return scale(o);
+        if (o.scenario == "shaped") return shaped(o);
         return o.scenario == "alltoall" ? alltoall(o) : incast(o);
     } catch (const std::exception &e) {
         std::fprintf(stderr, "rttcc_sim: %s\n", e.what());

@@ -6,7 +6,8 @@
 # cutting the drops of an uncontrolled incast; an alltoall by each
 # algorithm ends verified and no sooner than its line bound, on one switch,
 # on a fat tree with a hot uplink and in the testbed's scenarios a-d; the
-# flow level agrees with the packet level at 64 ranks and reaches 4096; the
+# flow level agrees with the packet level at 64 ranks and reaches 4096;
+# cc_table.sh's shaped link shows AIMD's fewer drops and shorter pings; the
 # scheduler's cost grows as log P and a peer's memory stays small; bad
 # options are rejected with exit status 2.  (The fabric's exact answers and
 # the packet-level engines are unit tests: test/unit/sim/.)
@@ -217,6 +218,21 @@ while IFS=, read -r scen block config measured; do
     fi
 done <"$here/validation.csv"
 
+# bench/cc_table.sh's run (rttcc_sim shaped): 2 streamers into a sink behind
+# 150 Mbit/s with a 200-frame queue, a pinger beside them.  The link is
+# never beaten (18.75 MB/s); AIMD fills 80% of it, drops nothing where cc
+# none drops, and keeps the pings' p50 below none's.
+run shaped -header -cc none
+none_p50=$(col p50_us) none_drops=$(col drops)
+run shaped -header -cc aimd
+if [ "$rc" -eq 0 ] && [ "$(col finished)" = 1 ] && [ "$(col corrupt_bytes)" = 0 ] && [ "$(col drops)" = 0 ] &&
+    [ "$none_drops" -gt 0 ] && awk -v m="$(col mbps)" -v a="$(col p50_us)" -v n="$none_p50" \
+        'BEGIN { exit !(m >= 0.8 * 18.75 && m <= 18.75 && a < n) }'; then
+    ok "shaped link: aimd $(col mbps) MB/s, ping p50 $(col p50_us) us, no drops; none: p50 $none_p50 us, $none_drops drops"
+else
+    bad "shaped link: rc=$rc $(tail -n 1 "$build/out"); none: p50 $none_p50 us, $none_drops drops"
+fi
+
 # The PeerScheduler's cost grows as log P: heap entries placed per pick at
 # 65536 peers at most 1.6x those at 4096 (log4: 8 against 6; a scan per pick
 # would be 16x).  Each policy starts every peer but self once.  One engine
@@ -278,7 +294,7 @@ for args in "incast -cc reno" "incast -senders 0" "incast -gbit" "alltoall -algo
     "ring" "incast -queue x" "scale -peers 1" "incast -warm 2" "alltoall -testbed e" \
     "alltoall -ranks 3 -testbed c" "incast -rto_jitter 101" "alltoall -iters 0" "alltoall -level fluid" \
     "alltoall -level flow -algo bruck" "alltoall -level flow -topo fat_tree -ranks 60 -per_leaf 8" \
-    "alltoall -level flow -testbed b" "alltoall -ranks 65537"; do
+    "alltoall -level flow -testbed b" "alltoall -ranks 65537" "shaped -from 5" "shaped -rate 0"; do
     # shellcheck disable=SC2086
     run $args
     if [ "$rc" -eq 2 ] && grep -q '^usage: rttcc_sim' "$build/err"; then
