@@ -115,7 +115,7 @@ FlowRun::FlowRun(const FlowFabric &f, const FlowAlltoallConfig &c) : f_(f), c_(c
     wire_ = frame_ / cc_.segment;
     cc_.cc = cc_params_from(c.engine);
     cc_.rtt = rtt_params_from(c.engine);
-    cc_.rto_stretch = 1 + c.engine.rto_jitter_pct / 200.0;
+    cc_.rto_jitter = c.engine.rto_jitter_pct / 100.0;
     cc_.credits = std::max(1u, c.engine.send_credits);
     types_.resize(f.types().size());
     nanos least = 0;

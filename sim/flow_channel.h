@@ -35,7 +35,7 @@ namespace rttcc::sim {
 struct FlowChannelConfig {
     CcParams cc;
     RttParams rtt;
-    double rto_stretch = 1;   // the engine's rto_jitter_pct, on average
+    double rto_jitter = 0.5;  // the engine's rto_jitter_pct, as a share
     uint32_t credits = 256;   // the window without a controller
     double segment = 1408;    // payload bytes per segment
     nanos ack_span = 0;       // deliveries within this of the last ACK join it
@@ -153,15 +153,18 @@ private:
 
     uint32_t window(const FlowChannelConfig &c) const { return cc_ ? std::min(cc_->window(), c.credits) : c.credits; }
 
-    // `share` of the flows sleep out an RTO, doubled while timeouts follow each other.
+    // `share` of the flows sleep out an RTO, doubled while timeouts follow
+    // each other, lengthened as the engine's jitter spreads them: a
+    // quarter each by 1/8, 3/8, 5/8 and 7/8 of rto_jitter.
     double sleep(double share, nanos at, const FlowChannelConfig &c) {
         if (share <= 0) return 0;
         backoff_ = last_sleep_ && at < last_timeout_ + 2 * last_sleep_ ? backoff_ + 1 : 0;
-        const auto rto = static_cast<nanos>(static_cast<double>(est_.rto()) * c.rto_stretch);
-        last_sleep_ = backed_off_rto(rto, backoff_, c.rtt.max_rto);
+        last_sleep_ = backed_off_rto(est_.rto(), backoff_, c.rtt.max_rto);
         last_timeout_ = at;
         awake_ -= share;
-        sleeping_.push({at + last_sleep_, share});
+        for (int i = 0; i < 4; ++i)
+            sleeping_.push({at + static_cast<nanos>(static_cast<double>(last_sleep_) * (1 + c.rto_jitter * (2 * i + 1) / 8)),
+                            share / 4});
         return share * p_.flows;
     }
 
