@@ -233,6 +233,18 @@ else
     bad "shaped link: rc=$rc $(tail -n 1 "$build/out"); none: p50 $none_p50 us, $none_drops drops"
 fi
 
+# ... and against the testbed (test/sim/validation_shaped.csv, measured by
+# bench/cc_table.sh): each cell's MB/s within 15%.
+while IFS=, read -r cc target measured; do
+    case $cc in '#'* | cc | '') continue ;; esac
+    run shaped -header -cc "$cc" -swift_target_us "$target"
+    if [ "$rc" -eq 0 ] && awk -v x="$(col mbps)" -v m="$measured" 'BEGIN { r = x / m; exit !(r >= 0.85 && r <= 1.15) }'; then
+        ok "validation: shaped link, cc $cc (swift target $target us): $(col mbps) MB/s simulated, $measured measured"
+    else
+        bad "validation: shaped link, cc $cc: rc=$rc, $(col mbps) MB/s simulated against $measured measured (outside 15%)"
+    fi
+done <"$here/validation_shaped.csv"
+
 # The PeerScheduler's cost grows as log P: heap entries placed per pick at
 # 65536 peers at most 1.6x those at 4096 (log4: 8 against 6; a scan per pick
 # would be 16x).  Each policy starts every peer but self once.  One engine
