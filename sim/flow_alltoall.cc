@@ -39,11 +39,12 @@ struct Group {
 };
 
 struct TypeState {
-    double q = 0;            // bytes queued per link
+    double q = 0;            // bytes queued per link (a NIC: its channels' backlog)
     double arrive = 0;       // bytes per link this step
     double cap = 0;          // bytes per link per step
     double delay = 0;        // q at the link's rate, ns
     double factor = 1;       // NIC: the share of what was offered that it took
+    double drain = 0;        // NIC: the share of its queue it sent this step
     double drop = 0;         // the share of arrivals it dropped this step
     double carried = 0;      // bytes per link sent so far
 };
@@ -63,7 +64,8 @@ private:
     void group_ended(uint32_t g);
     void class_may_end(uint32_t cls, nanos at);
     void fold(FlowChannel &&ch);
-    void drained(const FlowChannel &ch, nanos next);  // its last byte went at `next`
+    void settle();  // channels whose last ACK came, cohorts done
+    void drained(const FlowChannel &ch, nanos end);  // its last byte was acknowledged at `end`
     bool has_slot(uint32_t cls) const;
     template <typename F>
     void each_channel(F f) {
@@ -288,11 +290,41 @@ void FlowRun::fold(FlowChannel &&ch) {
         background_.push_back(std::move(ch));
         return;
     }
-    background_[it->second].join(ch.flows(), ch.unsent());
+    background_[it->second].join(ch);
 }
 
-void FlowRun::drained(const FlowChannel &ch, nanos next) {
-    const nanos end = next + ch.rtt();
+void FlowRun::settle() {
+    for (size_t i = 0; i < active_.size();) {
+        if (!active_[i].done()) {
+            ++i;
+            continue;
+        }
+        drained(active_[i], active_[i].done_at());
+        if (i + 1 != active_.size()) active_[i] = std::move(active_.back());
+        active_.pop_back();
+    }
+    for (size_t i = 0; i < background_.size();) {
+        FlowChannel &bg = background_[i];
+        if (const double gone = bg.leave(); gone > 0) {
+            folded_flows_[bg.cls()] -= gone;
+            last_[bg.cls()] = std::max(last_[bg.cls()], now_);
+            freed_.push_back(bg.cls());
+        }
+        if (!bg.done()) {
+            ++i;
+            continue;
+        }
+        drained(bg, now_);
+        background_at_.erase(background_key(bg));
+        if (i + 1 != background_.size()) {
+            background_[i] = std::move(background_.back());
+            background_at_[background_key(background_[i])] = i;
+        }
+        background_.pop_back();
+    }
+}
+
+void FlowRun::drained(const FlowChannel &ch, nanos end) {
     if (ch.group() == FlowChannel::kNoGroup) {
         last_[ch.cls()] = std::max(last_[ch.cls()], end);
         --folded_[ch.cls()];
@@ -337,35 +369,40 @@ void FlowRun::class_may_end(uint32_t cls, nanos at) {
 
 void FlowRun::step() {
     const std::vector<FlowLinkType> &lt = f_.types();
-    // ACKs (and losses found) that are due.
+    // ACKs (and losses found) that are due, and the channels and cohorts they complete.
     each_channel([&](FlowChannel &ch) { r_.timeouts += ch.take_acks(now_, cc_); });
-    for (uint32_t t = 0; t < types_.size(); ++t) {
-        TypeState &s = types_[t];
-        s.delay = s.q * 8e9 / lt[t].bits_per_s;
-        s.arrive = 0;
-    }
-    // What each flow offers: its window over its round trip.
+    settle();
+    for (TypeState &s : types_) s.arrive = 0;
+    // What each flow's window has room for goes into its NIC's queue, as
+    // far as the queue has room (the rest waits: "try later").
     each_channel([&](FlowChannel &ch) {
         const FlowChannelPath &p = ch.path();
-        types_[p.path[0]].arrive += p.flows * ch.offer(rtt_now(p, ch.base()), dt_, cc_) * wire_ / lt[p.path[0]].count;
+        types_[p.path[0]].arrive += p.flows * ch.offer(cc_) * wire_ / lt[p.path[0]].count;
     });
-    // A NIC takes what its queue has room for; the rest waits for later.
+    for (uint32_t t = 0; t < types_.size(); ++t) {
+        TypeState &s = types_[t];
+        s.factor = lt[t].nic && s.q + s.arrive > lt[t].queue_bytes ? std::max(0.0, lt[t].queue_bytes - s.q) / s.arrive : 1;
+    }
+    // A NIC sends its line's worth of its queue each step, shared by the
+    // channels in proportion to what each has in it.
+    for (TypeState &s : types_) s.arrive = 0;
+    each_channel([&](FlowChannel &ch) {
+        const FlowChannelPath &p = ch.path();
+        types_[p.path[0]].arrive += p.flows * ch.enqueue(types_[p.path[0]].factor) * wire_ / lt[p.path[0]].count;
+    });
     for (uint32_t t = 0; t < types_.size(); ++t) {
         if (!lt[t].nic) continue;
         TypeState &s = types_[t];
-        const double after = s.q + s.arrive - s.cap;
-        if (after > lt[t].queue_bytes) {
-            s.factor = std::max(0.0, lt[t].queue_bytes - s.q + s.cap) / s.arrive;
-            s.q = lt[t].queue_bytes;
-        } else {
-            s.factor = 1;
-            s.q = std::max(0.0, after);
-        }
+        const double backlog = s.q + s.arrive;
+        s.drain = backlog > 0 ? std::min(1.0, s.cap / backlog) : 0;
+        s.q = backlog * (1 - s.drain);
+        s.carried += backlog - s.q;
+        s.arrive = 0;
     }
     each_channel([&](FlowChannel &ch) {
         const FlowChannelPath &p = ch.path();
-        ch.throttle(types_[p.path[0]].factor);
-        for (uint32_t h = 1; h < p.hops; ++h) types_[p.path[h]].arrive += p.flows * ch.send() * wire_ / lt[p.path[h]].count;
+        const double out = ch.leave_nic(types_[p.path[0]].drain);
+        for (uint32_t h = 1; h < p.hops; ++h) types_[p.path[h]].arrive += p.flows * out * wire_ / lt[p.path[h]].count;
     });
     if (const double flood = f_.flood_bits_per_s(now_); flood > 0)
         for (size_t h = 1; h < f_.flood_path().size(); ++h)
@@ -386,45 +423,17 @@ void FlowRun::step() {
         }
         r_.type_max_queue[t] = std::max(r_.type_max_queue[t], s.q);
     }
-    // Deliveries, and the ends of sending.
+    for (uint32_t t = 0; t < types_.size(); ++t) types_[t].delay = types_[t].q * 8e9 / lt[t].bits_per_s;
+    // What left the NICs is acknowledged once it has waited behind the
+    // switches' queues as they are now, and its ACK behind the hosts'.
     const nanos next = now_ + dt_;
     each_channel([&](FlowChannel &ch) {
         const FlowChannelPath &p = ch.path();
         double survive = 1;
         for (uint32_t h = 1; h < p.hops; ++h) survive *= 1 - types_[p.path[h]].drop;
-        r_.drop_bytes += p.flows * ch.deliver(survive, next, cc_) * wire_;
+        const nanos ahead = rtt_now(p, ch.base()) - static_cast<nanos>(types_[p.path[0]].delay);
+        r_.drop_bytes += p.flows * ch.deliver(survive, next, ahead, static_cast<nanos>(types_[p.path[0]].delay), cc_) * wire_;
     });
-    for (size_t i = 0; i < active_.size();) {
-        if (active_[i].unsent() > 0) {
-            ++i;
-            continue;
-        }
-        drained(active_[i], next);
-        if (i + 1 != active_.size()) active_[i] = std::move(active_.back());
-        active_.pop_back();
-    }
-    for (size_t i = 0; i < background_.size();) {
-        FlowChannel &bg = background_[i];
-        if (bg.send() > 0) {
-            const double gone = bg.leave();
-            if (gone > 0) {
-                folded_flows_[bg.cls()] -= gone;
-                last_[bg.cls()] = std::max(last_[bg.cls()], next + bg.rtt());
-                freed_.push_back(bg.cls());
-            }
-        }
-        if (bg.unsent() > 0) {
-            ++i;
-            continue;
-        }
-        drained(bg, next);
-        background_at_.erase(background_key(background_[i]));
-        if (i + 1 != background_.size()) {
-            background_[i] = std::move(background_.back());
-            background_at_[background_key(background_[i])] = i;
-        }
-        background_.pop_back();
-    }
     now_ = next;
     ++r_.steps;
     // Slots the background gave back, and classes whose last flows ended.

@@ -22,22 +22,18 @@
 // rounded), so a class cannot run ahead of its slow flows.
 //
 // Every channel has its own controller (make_congestion_control, or the
-// send credits as the window with cc none) and RTT estimator.  Time goes in
-// steps of dt:
+// send credits as the window with cc none) and RTT estimator, and keeps its
+// window in flight (sim/flow_channel.h).  Time goes in steps of dt:
 //
-//   rtt     = base + the queues ahead on the way (and the hosts' on the way back)
-//   send    = min(window * segment / rtt * dt, unsent)       per flow
-//   a NIC's queue that would pass its room sends less ("try later", as the
-//   packet level's full NIC); another type's queue grows by what arrives
-//   beyond its rate, and drops what passes its room, from every flow in
-//   proportion (the drop-tail of a fluid)
-//   the delivered part comes back as ACKs one rtt later (one ACK per few
-//   steps), with rtt as the sample; a loss comes back with them as a fast
-//   retransmit; the lost bytes are sent again.  The share of flows that
-//   lost their whole window (p^window for a drop share p) sleeps out a
-//   backed-off RTO instead, as their timers do (the controller restarts
-//   from one segment when that share is most of them)
-//   a channel is done one rtt after its last byte went
+//   each channel puts what its window has room for into its NIC's queue (a
+//   full one says "later", as the packet level's full NIC); the NIC sends
+//   its line's worth, shared by the channels in proportion to their bytes
+//   in it; a switch queue grows by what arrives beyond its rate and drops
+//   what passes its room, from every flow in proportion (drop-tail)
+//   what arrived is acknowledged after the switches' queues ahead and the
+//   hosts' on the way back; a loss is found then and sent again, as a fast
+//   retransmit, but the share of flows that lost their whole window
+//   (p^window for a drop share p) sleeps out a backed-off RTO instead
 //
 // What the fluid leaves out: per-flow ECMP hashing (FlowFabric), which
 // flows time out (a share of each channel does, not chosen ones), ranks of

@@ -1,20 +1,23 @@
 // One channel of rttcc_sim's flow level: `flows` alike flows on one path
 // (FlowChannelPath), one controller and one RTT estimator standing for each.
+// Each flow keeps at most its window in flight, as the engine does:
 //
-//   offer     each awake flow sends its window over its round trip, at most
-//             what it has left
-//   deliver   what survived the queues is acknowledged one round trip later
-//             (one ACK for a few steps, as the engine's delayed ACKs);
-//             the lost part is sent again
-//   take_acks the due ACKs drive the controller: a loss is a fast
-//             retransmit, except for the share of flows that lost their
-//             whole window (p^window for a drop share p), which no SACK
-//             tells: they sleep out a backed-off RTO (and when that share is
-//             most of them, the controller restarts from one segment)
+//   offer     an awake flow sends what its window has room for into its
+//             NIC's queue (a full one says "later"); the NIC sends its line's
+//             worth a step, shared by the channels in its queue
+//   deliver   what left the NIC and survived the switches' queues is
+//             acknowledged one round trip later
+//             (one ACK for a few steps, as the engine's delayed ACKs); the
+//             lost part is found then and sent again
+//   take_acks the due ACKs free the window and drive the controller: a loss
+//             is a fast retransmit, except for the share of flows that lost
+//             their whole window (p^window for a drop share p), which no
+//             SACK tells: they sleep out a backed-off RTO (and when that
+//             share is most of them, the controller restarts from one segment)
 //
 // A background channel (FlowRun's) holds flows that joined at different
-// times: they share its rate (processor sharing), and each cohort leaves
-// when the channel's progress passes what it had left.
+// times: they share its window (processor sharing), and each cohort leaves
+// when the channel's acknowledged bytes pass what it had left.
 #pragma once
 #include <algorithm>
 #include <cmath>
@@ -47,8 +50,8 @@ public:
 
     FlowChannel(const FlowChannelPath &p, uint32_t cls, uint32_t group, nanos base, double bytes,
                 const FlowChannelConfig &c)
-        : p_(p), cls_(cls), group_(group), base_(base), unsent_(bytes), cc_(make_congestion_control(c.cc)),
-          est_(c.rtt) {}
+        : p_(p), cls_(cls), group_(group), base_(base), to_send_(bytes), left_(bytes),
+          cc_(make_congestion_control(c.cc)), est_(c.rtt) {}
 
     const FlowChannelPath &path() const { return p_; }
     double flows() const { return p_.flows; }
@@ -56,8 +59,10 @@ public:
     uint32_t group() const { return group_; }
     nanos base() const { return base_; }
     nanos rtt() const { return rtt_; }
-    double send() const { return send_; }
-    double unsent() const { return unsent_; }
+    // Payload bytes per flow not yet acknowledged (background: the first cohort's).
+    double left() const { return left_; }
+    bool done() const { return left_ <= 0; }
+    nanos done_at() const { return done_at_; }  // the ACK that made it done
 
     // The ACKs and wake-ups due by `now`; returns the flows that timed out.
     double take_acks(nanos now, const FlowChannelConfig &c) {
@@ -69,11 +74,15 @@ public:
         while (!acks_.empty() && acks_.front().due <= now) {
             const Ack a = acks_.front();
             acks_.pop_front();
-            const double whole_window = a.lost && a.sent > 0 ? std::pow(1 - a.segments / a.sent, window(c)) : 0;
+            inflight_ = std::max(0.0, inflight_ - a.sent * c.segment);
+            const double lost = (a.sent - a.segments) * c.segment;
+            to_send_ += lost;
+            acked(a.segments * c.segment, a.due);
+            const double whole_window = lost > 0 && a.sent > 0 ? std::pow(1 - a.segments / a.sent, window(c)) : 0;
             if (whole_window > 0) timed_out += sleep(whole_window * awake_, a.due, c);
             if (!cc_) continue;
             if (whole_window >= 0.5) cc_->on_timeout(a.due);
-            else if (a.lost) cc_->on_fast_retransmit(a.due);
+            else if (lost > 0) cc_->on_fast_retransmit(a.due);
             est_.on_sample(a.rtt);
             acked_carry_ += a.segments;
             const auto whole = static_cast<uint32_t>(acked_carry_);
@@ -83,57 +92,99 @@ public:
         return timed_out;
     }
 
-    // This step's send per flow (payload bytes), its round trip being `rtt`.
-    double offer(nanos rtt, nanos dt, const FlowChannelConfig &c) {
-        rtt_ = rtt;
-        send_ = std::min(awake_ * window(c) * c.segment * static_cast<double>(dt) / static_cast<double>(rtt), unsent_);
+    // What the awake flows' windows have room for this step, per flow (payload bytes).
+    double offer(const FlowChannelConfig &c) {
+        send_ = std::clamp(awake_ * window(c) * c.segment - inflight_, 0.0, to_send_);
         return send_;
     }
-    // A full NIC took only `share` of what was offered.
-    void throttle(double share) { send_ *= share; }
+    // `share` of the offer goes into the NIC's queue (a full one took less); returns it.
+    double enqueue(double share) {
+        send_ *= share;
+        to_send_ = std::max(0.0, to_send_ - send_);
+        inflight_ += send_;
+        nic_q_ += send_;
+        return send_;
+    }
+    // The NIC sends `share` of this channel's queue; returns it, per flow.
+    double leave_nic(double share) {
+        out_ = nic_q_ * share;
+        nic_q_ -= out_;
+        return out_;
+    }
 
-    // `survive` of this step's send arrived; the step ends at `next`.
-    // Returns the payload bytes per flow lost.
-    double deliver(double survive, nanos next, const FlowChannelConfig &c) {
-        if (send_ <= 0) return 0;
-        const double delivered = send_ * survive;
-        unsent_ -= delivered;
-        if (unsent_ < 1e-6) unsent_ = 0;
-        progress_ += delivered;
-        const Ack a{next + rtt_, delivered / c.segment, send_ / c.segment, rtt_, delivered < send_};
+    // `survive` of what left the NIC this step arrived; the step ends at
+    // `next`, its ACK comes `ahead` later, and it waited `waited` in the
+    // NIC (the RTT sample is both).  Returns the payload bytes per flow lost.
+    double deliver(double survive, nanos next, nanos ahead, nanos waited, const FlowChannelConfig &c) {
+        rtt_ = ahead + waited;
+        if (out_ <= 0) return 0;
+        const double delivered = out_ * survive;
+        const Ack a{next + ahead, delivered / c.segment, out_ / c.segment, rtt_};
         if (!acks_.empty() && a.due < acks_.back().due + c.ack_span) {
             Ack &b = acks_.back();
             b.due = std::max(b.due, a.due);
             b.segments += a.segments;
             b.sent += a.sent;
             b.rtt = a.rtt;
-            b.lost |= a.lost;
         } else {
             acks_.push_back(a);
         }
-        return send_ - delivered;
+        return out_ - delivered;
     }
 
     // Becomes a background channel (of no group): its flows are the first cohort.
     void to_background() {
         group_ = kNoGroup;
-        cohorts_.push({progress_ + unsent_, p_.flows});
+        cohorts_.push({progress_ + left_, p_.flows});
     }
-    // Background: `flows` more join with `bytes` each to go.
-    void join(double flows, double bytes) {
-        cohorts_.push({progress_ + bytes, flows});
-        p_.flows += flows;
-        unsent_ = cohorts_.top().mark - progress_;
+    // Background: the flows of `o` join, with what they have to send, in
+    // flight and to be acknowledged; per-flow amounts become the mean.
+    void join(const FlowChannel &o) {
+        const double f = o.p_.flows, all = p_.flows + f, mine = p_.flows / all, theirs = f / all;
+        to_send_ = mine * to_send_ + theirs * o.to_send_;
+        inflight_ = mine * inflight_ + theirs * o.inflight_;
+        nic_q_ = mine * nic_q_ + theirs * o.nic_q_;
+        awake_ = mine * awake_ + theirs * o.awake_;
+        std::deque<Ack> merged;
+        auto a = acks_.cbegin();
+        auto b = o.acks_.cbegin();
+        while (a != acks_.cend() || b != o.acks_.cend()) {
+            const bool take_mine = b == o.acks_.cend() || (a != acks_.cend() && a->due <= b->due);
+            Ack x = take_mine ? *a++ : *b++;
+            const double w = take_mine ? mine : theirs;
+            x.segments *= w;
+            x.sent *= w;
+            merged.push_back(x);
+        }
+        acks_.swap(merged);
+        // progress_ is what each flow has had acknowledged since the channel
+        // began (all share alike from here): the new flows need their own left.
+        cohorts_.push({progress_ + o.left_, f});
+        p_.flows = all;
+        left_ = cohorts_.top().mark - progress_;
     }
-    // Background: the flows whose bytes are all delivered leave; returns how many.
+    // Background: the flows whose bytes are all acknowledged leave; returns
+    // how many.  What is still to send or in flight is the others' alone:
+    // per flow, it grows by as much as they are fewer.
     double leave() {
+        const bool nothing_left = to_send_ <= 1e-6 && inflight_ <= 1e-6;  // rounding: the last cohorts end here
         double gone = 0;
-        while (!cohorts_.empty() && cohorts_.top().mark <= progress_ + 1e-6) {
+        while (!cohorts_.empty() && (nothing_left || cohorts_.top().mark <= progress_ + 1e-6)) {
             gone += cohorts_.top().flows;
             cohorts_.pop();
         }
+        if (gone > 0 && !cohorts_.empty()) {
+            const double grow = p_.flows / (p_.flows - gone);
+            to_send_ *= grow;
+            inflight_ *= grow;
+            nic_q_ *= grow;
+            for (Ack &a : acks_) {
+                a.segments *= grow;
+                a.sent *= grow;
+            }
+        }
         p_.flows -= gone;
-        unsent_ = cohorts_.empty() ? 0 : cohorts_.top().mark - progress_;
+        left_ = cohorts_.empty() ? 0 : cohorts_.top().mark - progress_;
         return gone;
     }
 
@@ -143,13 +194,23 @@ private:
         double segments;  // delivered
         double sent;      // sent, delivered or not
         nanos rtt;        // the sample
-        bool lost;        // some of it was dropped
     };
     struct Cohort {
         double mark;  // done once progress_ reaches it
         double flows;
         bool operator>(const Cohort &o) const { return mark > o.mark; }
     };
+
+    using Cohorts = std::priority_queue<Cohort, std::vector<Cohort>, std::greater<>>;
+
+    // `bytes` per flow acknowledged at `at`.
+    void acked(double bytes, nanos at) {
+        progress_ += bytes;
+        if (left_ > 0 && (left_ -= bytes) <= 1e-6) {
+            left_ = 0;
+            done_at_ = at;
+        }
+    }
 
     uint32_t window(const FlowChannelConfig &c) const { return cc_ ? std::min(cc_->window(), c.credits) : c.credits; }
 
@@ -171,10 +232,15 @@ private:
     FlowChannelPath p_;
     uint32_t cls_, group_;
     nanos base_;
-    double unsent_;        // payload bytes per flow not yet delivered (background: the first cohort's)
+    double to_send_;       // payload bytes per flow not yet sent (or lost, to send again)
+    double inflight_ = 0;  // sent, not yet acknowledged or found lost (the NIC's queue included)
+    double nic_q_ = 0;     // in the NIC's queue
+    double out_ = 0;       // this step's, out of the NIC
+    double left_;          // not yet acknowledged (background: the first cohort's)
+    nanos done_at_ = 0;
     double send_ = 0;      // this step's, per flow
     nanos rtt_ = 0;        // this step's
-    double progress_ = 0;  // bytes delivered per flow so far
+    double progress_ = 0;  // bytes acknowledged per flow so far
     std::unique_ptr<CongestionControl> cc_;  // null: cc none
     RttEstimator est_;
     std::deque<Ack> acks_;
@@ -183,7 +249,7 @@ private:
     unsigned backoff_ = 0;    // consecutive timeouts
     nanos last_timeout_ = 0, last_sleep_ = 0;
     std::priority_queue<std::pair<nanos, double>, std::vector<std::pair<nanos, double>>, std::greater<>> sleeping_;
-    std::priority_queue<Cohort, std::vector<Cohort>, std::greater<>> cohorts_;
+    Cohorts cohorts_;
 };
 
 }  // namespace rttcc::sim
