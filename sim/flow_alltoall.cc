@@ -30,9 +30,9 @@ std::vector<uint32_t> background_key(const FlowChannel &ch) {
 struct Group {
     uint32_t cls = 0;
     uint32_t peer = 0;     // rttcc: the peer the class's first rank started
-    uint32_t left = 0;     // channels still sending
+    uint32_t left = 0;     // channels not yet all acknowledged
     double flows = 0;      // over its channels
-    double flows_done = 0; // of channels whose last byte went
+    double flows_done = 0; // of channels all acknowledged
     bool released = false; // the median rank of the class is done with it
     bool closed = false;   // released and folded: its end no longer counts
     nanos end = 0;         // when the last one's last byte is acknowledged
