@@ -112,6 +112,7 @@ private:
 FlowRun::FlowRun(const FlowFabric &f, const FlowAlltoallConfig &c) : f_(f), c_(c), P_(f.ranks()) {
     if (c.algo == AlltoallAlgo::kBruck) throw std::invalid_argument("flow level: rttcc, pairwise or linear (Bruck's is packet level only)");
     if (c.block == 0) throw std::invalid_argument("flow level: a block of at least one byte");
+    now_ = start_ = c.start;
     frame_ = frame_bytes(c.mtu);
     cc_.segment = static_cast<double>(c.mtu - 28 - kHeaderSize);
     wire_ = frame_ / cc_.segment;
@@ -190,9 +191,11 @@ void FlowRun::start_rttcc() {
                 scratch_.clear();
                 f_.paths(cls, d, same != 0, &scratch_);
                 double sum = 0;
-                for (const FlowChannelPath &p : scratch_) sum += static_cast<double>(rtt_now(p, f_.base_rtt(p, frame_)));
-                rtt[2 * d + same] = scratch_.empty() ? 0 : static_cast<nanos>(sum / static_cast<double>(scratch_.size()));
-                grants = std::max(grants, rtt[2 * d + same] / 2);
+                for (const FlowChannelPath &p : scratch_) sum += static_cast<double>(f_.base_rtt(p, frame_));
+                const nanos base = scratch_.empty() ? 0 : static_cast<nanos>(sum / static_cast<double>(scratch_.size()));
+                const nanos learned = c_.table ? c_.table->srtt(cls, d, same != 0) : 0;
+                rtt[2 * d + same] = learned ? learned : base;
+                grants = std::max(grants, base / 2);
             }
         if (c_.block <= cut) {
             eager_[cls] = true;
@@ -211,7 +214,7 @@ void FlowRun::start_rttcc() {
         sched_.resize(f_.classes().size());
         sched_[cls] = std::move(s);
     }
-    now_ = start_ = grants;
+    now_ = start_ = c_.start + grants;
     for (uint32_t cls = 0; cls < f_.classes().size(); ++cls) {
         if (eager_[cls]) {
             for (uint32_t off = 1; off < P_; ++off) {
@@ -325,6 +328,7 @@ void FlowRun::settle() {
 }
 
 void FlowRun::drained(const FlowChannel &ch, nanos end) {
+    if (c_.table && ch.srtt()) c_.table->observe(ch.cls(), ch.path().dest, ch.path().hops == 2, ch.srtt());
     if (ch.group() == FlowChannel::kNoGroup) {
         last_[ch.cls()] = std::max(last_[ch.cls()], end);
         --folded_[ch.cls()];
@@ -496,6 +500,7 @@ FlowAlltoallResult FlowRun::run() {
             r_.completion = std::max(r_.completion, r_.class_end[cls]);
             by_end.push_back({r_.class_end[cls], f_.classes()[cls].size()});
         }
+        r_.ended_at = start_ + r_.completion;
         std::sort(by_end.begin(), by_end.end());
         uint64_t seen = 0;
         for (const auto &[end, n] : by_end)

@@ -2,8 +2,9 @@
 // congestion-control classes drive fluid flows over a FlowFabric.
 //
 //   rttcc     each class's first rank runs coll_rttcc's PeerScheduler (its
-//             policy, max_concurrent, a warm RTT table: every peer's round
-//             trip with the queues as they are at the call's start); each
+//             policy, max_concurrent; each peer's cost from the RTT table a
+//             previous call left (FlowRttTable), else the fabric's round trip
+//             with empty queues; the table is not updated during a call); each
 //             peer it starts is a group of channels (FlowFabric::channels)
 //             standing for that put of every rank of the class.  Puts start
 //             once every RTR is in (the largest one-way delay); blocks under
@@ -41,6 +42,7 @@
 // level).
 #pragma once
 #include <cstdint>
+#include <map>
 #include <vector>
 
 #include "alltoall.h"
@@ -50,6 +52,27 @@
 
 namespace rttcc::sim {
 
+// What the ranks' RTT tables have learned, per class and the kind of peer
+// (its class, within the class's leaf or not): the smoothed RTT of the
+// channels that ended there (RFC 6298's gain).  Kept across calls, it is the
+// warm table of the next one.
+class FlowRttTable {
+public:
+    // 0: nothing learned yet.
+    nanos srtt(uint32_t cls, uint32_t dest, bool same_leaf) const {
+        const auto it = srtt_.find(key(cls, dest, same_leaf));
+        return it == srtt_.end() ? 0 : static_cast<nanos>(it->second);
+    }
+    void observe(uint32_t cls, uint32_t dest, bool same_leaf, nanos rtt) {
+        const auto [it, fresh] = srtt_.emplace(key(cls, dest, same_leaf), static_cast<double>(rtt));
+        if (!fresh) it->second += (static_cast<double>(rtt) - it->second) / 8;
+    }
+
+private:
+    static uint64_t key(uint32_t cls, uint32_t dest, bool same) { return uint64_t{cls} << 33 | uint64_t{dest} << 1 | same; }
+    std::map<uint64_t, double> srtt_;
+};
+
 struct FlowAlltoallConfig {
     AlltoallAlgo algo = AlltoallAlgo::kRttcc;  // rttcc, pairwise or linear
     uint64_t block = 65536;                    // bytes per ordered pair
@@ -58,11 +81,14 @@ struct FlowAlltoallConfig {
     uint32_t mtu = 1500;
     nanos dt = 0;                              // the step; 0: an eighth of the smallest base round trip
     nanos limit = 10'000'000'000;              // give up past this much virtual time
+    nanos start = 0;                           // the call's start (a flood's phase runs on)
+    FlowRttTable *table = nullptr;             // rttcc: the warm table to start from and learn into (null: none)
 };
 
 struct FlowAlltoallResult {
     bool finished = false;
-    nanos completion = 0;            // the last class's end
+    nanos completion = 0;            // the last class's end, from the call's start
+    nanos ended_at = 0;              // the same in the run's time (where a next call may start)
     std::vector<nanos> class_end;    // per FlowFabric class (0: not ended)
     nanos median_end = 0;            // the median rank's end
     double drop_bytes = 0;           // frames' bytes the queues dropped, over all ranks

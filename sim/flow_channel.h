@@ -63,6 +63,7 @@ public:
     double left() const { return left_; }
     bool done() const { return left_ <= 0; }
     nanos done_at() const { return done_at_; }  // the ACK that made it done
+    nanos srtt() const { return est_.samples() ? est_.srtt() : 0; }  // 0: no sample yet
 
     // The ACKs and wake-ups due by `now`; returns the flows that timed out.
     double take_acks(nanos now, const FlowChannelConfig &c) {

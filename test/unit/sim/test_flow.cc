@@ -177,6 +177,28 @@ static void test_same_inputs_same_run(void **) {
     }
 }
 
+// A call leaves its RTT table to the next: after one with a hotspot, the
+// rest's round trip to the flooded rank 0 is longer than to each other; a
+// second call starts where the first ended and, from that table, differs.
+static void test_a_call_leaves_its_rtt_table(void **) {
+    FlowFabricConfig c = fat_tree(64, 8, 4);
+    c.hotspot_bits_per_s = 8e9;
+    const FlowFabric f(c);
+    const uint32_t plain = f.class_of(63), rank0 = f.class_of(0);
+    FlowRttTable table;
+    FlowAlltoallConfig a = alltoall(AlltoallAlgo::kRttcc, 65536, RTTCC_CC_AIMD);
+    a.table = &table;
+    const FlowAlltoallResult first = run_flow_alltoall(f, a);
+    assert_true(first.finished);
+    assert_true(table.srtt(plain, plain, false) > 0);
+    assert_true(table.srtt(plain, rank0, false) > table.srtt(plain, plain, false));
+    a.start = first.ended_at;
+    const FlowAlltoallResult second = run_flow_alltoall(f, a);
+    assert_true(second.finished);
+    assert_true(second.ended_at > first.ended_at + second.completion);
+    assert_true(second.completion != first.completion);
+}
+
 static void test_an_unfinished_run_says_so(void **) {
     FlowAlltoallConfig a = alltoall(AlltoallAlgo::kRttcc, 1 << 20, RTTCC_CC_AIMD);
     a.limit = 100'000;  // 100 us for 7 MiB a host
@@ -201,6 +223,7 @@ int main() {
         cmocka_unit_test(test_hot_link_sets_the_pace),
         cmocka_unit_test(test_overfull_queues_drop_and_cc_drops_less),
         cmocka_unit_test(test_same_inputs_same_run),
+        cmocka_unit_test(test_a_call_leaves_its_rtt_table),
         cmocka_unit_test(test_an_unfinished_run_says_so),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);
