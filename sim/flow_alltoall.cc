@@ -182,6 +182,7 @@ void FlowRun::start_rttcc() {
     const uint64_t cut = std::min<uint64_t>(c_.xp.eager_limit, c_.xp.eager_total / (P_ - 1));
     const SchedParams sp = sched_params_of(c_.xp);
     nanos grants = 0;  // every RTR is in: the largest one-way delay
+    sched_.resize(f_.classes().size());
     for (uint32_t cls = 0; cls < f_.classes().size(); ++cls) {
         const uint32_t rep = f_.classes()[cls].first;
         // The round trip from rep to each class, within its leaf and not (mean over spines).
@@ -211,7 +212,6 @@ void FlowRun::start_rttcc() {
             pc.bytes = c_.block;
             s->set_peer(d, pc);
         }
-        sched_.resize(f_.classes().size());
         sched_[cls] = std::move(s);
     }
     now_ = start_ = c_.start + grants;

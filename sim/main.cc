@@ -88,6 +88,7 @@
 #include <memory>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "alltoall.h"
@@ -444,6 +445,20 @@ rttcc_exchange_params_t exchange_params(const Options &o) {
     return xp;
 }
 
+// The alltoall's CSV columns at both levels (the flow level adds its own after them).
+constexpr const char *kAlltoallColumns =
+    "scenario,ranks,block,algo,policy,topo,hot,cc,gbit,seed,finished,completion_us,line_bound_us,of_bound,"
+    "median_end_us,drops,retransmits,corrupt_bytes,errors,events,events_per_s,late_passes,iters,mean_us,level";
+
+// The median and the mean of alltoall times (0 and 0 for none).
+std::pair<double, double> median_and_mean(std::vector<double> times) {
+    if (times.empty()) return {0, 0};
+    double mean = 0;
+    for (const double t : times) mean += t / static_cast<double>(times.size());
+    std::sort(times.begin(), times.end());
+    return {times[times.size() / 2], mean};
+}
+
 int flow_alltoall(const Options &o) {
     if (!o.testbed.empty() || o.time_s > 0)
         usage("-level flow: alltoalls (no -time) on star or fat_tree (no -testbed)");
@@ -491,15 +506,9 @@ int flow_alltoall(const Options &o) {
         ac.start = r.ended_at;
     }
     const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
-    std::vector<double> sorted = times_us;
-    std::sort(sorted.begin(), sorted.end());
-    const double done_us = sorted.empty() ? 0 : sorted[sorted.size() / 2];
-    double mean_us = 0;
-    for (const double t : times_us) mean_us += t / static_cast<double>(times_us.size());
+    const auto [done_us, mean_us] = median_and_mean(times_us);
     if (o.header)
-        std::printf("scenario,ranks,block,algo,policy,topo,hot,cc,gbit,seed,finished,completion_us,line_bound_us,"
-                    "of_bound,median_end_us,drops,retransmits,corrupt_bytes,errors,events,events_per_s,late_passes,"
-                    "iters,mean_us,level,classes,channels,dt_ns,wall_s\n");
+        std::printf("%s,classes,channels,dt_ns,wall_s\n", kAlltoallColumns);
     // drops and retransmits: the dropped frames' bytes as full frames (each is resent)
     const double drops = drop_bytes / frame_bytes(jc.mtu);
     std::printf("alltoall,%zu,%zu,%s,%s,%s,%g,%s,%g,%llu,%d,%.1f,%.1f,%.3f,%.1f,%.0f,%.0f,0,0,%llu,%.0f,0,%zu,%.1f,flow,"
@@ -545,11 +554,7 @@ int alltoall(const Options &o) {
     }
     if (flood) flood->stop();
     const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
-    std::vector<double> sorted = times_us;
-    std::sort(sorted.begin(), sorted.end());
-    const double median_us = sorted.empty() ? 0 : sorted[sorted.size() / 2];
-    double mean_us = 0;
-    for (const double t : times_us) mean_us += t / static_cast<double>(times_us.size());
+    const auto [median_us, mean_us] = median_and_mean(times_us);
     std::vector<rttcc::nanos> ends = r.rank_end;
     std::sort(ends.begin(), ends.end());
     uint64_t drops = 0, retx = 0;
@@ -557,9 +562,7 @@ int alltoall(const Options &o) {
     for (size_t i = 0; i < o.ranks; ++i) retx += job.rank(i).host->engine().stats().retx;
     const std::string topo = o.testbed.empty() ? o.topo : "testbed_" + o.testbed;
     if (o.header)
-        std::printf("scenario,ranks,block,algo,policy,topo,hot,cc,gbit,seed,finished,completion_us,line_bound_us,"
-                    "of_bound,median_end_us,drops,retransmits,corrupt_bytes,errors,events,events_per_s,late_passes,"
-                    "iters,mean_us,level\n");
+        std::printf("%s\n", kAlltoallColumns);
     std::printf("alltoall,%zu,%zu,%s,%s,%s,%g,%s,%g,%llu,%d,%.1f,%.1f,%.3f,%.1f,%llu,%llu,%llu,%llu,%llu,%.0f,%llu,"
                 "%zu,%.1f,packet\n",
                 o.ranks, o.block, alltoall_algo_name(o.algo),
