@@ -46,7 +46,6 @@ struct TypeState {
     double factor = 1;       // NIC: the share of what was offered that it took
     double drain = 0;        // NIC: the share of its queue it sent this step
     double drop = 0;         // the share of arrivals it dropped this step
-    double carried = 0;      // bytes per link sent so far
 };
 
 class FlowRun {
@@ -137,8 +136,6 @@ FlowRun::FlowRun(const FlowFabric &f, const FlowAlltoallConfig &c) : f_(f), c_(c
     for (uint32_t t = 0; t < types_.size(); ++t)
         types_[t].cap = f.types()[t].bits_per_s * static_cast<double>(dt_) / 8e9;
     r_.class_end.assign(f.classes().size(), 0);
-    r_.type_drop_bytes.assign(f.types().size(), 0);
-    r_.type_max_queue.assign(f.types().size(), 0);
     open_.assign(f.classes().size(), 0);
     folded_.assign(f.classes().size(), 0);
     folded_flows_.assign(f.classes().size(), 0);
@@ -161,7 +158,6 @@ void FlowRun::start_group(uint32_t cls, uint32_t peer, std::vector<FlowChannelPa
     gr.end = now_;
     groups_.push_back(gr);
     ++open_[cls];
-    ++r_.groups;
     for (FlowChannelPath &p : paths) {
         if (p.flows <= 0) continue;
         active_.emplace_back(p, cls, g, f_.base_rtt(p, frame_), static_cast<double>(c_.block), cc_);
@@ -400,7 +396,6 @@ void FlowRun::step() {
         const double backlog = s.q + s.arrive;
         s.drain = backlog > 0 ? std::min(1.0, s.cap / backlog) : 0;
         s.q = backlog * (1 - s.drain);
-        s.carried += backlog - s.q;
         s.arrive = 0;
     }
     each_channel([&](FlowChannel &ch) {
@@ -417,15 +412,12 @@ void FlowRun::step() {
         TypeState &s = types_[t];
         const double after = s.q + s.arrive - s.cap;
         s.drop = 0;
-        s.carried += std::min(s.q + s.arrive, s.cap);
         if (after > lt[t].queue_bytes) {
             s.drop = (after - lt[t].queue_bytes) / s.arrive;
-            r_.type_drop_bytes[t] += (after - lt[t].queue_bytes) * lt[t].count;
             s.q = lt[t].queue_bytes;
         } else {
             s.q = std::max(0.0, after);
         }
-        r_.type_max_queue[t] = std::max(r_.type_max_queue[t], s.q);
     }
     for (uint32_t t = 0; t < types_.size(); ++t) types_[t].delay = types_[t].q * 8e9 / lt[t].bits_per_s;
     // What left the NICs is acknowledged once it has waited behind the
@@ -491,9 +483,6 @@ FlowAlltoallResult FlowRun::run() {
         step();
     }
     r_.finished = ended();
-    r_.type_busy.resize(types_.size());
-    for (size_t t = 0; t < types_.size(); ++t)
-        r_.type_busy[t] = r_.steps ? types_[t].carried / (types_[t].cap * static_cast<double>(r_.steps)) : 0;
     if (r_.finished) {
         std::vector<std::pair<nanos, uint32_t>> by_end;
         for (uint32_t cls = 0; cls < f_.classes().size(); ++cls) {

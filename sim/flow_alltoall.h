@@ -92,12 +92,8 @@ struct FlowAlltoallResult {
     std::vector<nanos> class_end;    // per FlowFabric class (0: not ended)
     nanos median_end = 0;            // the median rank's end
     double drop_bytes = 0;           // frames' bytes the queues dropped, over all ranks
-    std::vector<double> type_drop_bytes;  // per FlowFabric link type, over its links
-    std::vector<double> type_max_queue;   // per link type: the deepest queue (bytes per link)
-    std::vector<double> type_busy;        // per link type: the share of the run its links were sending
     double timeouts = 0;             // flows that slept out an RTO
     uint64_t steps = 0;              // time steps taken
-    uint64_t groups = 0;             // peers (or steps) started, over the classes
     uint64_t channels = 0;           // channels started
     nanos dt = 0;                    // the step used
 };

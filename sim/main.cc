@@ -496,11 +496,12 @@ int flow_alltoall(const Options &o) {
     FlowAlltoallResult r;
     std::vector<double> times_us;
     uint64_t steps = 0;
-    double drop_bytes = 0;
+    double drop_bytes = 0, timeouts = 0;
     for (size_t it = 0; it < o.iters; ++it) {
         r = run_flow_alltoall(fabric, ac);
         steps += r.steps;
         drop_bytes += r.drop_bytes;
+        timeouts += r.timeouts;
         if (!r.finished) break;
         times_us.push_back(r.completion / 1e3);
         ac.start = r.ended_at;
@@ -508,17 +509,17 @@ int flow_alltoall(const Options &o) {
     const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
     const auto [done_us, mean_us] = median_and_mean(times_us);
     if (o.header)
-        std::printf("%s,classes,channels,dt_ns,wall_s\n", kAlltoallColumns);
+        std::printf("%s,classes,channels,timeouts,dt_ns,wall_s\n", kAlltoallColumns);
     // drops and retransmits: the dropped frames' bytes as full frames (each is resent)
     const double drops = drop_bytes / frame_bytes(jc.mtu);
     std::printf("alltoall,%zu,%zu,%s,%s,%s,%g,%s,%g,%llu,%d,%.1f,%.1f,%.3f,%.1f,%.0f,%.0f,0,0,%llu,%.0f,0,%zu,%.1f,flow,"
-                "%zu,%llu,%llu,%.2f\n",
+                "%zu,%llu,%.0f,%llu,%.2f\n",
                 o.ranks, o.block, alltoall_algo_name(o.algo),
                 o.algo == AlltoallAlgo::kRttcc ? rttcc_sched_policy_name(o.policy) : "-", o.topo.c_str(), o.hot,
                 cc_names[o.cc], o.gbit, (unsigned long long) o.seed, r.finished ? 1 : 0, done_us, bound_us,
                 done_us / bound_us, r.median_end / 1e3, drops, drops, (unsigned long long) steps,
                 steps / std::max(wall, 1e-9), times_us.size(), mean_us, fabric.classes().size(),
-                (unsigned long long) r.channels, (unsigned long long) r.dt, wall);
+                (unsigned long long) r.channels, timeouts, (unsigned long long) r.dt, wall);
     if (!r.finished) {
         std::fprintf(stderr, "rttcc_sim: not finished within %g ms of virtual time\n", o.limit_ms);
         return 1;
