@@ -4,8 +4,8 @@
  * nonblocking sockets, as rttcc polls.  Prints the median one-way latency
  * in microseconds over `reps` runs of `iters` round trips.
  *
- *   udp_pingpong [-wire] [bytes=8] [iters=20000] [reps=5] [address=127.0.0.1]
- *                [echo_netns echo_address]
+ *   udp_pingpong [-wire | -gso] [bytes=8] [iters=20000] [reps=5]
+ *                [address=127.0.0.1] [echo_netns echo_address]
  *
  * With echo_netns, the echo side runs in that network namespace (a testbed
  * host, /var/run/netns/NAME) bound to echo_address, and this side (run in
@@ -18,6 +18,15 @@
  * time and the idle data socket every fourth time, one slot after an empty
  * poll; sendmmsg.  Its latency is the floor of any transport built on those
  * kernel features; the gap to the plain run is what the features cost.
+ *
+ * -gso: a message of `bytes` crosses as datagrams of at most 1472 bytes (an
+ * Ethernet MTU of 1500, as rttcc's data channel cuts it), sent in GSO
+ * groups of up to 44 (UDP_SEGMENT) and received with GRO straight into the
+ * message buffer, in order, with no header and no reliability.  It is the
+ * floor of a medium or large message through the kernel's UDP at that MTU:
+ * no UDP transport can ping-pong such a message faster.  Nothing is resent:
+ * a run that loses a datagram (not seen on veth) stops with an error, and
+ * one whose message came back changed (reordered) fails its final check.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -35,8 +44,14 @@
 #ifndef UDP_GRO
 #define UDP_GRO 104
 #endif
+#ifndef UDP_SEGMENT
+#define UDP_SEGMENT 103
+#endif
 
 static int as_wire; /* -wire */
+static int as_gso;  /* -gso */
+
+enum { kSegment = 1472, kGroupSegments = 44, kBuffers = 8 << 20 };
 
 /* -wire: the options rttcc's wire sets on its sockets. */
 static void as_the_wire(int fd, int data)
@@ -56,6 +71,45 @@ struct side {
     int fd, data;
     unsigned polls;
 };
+
+/* -gso: the message in GSO groups of kGroupSegments datagrams. */
+static void send_segmented(struct side *s, char *buf, size_t size, struct sockaddr_in *to)
+{
+    for (size_t at = 0; at < size;) {
+        const size_t n = size - at < (size_t) kSegment * kGroupSegments ? size - at : (size_t) kSegment * kGroupSegments;
+        if (sendto(s->fd, buf + at, n, 0, (struct sockaddr *) to, sizeof *to) == (ssize_t) n) {
+            at += n;
+        } else if (errno != EAGAIN && errno != ENOBUFS && errno != EINTR) {
+            perror("udp_pingpong: send");
+            exit(1);
+        }
+    }
+}
+
+/* -gso: reads GRO buffers into place until the message is whole; a second
+ * without progress means a lost datagram. */
+static void recv_segmented(struct side *s, char *buf, size_t size)
+{
+    struct timespec last, now;
+    clock_gettime(CLOCK_MONOTONIC, &last);
+    for (size_t got = 0; got < size;) {
+        const ssize_t r = recv(s->fd, buf + got, size - got, 0);
+        if (r > 0) {
+            got += (size_t) r;
+            clock_gettime(CLOCK_MONOTONIC, &last);
+            continue;
+        }
+        if (r < 0 && errno != EAGAIN && errno != EINTR) {
+            perror("udp_pingpong: recv");
+            exit(1);
+        }
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        if (now.tv_sec - last.tv_sec > 1) {
+            fprintf(stderr, "udp_pingpong: -gso lost a datagram (%zu of %zu bytes came)\n", got, size);
+            exit(1);
+        }
+    }
+}
 
 static int recv_plain(int fd, char *buf, size_t size)
 {
@@ -94,8 +148,23 @@ static void recv_one(struct side *s, char *buf, size_t size)
     }
 }
 
+/* Receives one message of `size` bytes (a datagram's slot has one byte more:
+ * a longer datagram would show). */
+static void recv_message(struct side *s, char *buf, size_t size)
+{
+    if (as_gso) {
+        recv_segmented(s, buf, size);
+    } else {
+        recv_one(s, buf, size + 1);
+    }
+}
+
 static void send_one(struct side *s, char *buf, size_t size, struct sockaddr_in *to)
 {
+    if (as_gso) {
+        send_segmented(s, buf, size, to);
+        return;
+    }
     if (!as_wire) {
         sendto(s->fd, buf, size, 0, (struct sockaddr *) to, sizeof *to);
         return;
@@ -112,7 +181,13 @@ static void send_one(struct side *s, char *buf, size_t size, struct sockaddr_in 
 
 static struct side open_side(const char *addr, struct sockaddr_in *bound)
 {
-    struct side s = {udp_tool_socket("udp_pingpong", addr, bound, 0), -1, 0};
+    struct side s = {udp_tool_socket("udp_pingpong", addr, bound, as_gso ? kBuffers : 0), -1, 0};
+    const int seg = kSegment, one = 1;
+    if (as_gso && (setsockopt(s.fd, IPPROTO_UDP, UDP_SEGMENT, &seg, sizeof seg) != 0 ||
+                   setsockopt(s.fd, IPPROTO_UDP, UDP_GRO, &one, sizeof one) != 0)) {
+        perror("udp_pingpong: socket options of -gso");
+        exit(1);
+    }
     if (as_wire) {
         struct sockaddr_in data;
         s.data = udp_tool_socket("udp_pingpong", addr, &data, 0);
@@ -130,8 +205,9 @@ static int cmp(const void *a, const void *b)
 
 int main(int argc, char **argv)
 {
-    if (argc > 1 && 0 == strcmp(argv[1], "-wire")) {
-        as_wire = 1;
+    if (argc > 1 && (0 == strcmp(argv[1], "-wire") || 0 == strcmp(argv[1], "-gso"))) {
+        as_wire = 0 == strcmp(argv[1], "-wire");
+        as_gso = !as_wire;
         --argc, ++argv;
     }
     size_t size = argc > 1 ? strtoul(argv[1], NULL, 0) : 8;
@@ -145,9 +221,12 @@ int main(int argc, char **argv)
     char *buf = calloc(size + 1, 1);
     double lat[64];
 
-    if (reps < 1 || reps > 64 || iters < 1 || argc == 6 || pipe(port) != 0) {
-        fprintf(stderr, "usage: udp_pingpong [-wire] [bytes] [iters] [reps 1..64] [address] [echo_netns echo_address]\n");
+    if (reps < 1 || reps > 64 || iters < 1 || argc == 6 || size < 1 || pipe(port) != 0) {
+        fprintf(stderr, "usage: udp_pingpong [-wire | -gso] [bytes] [iters] [reps 1..64] [address] [echo_netns echo_address]\n");
         return 2;
+    }
+    for (size_t i = 0; i < size; ++i) {
+        buf[i] = (char) (i * 131 + 7);
     }
     if (0 == fork()) { /* the echo side: tells its address through the pipe */
         if (echo_ns) {
@@ -158,7 +237,7 @@ int main(int argc, char **argv)
             _exit(1);
         }
         for (long i = 0; i < (iters + iters / 10) * reps; ++i) {
-            recv_one(&sb, buf, size + 1);
+            recv_message(&sb, buf, size);
             send_one(&sb, buf, size, &a);
         }
         _exit(0);
@@ -175,12 +254,18 @@ int main(int argc, char **argv)
                 clock_gettime(CLOCK_MONOTONIC, &t0);
             }
             send_one(&sa, buf, size, &b);
-            recv_one(&sa, buf, size + 1);
+            recv_message(&sa, buf, size);
         }
         clock_gettime(CLOCK_MONOTONIC, &t1);
         lat[r] = ((t1.tv_sec - t0.tv_sec) * 1e9 + (t1.tv_nsec - t0.tv_nsec)) / 1e3 / (2.0 * iters);
     }
     wait(NULL);
+    for (size_t i = 0; i < size; ++i) {
+        if (buf[i] != (char) (i * 131 + 7)) {
+            fprintf(stderr, "udp_pingpong: byte %zu came back changed\n", i);
+            return 1;
+        }
+    }
     qsort(lat, reps, sizeof *lat, cmp);
     printf("%zu %.2f\n", size, lat[reps / 2]);
     return 0;

@@ -3,6 +3,9 @@
 # row and column 5x slower) into the right matrix, text and CSV; draws a PNG
 # heatmap with gnuplot (missing gnuplot is a failure: install gnuplot-nox);
 # reads JSON-only dumps alike; rejects bad input with exit status 2.
+# tools/udp_pingpong (the floors bench/compare.sh holds rttcc against): each
+# mode brings its message back intact over loopback (the tool checks every
+# byte) and prints "BYTES US"; a bad size is refused with exit status 2.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 tool="$here/../../tools/rtt_heatmap"
@@ -166,6 +169,25 @@ sed -i '2s/,rtt_source$//; 3,$s/,kernel$//' "$dir/header/rtt.3.csv"
 fails_with "inconsistent headers" "columns differ" "$dir/header/rtt"
 sed 's/"srtt_us":21.000/"srtt_us":"fast"/' "$dir/json/rtt.1.json" >"$dir/bad.json"
 fails_with "non-numeric JSON value" "srtt_us: not a number: 'fast'" "$dir/json/rtt.0.json" "$dir/bad.json"
+
+# udp_pingpong: plain, -wire, and -gso with a message of 69 datagrams whose
+# last is short; a tool that lost or misplaced a byte exits 1.
+pingpong="$dir/udp_pingpong"
+if gcc -O2 -o "$pingpong" "$here/../../tools/udp_pingpong.c" 2>"$dir/err"; then
+    for mode in "8" "-wire 8" "-gso 100000"; do
+        # shellcheck disable=SC2086  # the mode is its words
+        "$pingpong" $mode 200 3 >"$dir/out" 2>"$dir/err"
+        rc=$?
+        bytes=${mode##* }
+        check "udp_pingpong $mode: the message came back intact and its latency is printed" \
+            awk -v b="$bytes" -v rc="$rc" 'NR == 1 && $1 == b && $2 > 0 && rc == 0 { ok = 1 } END { exit !ok }' "$dir/out"
+    done
+    "$pingpong" -gso 0 >"$dir/out" 2>"$dir/err"
+    rc=$?
+    check "udp_pingpong -gso 0: exit 2 with usage" eval '[ "$rc" -eq 2 ] && grep -q usage "$dir/err"'
+else
+    bad "udp_pingpong builds"
+fi
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
