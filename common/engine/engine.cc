@@ -210,8 +210,10 @@ int Engine::flush(uint32_t index, uint8_t tag, void *cookie) {
     if (rc != RTTCC_OK) return rc;
     if (p->outstanding.empty()) return RTTCC_DONE;
     p->flushes.push_back({p->next_message_no - 1, cookie, tag});
-    const TxSegment *newest = p->tail;
-    const bool asked = newest && newest->asked_ack && newest->seq == p->tx.next() - 1 && !p->has_pending();
+    const TxSegment *newest = nullptr;
+    for (const TxSegment *t : p->tail)
+        if (t && t->seq == p->tx.next() - 1) newest = t;
+    const bool asked = newest && newest->asked_ack && !p->has_pending();
     if (!batched && !asked) ask_for_ack(*p, now);
     return RTTCC_OK;
 }

@@ -334,6 +334,7 @@ private:
     bool peer_away(const Peer &p) const { return p.busy_heard && p.busy_heard >= p.last_advance; }
 
     // engine_loss.cc
+    nanos base_rto(const Peer &p) const;
     nanos rto(const TxSegment &seg) const;
     void expire_timers(nanos now);
     void resend_partial(Peer &p);

@@ -10,7 +10,12 @@
 
 namespace rttcc {
 
-// The peer's RTO (RTT-derived, or the fixed one) doubled per timeout
+// The peer's RTO before any backoff: RTT-derived, or the fixed one.
+nanos Engine::base_rto(const Peer &p) const {
+    return cfg_.rto_mode == RTTCC_RTO_RTT ? p.response.rto() : usec(cfg_.retrans_timeout_us);
+}
+
+// The peer's RTO (base_rto) doubled per timeout
 // (shift clamped so it cannot overflow), capped at max_rto, then
 // lengthened by up to rto_jitter_pct of itself.  The draw is a hash of who
 // sends to whom, when the segment was first sent and how often it timed
@@ -20,8 +25,7 @@ namespace rttcc {
 // collide again at every doubling (1000 senders into one host: 3.3 s
 // without it, 0.1 s with 50%, in rttcc_sim).
 nanos Engine::rto(const TxSegment &seg) const {
-    const nanos base = cfg_.rto_mode == RTTCC_RTO_RTT ? seg.peer->response.rto() : usec(cfg_.retrans_timeout_us);
-    const nanos r = backed_off_rto(base, seg.backoff, usec(cfg_.max_rto_us));
+    const nanos r = backed_off_rto(base_rto(*seg.peer), seg.backoff, usec(cfg_.max_rto_us));
     if (cfg_.rto_jitter_pct == 0) return r;
     const uint64_t draw =
         splitmix64(splitmix64(seg.first_tx ^ uint64_t{seg.backoff} << 56) ^ uint64_t{cfg_.self} << 32 ^ seg.peer->id) &

@@ -12,8 +12,11 @@
 //   arrived       -        -        x            rack_xmit[c's channel] = t3, rack_rtt = n - t3
 //   a lost at t1 + rack_rtt + reo_wnd, b at t2 + rack_rtt + reo_wnd
 //
-// TLP.  The latest transmission to a peer (new data or a resend) carries a
-// probe timer of two SRTT plus the peer's ACK delay instead of the RTO.  If
+// TLP.  The latest transmission to a peer on each channel (new data or a
+// resend) carries a probe timer of two SRTT plus the peer's ACK delay
+// instead of the RTO: per channel, as RACK's news is, so that a lost
+// command (an RMA request, a FIN) followed by data that arrives is probed
+// too, where it used to wait for the RTO.  If
 // it passes with no ACK moving the window, that segment goes again as a
 // probe, which asks for an ACK at once (sender_waits): the ACK and its SACKs
 // show what the tail lost, and RACK resends it.  One probe per segment, then
@@ -29,9 +32,14 @@ namespace rttcc {
 // take as they really come (the RTO's estimator without the RTO's floor);
 // at least two hotel ticks.  Doubled per probe lately found spurious: a
 // peer descheduled now and then (an oversubscribed node) is probed less.
+// But never past half the RTO, so that a probe always comes first: past
+// it, probes stopped (the RTO rules a segment no probe went ahead of, and
+// only a probe brings the doubling back down), and at 0.1% loss on one
+// busy host every lost command waited the 5 ms floor of the RTO.
 nanos Engine::probe_timeout(const Peer &p) const {
     const nanos answers = p.response.srtt() + 4 * p.response.rttvar();
-    return std::max<nanos>({2 * p.rtt.srtt() + usec(cfg_.ack_delay_us), answers, usec(32)}) << p.probe_shift;
+    const nanos pto = std::max<nanos>({2 * p.rtt.srtt() + usec(cfg_.ack_delay_us), answers, usec(32)}) << p.probe_shift;
+    return std::min(pto, std::max<nanos>(base_rto(p) / 2, usec(32)));
 }
 
 // An ACK's echo named the transmission before a probe (sample_rtt): the
@@ -47,14 +55,14 @@ void Engine::probe_verdict(Peer &p, bool spurious) {
 nanos Engine::reorder_window(const Peer &p) const { return p.rtt.min() / 4; }
 
 // Starts a segment's timer after a transmission.  The latest transmission
-// to a peer is its tail and carries the tail-loss probe, when the peer has
+// to a peer on a channel is its tail and carries the tail-loss probe, when the peer has
 // an RTT, the probe comes first and the segment was not probed already.
 // The previous tail keeps its probe deadline: most segments are ACKed
 // before it, and probe_due gives the others their RTO then, off the send path.
 void Engine::arm_timer(TxSegment &seg, nanos now) {
     Peer &p = *seg.peer;
     const nanos rto_at = now + rto(seg);
-    p.tail = &seg;
+    p.tail[seg.cmd_channel ? kCmd : kData] = &seg;
     seg.timer = Timer::kRto;
     if (cfg_.rack && !seg.probed && p.rtt.samples() && !peer_away(p)) {
         const nanos probe_at = now + probe_timeout(p);
@@ -71,10 +79,11 @@ void Engine::arm_timer(TxSegment &seg, nanos now) {
 // tail; later if ACKs moved the window since (the flight drains); else the probe.
 void Engine::probe_due(TxSegment &seg, nanos now) {
     Peer &p = *seg.peer;
+    const bool tail = &seg == p.tail[seg.cmd_channel ? kCmd : kData];
     const nanos restart = std::max(seg.last_tx, p.last_advance) + probe_timeout(p);
-    if (&seg == p.tail && restart > now && restart < seg.last_tx + rto(seg)) {
+    if (tail && restart > now && restart < seg.last_tx + rto(seg)) {
         hotel_.check_in(seg, restart);
-    } else if (&seg != p.tail || restart > now || peer_away(p)) {
+    } else if (!tail || restart > now || peer_away(p)) {
         seg.timer = Timer::kRto;
         hotel_.check_in(seg, seg.last_tx + rto(seg));
     } else {

@@ -311,7 +311,8 @@ void Engine::unschedule(TxSegment &seg) {
         hotel_.check_out(seg);
     else if (seg.link.linked())
         resends_.remove(seg);
-    if (&seg == seg.peer->tail) seg.peer->tail = nullptr;
+    TxSegment *&tail = seg.peer->tail[seg.cmd_channel ? kCmd : kData];
+    if (&seg == tail) tail = nullptr;
 }
 
 void Engine::release_segment(TxSegment &seg, int status) {

@@ -76,6 +76,9 @@ struct Peer {
     uint32_t seg_payload = 0;          // payload bytes per data-channel segment
     bool dead = false;                 // declared dead: every send fails
     uint8_t probe_shift = 0;           // tail-loss probes found spurious lately: their timeout doubles per one
+    bool recovering = false;           // a timeout resent `una`; until una passes `recover` (at the end),
+                                       //   each ACK that moves the window resends the new una
+                                       //   at once (NewReno's partial ACKs: one hole per RTT)
     nanos last_heard = 0;              // when its latest valid datagram arrived (0: never)
     nanos busy_heard = 0;              // when it last said BUSY: its application was away, not dead
     nanos last_sacked[kChannels] = {}; // when a SACK last showed a segment of that channel arrived
@@ -85,10 +88,7 @@ struct Peer {
     int failure_errno = 0;             // how: ECONNREFUSED (port closed) or a send's errno
     nanos first_failure = 0;           // when the first of them did
     nanos last_advance = 0;            // when an ACK last moved its send window (RTO restarts from it)
-    bool recovering = false;           // a timeout resent `una`; until una passes `recover`,
-    seq_t recover = 0;                 //   each ACK that moves the window resends the new una
-                                       //   at once (NewReno's partial ACKs: one hole per RTT)
-    nanos recovery_start = 0;          //   unless it was sent again since that timeout
+    nanos recovery_start = 0;          // recovering: the timeout's time (una sent again since is not resent)
 
     // Sending.
     SendWindow tx;                                // segments in flight
@@ -128,7 +128,7 @@ struct Peer {
     seq_t rack_seq[kChannels] = {};
     nanos rack_xmit[kChannels] = {};
     nanos rack_rtt = 0;
-    TxSegment *tail = nullptr;                    // the latest transmission in flight: the tail-loss probe's
+    TxSegment *tail[kChannels] = {};              // per channel, the latest transmission in flight: its tail-loss probe's
     RttEstimator rtt;                             // round trips to this peer (the table)
     RttEstimator response;                        // time until its ACKs arrive, holds included: the RTO
     RttEstimator cc_rtt;                          // the delay congestion control acts on (cc_delay)
@@ -154,6 +154,7 @@ struct Peer {
     seq_t echo_seq = 0;              // its sequence number
     nanos echo_arrival = 0;          // when that segment arrived (kernel/NIC stamp if any)
     uint32_t unacked_arrivals = 0;   // new segments since our last ACK
+    seq_t recover = 0;               // recovering (above): the end of the flight at the timeout (here: packs)
 
     rttcc_stats_t stats = {};        // this peer's counters
 };

@@ -85,6 +85,49 @@ static void test_a_lost_tail_is_probed(void **) {
     });
 }
 
+// A command-channel message (8 bytes) is lost, and a data-channel message
+// sent right after it arrives: RACK cannot tell from data-channel news
+// (each channel is its own FIFO), so the command channel's own tail carries
+// a probe.  Before, only the newest transmission overall did: the lost
+// command (an RMA request, a FIN) waited for the RTO while the data went on
+// (most of the 5 ms stalls at 0.1% drop on one host).
+static void test_a_lost_command_before_data_is_probed(void **) {
+    with_rack_and_without([](bool rack, std::vector<std::unique_ptr<Node>> &nodes, size_t warm) {
+        int lost = 0;
+        nodes[0]->faults->drop_if = [&](Channel ch, const TxDatagram &d) {
+            return ch == kCmd && header_of(d).type == static_cast<uint8_t>(PacketType::DATA) && !lost++;
+        };
+        const uint8_t byte = 42;
+        iovec iov{const_cast<uint8_t *>(&byte), 1};
+        std::vector<uint8_t> data = make_message(6, 3000);  // one data-channel segment
+        iovec data_iov{data.data(), data.size()};
+        const nanos start = now_of(nodes);
+        assert_int_equal(nodes[0]->engine->send(1, 9, &iov, 1, nullptr), RTTCC_DONE);
+        assert_int_equal(nodes[0]->engine->send(1, 10, &data_iov, 1, nullptr), RTTCC_DONE);
+        assert_true(run_until(nodes, [&] { return nodes[1]->received.size() == warm + 2; }, 10));
+        const nanos took = now_of(nodes) - start;
+        const rttcc_stats_t s = nodes[0]->engine->stats();
+        print_message("rack %d: the lost command arrived after %.0f us\n", rack, took / 1e3);
+        assert_true(lost >= 2);
+        bool got_byte = false, got_data = false;
+        for (size_t i = warm; i < nodes[1]->received.size(); ++i) {
+            got_byte |= nodes[1]->received[i].bytes == std::vector<uint8_t>{42};
+            got_data |= nodes[1]->received[i].bytes == data;
+        }
+        assert_true(got_byte && got_data);
+        if (rack) {
+            const Peer &p = *nodes[0]->engine->peer(1);  // the probe timeout (engine_rack.cc)
+            const nanos pto = std::max(2 * p.rtt.srtt() + usec(50), p.response.srtt() + 4 * p.response.rttvar());
+            assert_true(took <= pto + 3 * kRound);
+            assert_int_equal(s.retx_probe, 1);
+            assert_int_equal(s.retx_timeout, 0);
+        } else {
+            assert_true(took >= msec(2000));
+        }
+        assert_int_equal(nodes[1]->engine->stats().dup_segs, 0);
+    });
+}
+
 // Two segments of a ~100-segment message are lost, and the first one's
 // resend is lost again.  SACKs resend both holes in one pass; the second
 // resend's arrival shows the first was lost (same pass, lower sequence
@@ -226,6 +269,50 @@ static void test_a_peer_away_costs_one_probe(void **) {
     assert_int_equal(nodes[0]->engine->peer(1)->probe_shift, 1);
 }
 
+// Absences (node 1 away for 15 ms, ten times: each costs a spurious probe)
+// lengthen the probe timeout, by its doubling and by the slower answers,
+// but never past half the RTO (at least 20 ms here): a real tail loss
+// after them is still probed, before the timeout.  Before, the probe
+// timeout grew past the RTO, which then came first: probes stopped, and
+// every lost tail waited for the RTO.
+static void test_probes_stay_ahead_of_the_timeout(void **) {
+    MemNetwork net(4000);
+    auto nodes = make_nodes(net, 2, {}, [](rttcc_config_t &c) {
+        c.min_rto_us = 20000;
+        c.max_rto_us = 1000000;
+    });
+    const size_t warm = warm_up(nodes);
+    for (uint32_t i = 0; i < 10; ++i) {
+        std::vector<uint8_t> msg = make_message(10 + i, 20000);
+        send_big(nodes, msg);
+        only_node0(nodes, 15);
+        assert_true(run_until(nodes, [&] { return nodes[0]->completed.size() == i + 1; }, 1));
+    }
+    const Peer &p = *nodes[0]->engine->peer(1);
+    print_message("after 10 absences: probe shift %u\n", unsigned{p.probe_shift});
+    assert_true(p.probe_shift >= 1);  // the absences were seen
+    const nanos half_rto = std::max(p.response.rto(), msec(20)) / 2;
+    const rttcc_stats_t before = nodes[0]->engine->stats();
+    int lost = 0;
+    nodes[0]->faults->drop_if = [&](Channel, const TxDatagram &d) {
+        return header_of(d).type == static_cast<uint8_t>(PacketType::DATA) && !lost++;
+    };
+    const uint8_t byte = 42;
+    iovec iov{const_cast<uint8_t *>(&byte), 1};
+    const size_t received = nodes[1]->received.size();
+    const nanos start = now_of(nodes);
+    assert_int_equal(nodes[0]->engine->send(1, 9, &iov, 1, nullptr), RTTCC_DONE);
+    assert_true(run_until(nodes, [&] { return nodes[1]->received.size() == received + 1; }, 1));
+    const nanos took = now_of(nodes) - start;
+    const rttcc_stats_t after = nodes[0]->engine->stats();
+    print_message("the lost tail arrived after %.2f ms (half the RTO: %.2f ms)\n", took / 1e6, half_rto / 1e6);
+    assert_true(nodes[1]->received.back().bytes == std::vector<uint8_t>{42});
+    assert_true(took <= half_rto + 3 * kRound);
+    assert_int_equal(after.retx_timeout, before.retx_timeout);
+    assert_int_equal(after.retx_probe, before.retx_probe + 1);
+    (void) warm;
+}
+
 // Random loss both ways, every size, with rack: everything arrives once,
 // and no segment waits for the 2 s timeout.
 static void test_random_loss_never_waits_for_the_timeout(void **) {
@@ -246,10 +333,12 @@ static void test_random_loss_never_waits_for_the_timeout(void **) {
 int main() {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_a_lost_tail_is_probed),
+        cmocka_unit_test(test_a_lost_command_before_data_is_probed),
         cmocka_unit_test(test_a_lost_resend_is_found_by_time),
         cmocka_unit_test(test_resends_found_lost_do_not_back_off_the_timeout),
         cmocka_unit_test(test_timeouts_of_senders_lost_together_are_spread),
         cmocka_unit_test(test_a_peer_away_costs_one_probe),
+        cmocka_unit_test(test_probes_stay_ahead_of_the_timeout),
         cmocka_unit_test(test_random_loss_never_waits_for_the_timeout),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);
