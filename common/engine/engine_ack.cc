@@ -142,7 +142,9 @@ void Engine::process_ack(Peer &p, const PacketHeader &h, const uint8_t *payload,
         release_segment(*seg, RTTCC_OK);
     });
     const uint32_t sack_words = h.type == static_cast<uint8_t>(PacketType::ACK) ? h.payload_len / 8u : 0;
-    if (sack_words) freed += take_sack(p, h, payload, sack_words, now);
+    const uint32_t data_before = p.data_in_flight;
+    const uint32_t sacked = sack_words ? take_sack(p, h, payload, sack_words, now) : 0;
+    freed += data_before - p.data_in_flight;
     if (acked || freed || rtt) on_acked(p, freed, rtt, now);
     if (acked) {
         p.last_advance = now;
@@ -156,19 +158,19 @@ void Engine::process_ack(Peer &p, const PacketHeader &h, const uint8_t *payload,
         count(p, &rttcc_stats_t::dup_acks);
     }
     if (sack_words && cfg_.fast_retrans_dupacks) detect_losses(p);
-    if (cfg_.rack && (acked || freed)) rack_detect(p, now);
+    if (cfg_.rack && (acked || sacked)) rack_detect(p, now);  // news of either channel
     if (h.flags & kFlagResume) resend_turned_away(p);
     if ((acked || freed) && p.has_pending() && !p.sends_link.linked()) sends_.push_back(p);
 }
 
 // Marks what a SACK names as arrived: out of the hotel (no timer, never
-// resent) and, for data segments, off the credits.  Returns how many data
-// segments it newly marked.  Bits naming segments not in flight (ACKed
+// resent) and, for data segments, off the credits.  Returns how many
+// segments it newly marked, of either channel.  Bits naming segments not in flight (ACKed
 // since, or bogus) are ignored.  A new mark shows that the channel's
 // datagrams reach the peer (engine_loss.cc: dead peers).
 uint32_t Engine::take_sack(Peer &p, const PacketHeader &h, const uint8_t *payload, uint32_t words, nanos now) {
     const seq_t ack = h.ack;
-    uint32_t freed = 0;
+    uint32_t marked = 0;
     for (uint32_t w = 0; w < words; ++w) {
         uint64_t bits;
         std::memcpy(&bits, payload + 8 * w, sizeof bits);
@@ -182,13 +184,11 @@ uint32_t Engine::take_sack(Peer &p, const PacketHeader &h, const uint8_t *payloa
             rack_delivered(p, *seg, h.echo_tx_id, now);
             seq_t &high = p.sacked_high[seg->cmd_channel ? kCmd : kData];
             if (seq_gt(s, high)) high = s;
-            if (!seg->cmd_channel) {
-                --p.data_in_flight;
-                ++freed;
-            }
+            if (!seg->cmd_channel) --p.data_in_flight;
+            ++marked;
         }
     }
-    return freed;
+    return marked;
 }
 
 // Fast retransmit from SACKs: a segment is lost once a segment of its own
