@@ -165,9 +165,9 @@ void Engine::process_ack(Peer &p, const PacketHeader &h, const uint8_t *payload,
 
 // Marks what a SACK names as arrived: out of the hotel (no timer, never
 // resent) and, for data segments, off the credits.  Returns how many
-// segments it newly marked, of either channel.  Bits naming segments not in flight (ACKed
-// since, or bogus) are ignored.  A new mark shows that the channel's
-// datagrams reach the peer (engine_loss.cc: dead peers).
+// segments it newly marked, of either channel.  Bits naming segments not
+// in flight (ACKed since, or bogus) are ignored.  A new mark shows that the
+// channel's datagrams reach the peer (engine_loss.cc: dead peers).
 uint32_t Engine::take_sack(Peer &p, const PacketHeader &h, const uint8_t *payload, uint32_t words, nanos now) {
     const seq_t ack = h.ack;
     uint32_t marked = 0;
@@ -179,10 +179,10 @@ uint32_t Engine::take_sack(Peer &p, const PacketHeader &h, const uint8_t *payloa
             TxSegment *seg = p.tx.at(s);
             if (!seg || seg->sacked) continue;
             seg->sacked = true;
-            p.last_sacked[seg->cmd_channel ? kCmd : kData] = now;
+            p.last_sacked[seg->channel()] = now;
             unschedule(*seg);
             rack_delivered(p, *seg, h.echo_tx_id, now);
-            seq_t &high = p.sacked_high[seg->cmd_channel ? kCmd : kData];
+            seq_t &high = p.sacked_high[seg->channel()];
             if (seq_gt(s, high)) high = s;
             if (!seg->cmd_channel) --p.data_in_flight;
             ++marked;

@@ -92,7 +92,7 @@ void Engine::serve_resends(nanos now) {
         // from it does not count: a path that carries only the command
         // channel, or only small datagrams, is as good as dead.
         const nanos proof = std::max({seg->first_tx, p.last_advance, p.busy_heard,
-                                      p.last_sacked[seg->cmd_channel ? kCmd : kData]});
+                                      p.last_sacked[seg->channel()]});
         if (seg->resend == Resend::kTimeout && seg->retries >= 2 && now - proof >= give_up) {
             declare_dead(p, why_unanswered(p, now, *seg));
             continue;

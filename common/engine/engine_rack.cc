@@ -55,14 +55,15 @@ void Engine::probe_verdict(Peer &p, bool spurious) {
 nanos Engine::reorder_window(const Peer &p) const { return p.rtt.min() / 4; }
 
 // Starts a segment's timer after a transmission.  The latest transmission
-// to a peer on a channel is its tail and carries the tail-loss probe, when the peer has
-// an RTT, the probe comes first and the segment was not probed already.
+// to a peer on a channel is that channel's tail and carries the tail-loss
+// probe, when the peer has an RTT, the probe comes first and the segment
+// was not probed already.
 // The previous tail keeps its probe deadline: most segments are ACKed
 // before it, and probe_due gives the others their RTO then, off the send path.
 void Engine::arm_timer(TxSegment &seg, nanos now) {
     Peer &p = *seg.peer;
     const nanos rto_at = now + rto(seg);
-    p.tail[seg.cmd_channel ? kCmd : kData] = &seg;
+    p.tail[seg.channel()] = &seg;
     seg.timer = Timer::kRto;
     if (cfg_.rack && !seg.probed && p.rtt.samples() && !peer_away(p)) {
         const nanos probe_at = now + probe_timeout(p);
@@ -79,7 +80,7 @@ void Engine::arm_timer(TxSegment &seg, nanos now) {
 // tail; later if ACKs moved the window since (the flight drains); else the probe.
 void Engine::probe_due(TxSegment &seg, nanos now) {
     Peer &p = *seg.peer;
-    const bool tail = &seg == p.tail[seg.cmd_channel ? kCmd : kData];
+    const bool tail = &seg == p.tail[seg.channel()];
     const nanos restart = std::max(seg.last_tx, p.last_advance) + probe_timeout(p);
     if (tail && restart > now && restart < seg.last_tx + rto(seg)) {
         hotel_.check_in(seg, restart);
@@ -106,7 +107,7 @@ static bool sent_before(const Peer &p, int ch, nanos when, seq_t seq) {
 // its timestamps).
 void Engine::rack_delivered(Peer &p, const TxSegment &seg, uint32_t echo, nanos now) {
     if (seg.retries && echo != seg.tx_id) return;
-    const int ch = seg.cmd_channel ? kCmd : kData;
+    const int ch = seg.channel();
     if (sent_before(p, ch, seg.last_tx, seg.seq)) return;
     p.rack_xmit[ch] = seg.last_tx;
     p.rack_seq[ch] = seg.seq;
@@ -123,7 +124,7 @@ void Engine::rack_detect(Peer &p, nanos now) {
         TxSegment *seg = p.tx.at(s);
         if (!sent_before(p, kCmd, seg->first_tx, s) && !sent_before(p, kData, seg->first_tx, s)) break;
         if (seg->sacked || !seg->in_hotel || seg->timer == Timer::kReorder) continue;
-        if (!sent_before(p, seg->cmd_channel ? kCmd : kData, seg->last_tx, s)) continue;
+        if (!sent_before(p, seg->channel(), seg->last_tx, s)) continue;
         const nanos due = seg->last_tx + p.rack_rtt + reo;
         if (due <= now) {
             queue_resend(*seg, Resend::kReorder);

@@ -117,7 +117,7 @@ bool Engine::sender_waits(const Peer &p, const TxSegment &seg) const {
     const TxMessage &m = *seg.msg;
     if (m.ack_now && seg.offset + seg.len == m.len) return true;
     // Ends what is queued, and someone waits for it (not a reply).
-    const bool ends_queue = m.all_cut && !m.reply && p.pending[seg.cmd_channel ? kCmd : kData].is_back(m);
+    const bool ends_queue = m.all_cut && !m.reply && p.pending[seg.channel()].is_back(m);
     const bool flush_follows = m.put_addr || m.tag == RTTCC_TAG_RMA;  // a put or an RMA request
     if (seg.cmd_channel) return flush_follows && ends_queue;
     if (p.data_in_flight >= data_cap(p) || p.tx.full() || seg.retries) return true;
@@ -180,7 +180,7 @@ void Engine::cut_segment(Peer &p, TxMessage &m, nanos now) {
 }
 
 void Engine::transmit(TxSegment &seg, nanos now) {
-    const Channel ch = seg.cmd_channel ? kCmd : kData;
+    const Channel ch = seg.channel();
     const TxMessage &m = *seg.msg;
     PacketHeader &h = stage(ch, *seg.peer, Staged::kSegment, &seg);
     const bool whole = seg.offset == 0 && seg.len == m.len && !m.put_addr;
@@ -311,7 +311,7 @@ void Engine::unschedule(TxSegment &seg) {
         hotel_.check_out(seg);
     else if (seg.link.linked())
         resends_.remove(seg);
-    TxSegment *&tail = seg.peer->tail[seg.cmd_channel ? kCmd : kData];
+    TxSegment *&tail = seg.peer->tail[seg.channel()];
     if (&seg == tail) tail = nullptr;
 }
 

@@ -90,6 +90,8 @@ struct TxSegment {
     Resend resend = Resend::kNone;  // why it is on the resend list
     bool sacked = false;       // a selective ACK says it arrived: no timer, no credit
     bool asked_ack = false;    // its latest transmission asked for an ACK at once (kFlagAckNow)
+
+    Channel channel() const { return cmd_channel ? kCmd : kData; }
 };
 
 // Names one transmission of one segment: the low 16 bits of its sequence
