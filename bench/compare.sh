@@ -15,8 +15,8 @@
 # -bibw: both ranks of a pair send at once (osu_bibw).
 # -testbed: from 2 KiB up, each size is also ping-ponged over plain UDP at
 # MTU 1500 with GSO and GRO (udp_pingpong -gso, no engine): the floor of any
-# UDP transport on that path.  A size whose floor is above 0.9x tcp's latency (the issue's
-# target) is marked "bound".
+# UDP transport on that path.  A size whose floor is above 0.9x tcp's
+# latency (issue 18's target) is marked "bound".
 # -raw FILE: also write "bytes rttcc_us tcp_us rttcc_MBps tcp_MBps" lines
 # (the medians) and "# udp US" to FILE, for bench/perf_table.sh.
 set -euo pipefail
@@ -67,22 +67,6 @@ fi_pp() {
     "${client[@]}" timeout 30 fi_pingpong -p udp -e dgram -S 8 -I 20000 "$peer" 2>/dev/null | awk '$1 == 8 { print $7 }'
     wait
 }
-# udp_pingpong -gso at every size from 2 KiB to max; its command has "_ _"
-# where the size and the iterations go.
-gso_floors() {
-    local size iters args
-    for ((size = 2048; size <= max; size *= 2)); do
-        iters=$((size >= 1048576 ? 100 : size >= 131072 ? 500 : 2000))
-        args=("$@")
-        for i in "${!args[@]}"; do
-            [ "${args[$i]}" = _ ] && { args[$i]=$size; break; }
-        done
-        for i in "${!args[@]}"; do
-            [ "${args[$i]}" = _ ] && { args[$i]=$iters; break; }
-        done
-        "${args[@]}" >>"$work/gso" || echo "compare.sh: udp_pingpong -gso $size failed" >&2
-    done
-}
 for ((r = 0; r < runs; ++r)); do
     bench rttcc "$work/rttcc.$r"
     bench tcp "$work/tcp.$r"
@@ -91,7 +75,10 @@ for ((r = 0; r < runs; ++r)); do
         ip netns exec "$p-h1" "$work/udp_pingpong" 8 20000 3 "$net.1" "$p-h2" "$net.2" >>"$work/udp"
         ip netns exec "$p-h1" "$work/udp_pingpong" -wire 8 20000 3 "$net.1" "$p-h2" "$net.2" >>"$work/wire"
         ip netns exec "$p-h1" "$work/engine_pingpong" 8 20000 3 "$net.1" "$p-h2" "$net.2" >>"$work/engine"
-        gso_floors ip netns exec "$p-h1" "$work/udp_pingpong" -gso _ _ 1 "$net.1" "$p-h2" "$net.2"
+        for ((size = 2048; size <= max; size *= 2)); do  # the floor per size (fewer round trips when large)
+            ip netns exec "$p-h1" "$work/udp_pingpong" -gso "$size" $((size >= 1048576 ? 100 : size >= 131072 ? 500 : 2000)) 1 \
+                "$net.1" "$p-h2" "$net.2" >>"$work/gso.$r" || echo "compare.sh: udp_pingpong -gso $size failed" >&2
+        done
     else
         "$work/udp_pingpong" 8 20000 3 >>"$work/udp"
         "$work/udp_pingpong" -wire 8 20000 3 >>"$work/wire"
@@ -119,8 +106,7 @@ echo "# medians of $runs runs each (rttcc_bench -reps 3 ${bench_args[*]}), $np r
 printf '# %-9s %12s %12s %9s %14s %14s %9s %10s %10s\n' bytes rttcc_us tcp_us tcp/rttcc rttcc_MB/s tcp_MB/s rttcc/tcp floor_us floor/tcp
 join "$work/rl" "$work/tl" | join - "$work/rb" | join - "$work/tb" | sort -n >"$work/all"
 : >"$work/floor"
-[ -f "$work/gso" ] && sort -n "$work/gso" | awk '{ v[$1] = v[$1] " " $2 } END { for (s in v) print s, v[s] }' |
-    while read -r size vals; do echo "$size $(echo "$vals" | tr ' ' '\n' | median_of)"; done | sort -n >"$work/floor"
+compgen -G "$work/gso.*" >/dev/null && medians gso 2 >"$work/floor"
 awk 'FILENAME == ARGV[1] { f[$1] = $2; next }
      { fl = ($1 in f) ? sprintf("%10.2f %10.2f%s", f[$1], f[$1] / $3, f[$1] / $3 > 0.9 ? " bound" : "") : sprintf("%10s %10s", "-", "-")
        printf "  %-9s %12.2f %12.2f %9.2f %14.1f %14.1f %9.2f %s\n", $1, $2, $3, $3 / $2, $4, $5, ($5 > 0 ? $4 / $5 : 0), fl }' \

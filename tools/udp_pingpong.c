@@ -197,6 +197,12 @@ static struct side open_side(const char *addr, struct sockaddr_in *bound)
     return s;
 }
 
+/* The message's byte i, which the run checks came back. */
+static char pattern(size_t i)
+{
+    return (char) (i * 131 + 7);
+}
+
 static int cmp(const void *a, const void *b)
 {
     double x = *(const double *) a, y = *(const double *) b;
@@ -226,7 +232,7 @@ int main(int argc, char **argv)
         return 2;
     }
     for (size_t i = 0; i < size; ++i) {
-        buf[i] = (char) (i * 131 + 7);
+        buf[i] = pattern(i);
     }
     if (0 == fork()) { /* the echo side: tells its address through the pipe */
         if (echo_ns) {
@@ -261,7 +267,7 @@ int main(int argc, char **argv)
     }
     wait(NULL);
     for (size_t i = 0; i < size; ++i) {
-        if (buf[i] != (char) (i * 131 + 7)) {
+        if (buf[i] != pattern(i)) {
             fprintf(stderr, "udp_pingpong: byte %zu came back changed\n", i);
             return 1;
         }
