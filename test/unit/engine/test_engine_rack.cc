@@ -137,19 +137,17 @@ static void test_a_lost_command_before_data_is_probed(void **) {
 // host timed out this way.  With `back`, node 1 streams data to node 0
 // meanwhile, whose segments carry ACKs (without SACKs) too.
 static void sack_of_a_command(bool back) {
-    static bool g_back;
-    g_back = back;
-    with_rack_and_without([](bool rack, std::vector<std::unique_ptr<Node>> &nodes, size_t warm) {
+    with_rack_and_without([back](bool rack, std::vector<std::unique_ptr<Node>> &nodes, size_t warm) {
         std::vector<uint8_t> stream = make_message(7, 20000);
         size_t streamed = 0;
         const size_t back_before = nodes[0]->received.size();
         auto pump = [&] {  // node 1 keeps 4 messages in flight to node 0
             iovec is{stream.data(), stream.size()};
-            if (g_back && nodes[0]->received.size() + 4 > back_before + streamed &&
+            if (back && nodes[0]->received.size() + 4 > back_before + streamed &&
                 nodes[1]->engine->send(0, 11, &is, 1, nullptr) >= 0)
                 ++streamed;
         };
-        assert_true(run_until(nodes, [&] { pump(); return !g_back || nodes[0]->received.size() > back_before + 4; }, 1));
+        assert_true(run_until(nodes, [&] { pump(); return !back || nodes[0]->received.size() > back_before + 4; }, 1));
         int lost = 0;
         nodes[0]->faults->drop_if = [&](Channel ch, const TxDatagram &d) {
             return ch == kCmd && header_of(d).type == static_cast<uint8_t>(PacketType::DATA) && !lost++;
@@ -163,7 +161,7 @@ static void sack_of_a_command(bool back) {
         assert_true(run_until(nodes, [&] { pump(); return nodes[1]->received.size() == warm + 2; }, 10));
         const nanos took = now_of(nodes) - start;
         const rttcc_stats_t s = nodes[0]->engine->stats();
-        print_message("rack %d, data back %d: the lost command arrived after %.0f us\n", rack, g_back, took / 1e3);
+        print_message("rack %d, data back %d: the lost command arrived after %.0f us\n", rack, back, took / 1e3);
         if (rack) {
             assert_true(took <= 10 * kRound);
             assert_int_equal(s.retx_rack, 1);
@@ -172,7 +170,7 @@ static void sack_of_a_command(bool back) {
             assert_true(took >= kSlowRto);
         }
         assert_int_equal(nodes[1]->engine->stats().dup_segs, 0);
-        if (g_back) assert_true(streamed > streamed_before);  // data went back meanwhile
+        if (back) assert_true(streamed > streamed_before);  // data went back meanwhile
     });
 }
 static void test_a_sack_of_a_command_is_news(void **) { sack_of_a_command(false); }
@@ -331,7 +329,7 @@ static void test_probes_stay_ahead_of_the_timeout(void **) {
         c.min_rto_us = 20000;
         c.max_rto_us = 1000000;
     });
-    const size_t warm = warm_up(nodes);
+    warm_up(nodes);
     for (uint32_t i = 0; i < 10; ++i) {
         std::vector<uint8_t> msg = make_message(10 + i, 20000);
         send_big(nodes, msg);
@@ -360,7 +358,6 @@ static void test_probes_stay_ahead_of_the_timeout(void **) {
     assert_true(took <= half_rto + 3 * kRound);
     assert_int_equal(after.retx_timeout, before.retx_timeout);
     assert_int_equal(after.retx_probe, before.retx_probe + 1);
-    (void) warm;
 }
 
 // Random loss both ways, every size, with rack: everything arrives once,
