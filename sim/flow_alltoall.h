@@ -46,6 +46,7 @@
 #include <vector>
 
 #include "alltoall.h"
+#include "cc/rtt_estimator.h"
 #include "flow_fabric.h"
 #include "rttcc/config.h"
 #include "rttcc/exchange.h"
@@ -53,24 +54,23 @@
 namespace rttcc::sim {
 
 // What the ranks' RTT tables have learned, per class and the kind of peer
-// (its class, within the class's leaf or not): the smoothed RTT of the
-// channels that ended there (RFC 6298's gain).  Kept across calls, it is the
-// warm table of the next one.
+// (its class, within the class's leaf or not): the engine's estimator fed
+// the smoothed RTT of each channel that ended there.  Kept across calls, it
+// is the warm table of the next one.
 class FlowRttTable {
 public:
     // 0: nothing learned yet.
     nanos srtt(uint32_t cls, uint32_t dest, bool same_leaf) const {
-        const auto it = srtt_.find(key(cls, dest, same_leaf));
-        return it == srtt_.end() ? 0 : static_cast<nanos>(it->second);
+        const auto it = rtt_.find(key(cls, dest, same_leaf));
+        return it == rtt_.end() ? 0 : it->second.srtt();
     }
     void observe(uint32_t cls, uint32_t dest, bool same_leaf, nanos rtt) {
-        const auto [it, fresh] = srtt_.emplace(key(cls, dest, same_leaf), static_cast<double>(rtt));
-        if (!fresh) it->second += (static_cast<double>(rtt) - it->second) / 8;
+        rtt_[key(cls, dest, same_leaf)].on_sample(rtt);
     }
 
 private:
     static uint64_t key(uint32_t cls, uint32_t dest, bool same) { return uint64_t{cls} << 33 | uint64_t{dest} << 1 | same; }
-    std::map<uint64_t, double> srtt_;
+    std::map<uint64_t, RttEstimator> rtt_;
 };
 
 struct FlowAlltoallConfig {
