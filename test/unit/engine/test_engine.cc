@@ -98,6 +98,28 @@ static void test_sack_resends_a_lost_burst_at_once(void **) {
     assert_int_equal(nodes[0]->engine->peer(1)->data_in_flight, 0);  // every credit came back
 }
 
+// A send, or a pass, sends at most about 1 MiB of new data, however large
+// the path's datagrams: nothing is read while the wire copies, and 16 MiB at
+// once (the window of 256 loopback segments of 64 KiB) held a peer's
+// commands for longer than the RTO's floor.  The rest goes in later passes.
+static void test_a_call_sends_about_a_mebibyte(void **) {
+    MemNetwork net(65536);
+    auto nodes = make_nodes(net, 2, {}, [](rttcc_config_t &c) { c.max_message = 4 << 20; });
+    const auto queued = [&] {
+        size_t n = 0;
+        for (const auto &d : net.queue(1, kData)) n += d.size();
+        return n;
+    };
+    const std::vector<uint8_t> msg = make_message(5, 4 << 20);
+    iovec iov{const_cast<uint8_t *>(msg.data()), msg.size()};
+    assert_int_equal(nodes[0]->engine->send(1, 3, &iov, 1, nullptr), RTTCC_OK);
+    assert_in_range(queued(), 1 << 20, (1 << 20) + 65536);  // the budget, give or take a segment's headers
+    nodes[0]->engine->progress();
+    assert_in_range(queued(), 2 << 20, (2 << 20) + 2 * 65536);
+    assert_true(run_until(nodes, [&] { return nodes[1]->received.size() == 1; }, 200));
+    assert_true(nodes[1]->received[0].bytes == msg);
+}
+
 static void test_ack_delay_is_subtracted(void **) {
     MemNetwork net(4000);
     // The receiver holds standalone ACKs for 30 ms (well inside the RTO, so
@@ -522,6 +544,7 @@ int main() {
         cmocka_unit_test(test_every_size_arrives_intact),
         cmocka_unit_test(test_drops_are_recovered),
         cmocka_unit_test(test_sack_resends_a_lost_burst_at_once),
+        cmocka_unit_test(test_a_call_sends_about_a_mebibyte),
         cmocka_unit_test(test_timeouts_resend_only_the_lost),
         cmocka_unit_test(test_ack_delay_is_subtracted),
         cmocka_unit_test(test_next_due_is_when_timed_work_happens),
