@@ -209,11 +209,12 @@ private:
     uint32_t data_cap(const Peer &p) const;
     bool sender_waits(const Peer &p, const TxSegment &seg) const;
     void pump(Peer &p, nanos now, uint32_t budget);
-    // New data one call (a pass, or a send) sends at most: the wire's send
-    // calls copy every byte in this thread (on loopback they deliver it too)
-    // and nothing is read meanwhile, so the peers' ACKs and commands wait.
-    // The window of 256 loopback segments of 64 KiB, 16 MiB in one pass,
-    // took 6.6 ms, past the RTO's 5 ms floor: a peer's FINs to us timed out.
+    // New data one call (a pass, or a send) sends at most, and what a pass
+    // reads at most (give or take a burst): the wire copies every byte in
+    // this thread (on loopback its send calls deliver it too) and nothing
+    // else is done meanwhile, so the peers' ACKs and commands wait.  The
+    // window of 256 loopback segments of 64 KiB, 16 MiB in one pass, took
+    // 6.6 ms, past the RTO's 5 ms floor: a peer's FINs to us timed out.
     static constexpr uint64_t kPassBytes = 1u << 20;
     void serve_sends(nanos now);
     uint32_t segments_within(const Peer &p, uint64_t bytes) const;
@@ -230,7 +231,7 @@ private:
     Channel channel_for(const TxMessage &m) const;
 
     // engine_rx.cc
-    int receive(Channel ch, int *got);
+    int receive(Channel ch, int *got, size_t *read);
     bool handle_datagram(Channel ch, const RxDatagram &d, nanos now);
     Peer *sender_of(Channel ch, const RxDatagram &d, const PacketHeader **h);
     bool deliverable(const Peer &p, const PacketHeader &h) const;

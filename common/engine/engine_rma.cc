@@ -89,7 +89,7 @@ int Engine::send_request(Peer &p, RmaRequest &r, const iovec *iov, int iovcnt, v
         m.cookie = cookie;
     }
     enqueue(p, m);
-    pump(p, now, UINT32_MAX);
+    pump(p, now, segments_within(p, kPassBytes));
     flush_all();
     return copy ? RTTCC_DONE : RTTCC_OK;
 }

@@ -12,16 +12,19 @@ Reassembly::Chunk chunk_of(const PacketHeader &h, const uint8_t *payload) {
 }
 }  // namespace
 
-// One burst from a channel; returns how many messages it delivered and sets
-// *got to the datagrams it read.  The clock is read once the burst is in:
+// One burst from a channel; returns how many messages it delivered, sets
+// *got to the datagrams it read and adds their bytes to *read.  The clock is read once the burst is in:
 // that is the arrival time of its datagrams on the engine's own clock.
-int Engine::receive(Channel ch, int *got) {
+int Engine::receive(Channel ch, int *got, size_t *read) {
     const int n = wire_->rx_burst(ch, rx_.data(), static_cast<int>(rx_.size()));
     *got = n;
     if (n <= 0) return 0;
     const nanos now = clock_.now();
     int delivered = 0;
-    for (int i = 0; i < n; ++i) delivered += handle_datagram(ch, rx_[i], now);
+    for (int i = 0; i < n; ++i) {
+        *read += rx_[i].len;
+        delivered += handle_datagram(ch, rx_[i], now);
+    }
     send_burst_acks();
     return delivered;
 }

@@ -120,6 +120,24 @@ static void test_a_call_sends_about_a_mebibyte(void **) {
     assert_true(nodes[1]->received[0].bytes == msg);
 }
 
+// And a pass reads about as much: a burst of 32 datagrams of 64 KiB (2 MiB)
+// is over the budget, so a pass takes one burst where it took up to eight,
+// copying 16 MiB in and out with nothing sent meanwhile.
+static void test_a_pass_reads_about_a_mebibyte(void **) {
+    MemNetwork net(65536);
+    auto nodes = make_nodes(net, 2, {}, [](rttcc_config_t &c) { c.max_message = 4 << 20; });
+    const std::vector<uint8_t> msg = make_message(6, 4 << 20);
+    iovec iov{const_cast<uint8_t *>(msg.data()), msg.size()};
+    assert_int_equal(nodes[0]->engine->send(1, 3, &iov, 1, nullptr), RTTCC_OK);
+    while (nodes[0]->engine->peer(1)->has_pending()) nodes[0]->engine->progress();  // node 1 reads nothing yet
+    const size_t sent = net.queue(1, kData).size();
+    assert_true(sent > 64);  // more than two bursts
+    nodes[1]->engine->progress();
+    assert_int_equal(sent - net.queue(1, kData).size(), nodes[1]->engine->config().rx_batch);
+    assert_true(run_until(nodes, [&] { return nodes[1]->received.size() == 1; }, 200));
+    assert_true(nodes[1]->received[0].bytes == msg);
+}
+
 static void test_ack_delay_is_subtracted(void **) {
     MemNetwork net(4000);
     // The receiver holds standalone ACKs for 30 ms (well inside the RTO, so
@@ -545,6 +563,7 @@ int main() {
         cmocka_unit_test(test_drops_are_recovered),
         cmocka_unit_test(test_sack_resends_a_lost_burst_at_once),
         cmocka_unit_test(test_a_call_sends_about_a_mebibyte),
+        cmocka_unit_test(test_a_pass_reads_about_a_mebibyte),
         cmocka_unit_test(test_timeouts_resend_only_the_lost),
         cmocka_unit_test(test_ack_delay_is_subtracted),
         cmocka_unit_test(test_next_due_is_when_timed_work_happens),
