@@ -169,6 +169,43 @@ static void test_a_large_get_replies_from_the_window_until_revoked(void **) {
     assert_int_equal(bad_requests(*nodes[1]), 0);
 }
 
+// A request and a reply go about 1 MiB at once (Engine::kPassBytes), as
+// any send: the whole window of 64 KiB datagrams at once kept a process
+// from reading for milliseconds.  An accumulate of 4 MiB leaves its call
+// with 1 MiB; a get of it, served in one pass, leaves with as much.  Both
+// land whole.
+static void test_requests_and_replies_go_about_a_mebibyte_at_once(void **) {
+    MemNetwork net(65536);
+    auto nodes = make_nodes(net, 2, {}, [](rttcc_config_t &c) { c.max_message = (4 << 20) + 4096; });  // and a header
+    Handles h(nodes);
+    const uint32_t w = open_window(h, 1);
+    const size_t n = 1 << 20;  // int32s: 4 MiB
+    std::vector<int32_t> window(n, 1), add(n);
+    for (size_t i = 0; i < n; ++i) add[i] = static_cast<int32_t>(i);
+    const uint32_t key = expose(h, 1, w, 0, window.data(), n * 4);
+    const auto queued = [&](uint32_t to) {
+        size_t bytes = 0;
+        for (const auto &d : net.queue(to, kData)) bytes += d.size();
+        return bytes;
+    };
+    const iovec ia{add.data(), n * 4};
+    int done;
+    assert_int_equal(rttcc_rma_accumulate(h[0], 1, key, 0, RTTCC_RMA_SUM, RTTCC_RMA_INT32, &ia, 1, 0, kTag, &done),
+                     RTTCC_OK);
+    assert_in_range(queued(1), 1 << 20, (1 << 20) + 65536);
+    assert_true(run_until(nodes, [&] { return position(nodes[0]->completed, &done) == 0; }, 200));  // the buffer is free
+    assert_true(run_until(nodes, [&] { return window.back() == static_cast<int32_t>(n); }, 200));  // and it is applied
+    for (size_t i = 0; i < n; ++i) assert_int_equal(window[i], static_cast<int32_t>(i) + 1);
+
+    std::vector<int32_t> got(n);
+    const uint32_t grant = nodes[0]->engine->grant(1, got.data(), n * 4);
+    assert_int_equal(rttcc_rma_get(h[0], 1, key, 0, n * 4, grant, kTag), RTTCC_DONE);
+    nodes[1]->engine->progress();  // serves it
+    assert_in_range(queued(0), 1 << 20, (1 << 20) + 2 * 65536);  // and the segment that crossed the budget
+    assert_true(run_until(nodes, [&] { return replies(*nodes[0], grant) == 1; }, 200));
+    assert_true(got == window);
+}
+
 // Requests the target cannot check are dropped whole (drop_bad_put) and
 // nothing is read or written: past the exposure's end, a key exposed to
 // another peer, a grant that notifies, a silent grant of no window, a
@@ -601,6 +638,7 @@ int main() {
         cmocka_unit_test(test_a_get_lands_in_the_reply_grant),
         cmocka_unit_test(test_a_reply_does_not_ask_for_its_ack),
         cmocka_unit_test(test_a_large_get_replies_from_the_window_until_revoked),
+        cmocka_unit_test(test_requests_and_replies_go_about_a_mebibyte_at_once),
         cmocka_unit_test(test_requests_outside_an_exposure_are_dropped),
         cmocka_unit_test(test_accumulates_sum_and_fetch_the_old_values),
         cmocka_unit_test(test_compare_and_swap_swaps_only_on_equality),
