@@ -13,8 +13,9 @@ Reassembly::Chunk chunk_of(const PacketHeader &h, const uint8_t *payload) {
 }  // namespace
 
 // One burst from a channel; returns how many messages it delivered, sets
-// *got to the datagrams it read and adds their bytes to *read.  The clock is read once the burst is in:
-// that is the arrival time of its datagrams on the engine's own clock.
+// *got to the datagrams it read and adds their bytes to *read.  The clock
+// is read once the burst is in: that is the arrival time of its datagrams
+// on the engine's own clock.
 int Engine::receive(Channel ch, int *got, size_t *read) {
     const int n = wire_->rx_burst(ch, rx_.data(), static_cast<int>(rx_.size()));
     *got = n;
