@@ -208,7 +208,7 @@ private:
     bool has_room(const Peer &p, const TxMessage &m) const;
     uint32_t data_cap(const Peer &p) const;
     bool sender_waits(const Peer &p, const TxSegment &seg) const;
-    void pump(Peer &p, nanos now, uint32_t budget);
+    uint64_t pump(Peer &p, nanos now, uint32_t budget);
     // New data one call (a pass, or a send) sends at most, and what a pass
     // reads at most (give or take a burst): the wire copies every byte in
     // this thread (on loopback its send calls deliver it too) and nothing
@@ -218,7 +218,7 @@ private:
     static constexpr uint64_t kPassBytes = 1u << 20;
     void serve_sends(nanos now);
     uint32_t segments_within(const Peer &p, uint64_t bytes) const;
-    void cut_segment(Peer &p, TxMessage &m, nanos now);
+    uint32_t cut_segment(Peer &p, TxMessage &m, nanos now);
     void transmit(TxSegment &seg, nanos now);
     PacketHeader &stage(Channel ch, Peer &p, Staged kind, TxSegment *seg);
     void flush(Channel ch);

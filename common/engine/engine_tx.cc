@@ -125,24 +125,27 @@ bool Engine::sender_waits(const Peer &p, const TxSegment &seg) const {
 }
 
 // Cuts and sends the peer's queued messages, command channel first, while
-// its window, its credits and the wire allow; keeps the peer in the sends
-// queue while it could go on.
-void Engine::pump(Peer &p, nanos now, uint32_t budget) {
+// its window, its credits, the wire and `budget` (segments) allow; keeps
+// the peer in the sends queue while it could go on.  Returns the payload
+// bytes it sent.
+uint64_t Engine::pump(Peer &p, nanos now, uint32_t budget) {
+    uint64_t sent = 0;
     for (auto &queue : p.pending) {
         while (TxMessage *m = queue.front()) {
             if (!budget || wire_full_) {  // more to send: serve_sends comes back to it
                 if (!p.sends_link.linked()) sends_.push_back(p);
-                return;
+                return sent;
             }
             if (!has_room(p, *m)) {
                 count(p, &rttcc_stats_t::window_stalls);
-                return;  // an ACK re-queues the peer
+                return sent;  // an ACK re-queues the peer
             }
-            cut_segment(p, *m, now);
+            sent += cut_segment(p, *m, now);
             if (m->all_cut) queue.remove(*m);
             --budget;
         }
     }
+    return sent;
 }
 
 // Round robin over peers with sends, a burst each, so no peer starves the
@@ -156,9 +159,7 @@ void Engine::serve_sends(nanos now) {
     for (size_t i = 0; i < rounds && !wire_full_ && left; ++i) {
         Peer *p = sends_.pop_front();
         if (!p) break;
-        const uint64_t before = stats_.bytes_tx;
-        pump(*p, now, std::min(kBurst, segments_within(*p, left)));
-        left -= std::min(left, stats_.bytes_tx - before);
+        left -= std::min(left, pump(*p, now, std::min(kBurst, segments_within(*p, left))));
     }
 }
 
@@ -167,7 +168,8 @@ uint32_t Engine::segments_within(const Peer &p, uint64_t bytes) const {
     return static_cast<uint32_t>(std::clamp<uint64_t>(bytes / p.seg_payload, 1, UINT32_MAX));
 }
 
-void Engine::cut_segment(Peer &p, TxMessage &m, nanos now) {
+// Returns the segment's payload bytes.
+uint32_t Engine::cut_segment(Peer &p, TxMessage &m, nanos now) {
     const Channel ch = channel_for(m);
     TxSegment &seg = *segments_.get();
     seg.peer = &p;
@@ -185,6 +187,7 @@ void Engine::cut_segment(Peer &p, TxMessage &m, nanos now) {
     count(p, &rttcc_stats_t::segs_tx);
     count(p, &rttcc_stats_t::bytes_tx, seg.len);
     transmit(seg, now);
+    return seg.len;
 }
 
 void Engine::transmit(TxSegment &seg, nanos now) {
