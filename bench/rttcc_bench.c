@@ -2,7 +2,7 @@
  * rttcc_bench: OSU-style latency and bandwidth between pairs of ranks
  * (0-1, 2-3, ...), verifying the data it moves.
  *
- *   mpirun -np 2 ./rttcc_bench [-max BYTES] [-reps N] [-bibw]
+ *   mpirun -np 2 ./rttcc_bench [-min BYTES] [-max BYTES] [-reps N] [-bibw]
  *
  * Prints one line per size: size, one-way latency (us, median of N
  * repetitions of a timed ping-pong loop, pair 0-1) and bandwidth (MB/s,
@@ -110,7 +110,7 @@ static double bandwidth_mbs(int rank, unsigned char *buf, unsigned char *rbuf, s
 
 int main(int argc, char **argv)
 {
-    size_t max = 4u << 20;
+    size_t min = 0, max = 4u << 20;
     int reps = 5, rank, nprocs, bidirectional = 0;
 
     MPI_Init(&argc, &argv);
@@ -121,6 +121,8 @@ int main(int argc, char **argv)
     for (int i = 1; i < argc; ++i) {
         if (0 == strcmp(argv[i], "-bibw")) {
             bidirectional = 1;
+        } else if (i + 1 < argc && 0 == strcmp(argv[i], "-min")) {
+            min = strtoull(argv[++i], NULL, 0);
         } else if (i + 1 < argc && 0 == strcmp(argv[i], "-max")) {
             max = strtoull(argv[++i], NULL, 0);
         } else if (i + 1 < argc && 0 == strcmp(argv[i], "-reps")) {
@@ -131,7 +133,7 @@ int main(int argc, char **argv)
     }
     if (bad || nprocs < 2 || nprocs % 2 || reps < 1 || reps > 99) {
         if (0 == rank) {
-            fprintf(stderr, "usage: mpirun -np 2|4|... rttcc_bench [-max BYTES] [-reps 1..99] [-bibw]\n");
+            fprintf(stderr, "usage: mpirun -np 2|4|... rttcc_bench [-min BYTES] [-max BYTES] [-reps 1..99] [-bibw]\n");
         }
         MPI_Finalize();
         return 1;
@@ -140,7 +142,7 @@ int main(int argc, char **argv)
     if (0 == rank) {
         printf("# %-10s %14s %14s\n", "bytes", "latency_us", "bandwidth_MB/s");
     }
-    for (size_t size = 0; size <= max; size = size ? size * 2 : 1) {
+    for (size_t size = min; size <= max; size = size ? size * 2 : 1) {
         double lat[99], bw[99];
         for (int r = 0; r < reps; ++r) {
             for (size_t i = 0; i < size; ++i) {

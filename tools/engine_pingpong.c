@@ -28,6 +28,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../tools/engine_tool.h"
 #include "../tools/udp_tool.h"
 #include "rttcc/config.h"
 #include "rttcc/engine.h"
@@ -47,62 +48,11 @@ static double now_us(void)
     return t.tv_sec * 1e6 + t.tv_nsec / 1e3;
 }
 
-/* Sets one parameter from text (the way an MCA string would); false if
- * the text is not a value of it. */
-static bool set_param(rttcc_config_t *c, const rttcc_param_t *p, const char *v)
-{
-    char *field = (char *) c + p->offset, *end = NULL;
-    switch (p->type) {
-    case RTTCC_PARAM_UINT: {
-        const unsigned long x = strtoul(v, &end, 0);
-        if (end == v || *end) return false;
-        *(unsigned *) field = (unsigned) x;
-        return true;
-    }
-    case RTTCC_PARAM_BOOL:
-        *(bool *) field = !strcmp(v, "1") || !strcmp(v, "true");
-        return true;
-    case RTTCC_PARAM_DOUBLE:
-        *(double *) field = strtod(v, &end);
-        return end != v && !*end;
-    case RTTCC_PARAM_STRING:
-        *(const char **) field = v;
-        return true;
-    case RTTCC_PARAM_ENUM:
-        for (const rttcc_enum_value_t *e = p->values; e && e->name; ++e)
-            if (!strcmp(e->name, v)) {
-                *(int *) field = e->value;
-                return true;
-            }
-        return false;
-    }
-    return false;
-}
-
-/* RTTCC_<NAME>=value for each parameter of the config, as mpirun's
- * --mca rttcc_<name> would set it. */
-static void config_from_env(rttcc_config_t *c)
-{
-    size_t n = 0;
-    const rttcc_param_t *params = rttcc_config_params(&n);
-    for (size_t i = 0; i < n; ++i) {
-        char name[96] = "RTTCC_";
-        size_t k = strlen(name);
-        for (const char *s = params[i].name; *s && k + 1 < sizeof name; ++s) name[k++] = (char) toupper(*s);
-        name[k] = 0;
-        const char *v = getenv(name);
-        if (v && !set_param(c, &params[i], v)) {
-            fprintf(stderr, "engine_pingpong: %s=%s is not a value of rttcc_%s\n", name, v, params[i].name);
-            exit(2);
-        }
-    }
-}
-
 static rttcc_engine_t *make_engine(uint32_t self, const char *address)
 {
     rttcc_config_t c;
     rttcc_config_defaults(&c);
-    config_from_env(&c);
+    engine_tool_config_from_env("engine_pingpong", &c);
     c.self = self;
     c.job_key = 0x7e57;
     c.agent = false;

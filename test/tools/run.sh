@@ -6,6 +6,9 @@
 # tools/udp_pingpong (the floors bench/compare.sh holds rttcc against): each
 # mode brings its message back intact over loopback (the tool checks every
 # byte) and prints "BYTES US"; a bad size is refused with exit status 2.
+# tools/engine_cost, built against the installed engine: two engines cut a
+# message into Ethernet-sized segments, deliver it intact (checked byte for byte)
+# and print its cost; a bad size is refused with exit status 2.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 tool="$here/../../tools/rtt_heatmap"
@@ -187,6 +190,22 @@ if gcc -O2 -o "$pingpong" "$here/../../tools/udp_pingpong.c" 2>"$dir/err"; then
     check "udp_pingpong -gso 0: exit 2 with usage" eval '[ "$rc" -eq 2 ] && grep -q usage "$dir/err"'
 else
     bad "udp_pingpong builds"
+fi
+
+# engine_cost: 100000 bytes at an Ethernet MTU are about 70 segments.
+cost="$dir/engine_cost"
+libdir=$(mpicc --showme:libdirs)
+if gcc -O2 -I"$here/../../include" -o "$cost" "$here/../../tools/engine_cost.c" -L"$libdir" -lmca_common_rttcc \
+    -Wl,-rpath,"$libdir" 2>"$dir/err"; then
+    RTTCC_DATA_MTU=1500 "$cost" 100000 50 3 >"$dir/out" 2>"$dir/err"
+    rc=$?
+    check "engine_cost 100000: about 70 segments delivered intact, their cost printed" \
+        awk -v rc="$rc" 'NR == 2 && $1 == 100000 && $2 >= 60 && $2 <= 80 && $3 > 0 && rc == 0 { ok = 1 } END { exit !ok }' "$dir/out"
+    "$cost" 0 >"$dir/out" 2>"$dir/err"
+    rc=$?
+    check "engine_cost 0: exit 2 with usage" eval '[ "$rc" -eq 2 ] && grep -q usage "$dir/err"'
+else
+    bad "engine_cost builds against the installed engine"
 fi
 
 echo "$passed passed, $failed failed"
