@@ -110,7 +110,7 @@ OfiWire::~OfiWire() {
 }
 
 bool OfiWire::register_slots(Slots &s, uint64_t access, std::string *err) {
-    s.bytes.assign(s.size * s.count, 0);
+    s.bytes = AlignedBytes(AlignedBytes::stride(s.size) * s.count);
     if (!mr_local_) return true;
     fid_mr *mr;
     const int rc = fi_mr_reg(reinterpret_cast<fid_domain *>(domain_.get()), s.bytes.data(), s.bytes.size(),

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "rttcc/config.h"
+#include "util/aligned_bytes.h"
 #include "wire/wire.h"
 
 namespace rttcc {
@@ -50,12 +51,12 @@ private:
     };
     using FidPtr = std::unique_ptr<fid, Fid>;
     struct Slots {                   // registered buffers of one direction of one channel
-        std::vector<uint8_t> bytes;  // `count` slots of `size` bytes
+        AlignedBytes bytes;          // `count` slots of `size` bytes, line-aligned
         size_t size = 0;
         size_t count = 0;
         FidPtr mr;                   // registration, when the provider wants one
         void *desc = nullptr;        // its descriptor for data transfers
-        uint8_t *at(size_t i) { return bytes.data() + i * size; }
+        uint8_t *at(size_t i) { return bytes.data() + i * AlignedBytes::stride(size); }
     };
     struct Endpoint {
         FidPtr ep, tx_cq, rx_cq;      // the endpoint and its completion queues

@@ -98,13 +98,14 @@ bool UdpWire::open_channel(Channel ch, const rttcc_config_t &cfg, std::string *e
 
     RxRing &r = rx_[ch];
     r.slot = ch == kCmd ? cfg.cmd_mtu : kMaxDatagram + 1;  // +1: an oversized datagram shows as truncated
-    r.bytes.resize(r.slot * cfg.rx_batch);
+    const size_t stride = AlignedBytes::stride(r.slot);
+    r.bytes = AlignedBytes(stride * cfg.rx_batch);
     r.msgs.resize(cfg.rx_batch);
     r.iovs.resize(cfg.rx_batch);
     r.from.resize(cfg.rx_batch);
     r.backlog.reserve(cfg.rx_batch * kMaxGsoSegments);
     for (unsigned i = 0; i < cfg.rx_batch; ++i) {
-        r.iovs[i] = {r.bytes.data() + i * r.slot, r.slot};
+        r.iovs[i] = {r.bytes.data() + i * stride, r.slot};
         r.msgs[i] = mmsghdr{};
         r.msgs[i].msg_hdr.msg_iov = &r.iovs[i];
         r.msgs[i].msg_hdr.msg_iovlen = 1;

@@ -14,6 +14,7 @@
 #include "wire/netif.h"
 #include "rttcc/config.h"
 #include "wire/timestamping.h"
+#include "util/aligned_bytes.h"
 #include "wire/wire.h"
 
 namespace rttcc {
@@ -71,7 +72,7 @@ private:
         uint16_t mtu;    // the peer's interface MTU (0 = 65535 and up)
     };
     struct RxRing {
-        std::vector<uint8_t> bytes;     // slots of `slot` bytes each
+        AlignedBytes bytes;             // slots of `slot` bytes each, line-aligned
         std::vector<mmsghdr> msgs;      // one per slot
         std::vector<iovec> iovs;        // one per slot
         std::vector<sockaddr_in> from;  // sender per slot
