@@ -84,7 +84,9 @@ bool mac_ok(int auth, const SecretKey &key, const uint8_t *buf, size_t len) {
     std::memcpy(&h, buf, sizeof h);  // check_header made sure it is all there
     const iovec payload{const_cast<uint8_t *>(buf) + sizeof h, len - sizeof h};
     const uint64_t want = datagram_mac(auth, key, h, &payload, 1);
-    return sodium_memcmp(&h.mac, &want, sizeof want) == 0;  // constant time
+    // One 64-bit comparison is constant time, as sodium_memcmp is for a
+    // buffer, without its call (2% of a 64 KiB message's CPU, engine_cost).
+    return (h.mac ^ want) == 0;
 }
 
 }  // namespace rttcc
