@@ -149,8 +149,8 @@ int main(int argc, char **argv)
     const size_t bytes = argc > 1 ? strtoul(argv[1], NULL, 0) : 65536;
     const int iters = argc > 2 ? atoi(argv[2]) : 2000;
     const int reps = argc > 3 && atoi(argv[3]) > 0 ? (atoi(argv[3]) < 64 ? atoi(argv[3]) : 64) : 5;
-    char *buf = malloc(bytes ? bytes : 1);
-    if (!buf || iters < 1 || (argc > 1 && !bytes)) {
+    char *buf = tool_page_buffer("engine_cost", bytes);
+    if (iters < 1 || (argc > 1 && !bytes)) {
         fprintf(stderr, "usage: engine_cost [bytes] [iters] [reps]\n");
         return 2;
     }

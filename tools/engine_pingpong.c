@@ -96,8 +96,8 @@ int main(int argc, char **argv)
     const char *echo_ns = argc > 6 ? argv[5] : NULL;
     const char *echo_addr = argc > 6 ? argv[6] : addr;
     int to_child[2], to_parent[2];
-    char *buf = calloc(1, bytes ? bytes : 1);
-    if (!buf || pipe(to_child) || pipe(to_parent)) {
+    char *buf = tool_page_buffer("engine_pingpong", bytes);
+    if (pipe(to_child) || pipe(to_parent)) {
         perror("engine_pingpong");
         return 1;
     }

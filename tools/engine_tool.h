@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "rttcc/config.h"
+#include "tool_buffer.h"
 
 /* Sets one parameter from text (the way an MCA string would); false if
  * the text is not a value of it. */

@@ -224,7 +224,7 @@ int main(int argc, char **argv)
     struct sockaddr_in a, b;
     struct side sa = open_side(addr, &a);
     int port[2];
-    char *buf = calloc(size + 1, 1);
+    char *buf = tool_page_buffer("udp_pingpong", size + 1);
     double lat[64];
 
     if (reps < 1 || reps > 64 || iters < 1 || argc == 6 || size < 1 || pipe(port) != 0) {

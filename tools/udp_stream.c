@@ -60,8 +60,7 @@ static void sink(int fd, size_t size, int gso, size_t span, int out)
     static struct mmsghdr msgs[kBatch];
     static struct iovec iov[kBatch];
     const size_t room = span ? span + cap * kBatch : cap * kBatch;
-    char *bufs = malloc(room);
-    memset(bufs, 0, room); /* faulted in before the clock starts, as the sender's */
+    char *bufs = tool_page_buffer("udp_stream", room); /* faulted in before the clock starts, as the sender's */
     size_t at = 0; /* with span: where the next datagrams land */
     double report[3] = {0, 0, 0}; /* datagrams, bytes, seconds */
     double first = 0, last = 0;
@@ -147,7 +146,7 @@ int main(int argc, char **argv)
     }
     const size_t per_send = gso ? (kSuper / size) * size : size;
     const size_t sends_in_span = span ? span / per_send : 1;
-    char *buf = malloc(span ? span : per_send);
+    char *buf = tool_page_buffer("udp_stream", span ? span : per_send);
     memset(buf, 0x5a, span ? span : per_send); /* written: real pages, not the zero page */
     size_t next = 0; /* with span: the next send's place in buf */
     struct mmsghdr msgs[kBatch];

@@ -15,6 +15,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "tool_buffer.h"
+
 /* A nonblocking UDP socket bound to addr (port chosen by the kernel, written
  * back into *bound), its buffers forced to `buffers` bytes if not 0 (as
  * root); exits with `who`'s message if it cannot be made. */
