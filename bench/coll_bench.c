@@ -75,6 +75,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../tools/tool_buffer.h"
+
 enum { OP_ALLTOALL = 1, OP_ALLTOALLV = 2, HARD_MAX_ITERS = 1000000, MAX_SIZES = 64 };
 
 typedef struct opts {
@@ -487,8 +489,8 @@ int main(int argc, char **argv)
 
     /* Room for the largest alltoallv (every count < 1.5 blocks). */
     const size_t words = (size_t) l.n * (o.max / 8 + o.max / 16 + 1);
-    l.sbuf = malloc(words * 8);
-    l.rbuf = malloc(words * 8);
+    l.sbuf = tool_page_buffer("coll_bench", words * 8);
+    l.rbuf = tool_page_buffer("coll_bench", words * 8);
     l.scount = calloc(4 * (size_t) l.n, sizeof(size_t));
     l.sdispl = l.scount + l.n, l.rcount = l.scount + 2 * l.n, l.rdispl = l.scount + 3 * l.n;
     l.sc = calloc(4 * (size_t) l.n, sizeof(int));

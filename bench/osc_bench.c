@@ -10,7 +10,8 @@
  *
  * Latency tests (ranks 0 and 1; any further ranks wait), one element or
  * -min (8) to -max (4 MiB) bytes doubling, the window MPI_Win_allocate'd
- * (-win create: MPI_Win_create over malloc'd memory):
+ * (-win create: MPI_Win_create over memory of our own; that and the
+ * origin buffers start on a page, as the OSU benchmarks allocate them):
  *   put, get     MPI_Put / MPI_Get of `bytes` MPI_BYTEs at displacement 0;
  *   acc          MPI_Accumulate of bytes / 8 MPI_DOUBLEs, MPI_SUM;
  *   fop          MPI_Fetch_and_op of one MPI_INT64_T, MPI_SUM (8 bytes only);
@@ -65,6 +66,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "../tools/tool_buffer.h"
 
 enum test { T_PUT, T_GET, T_ACC, T_FOP, T_CAS, T_PUT_BW, T_GET_BW, T_ALLTOALL, T_COUNT };
 static const char *const test_names[T_COUNT] = {"put", "get", "acc", "fop", "cas", "put_bw", "get_bw", "alltoall"};
@@ -133,10 +136,7 @@ static void win_open(window_t *w, size_t bytes, int create, MPI_Comm comm)
 {
     w->owned = NULL;
     if (create) {
-        w->owned = malloc(bytes);
-        if (NULL == w->owned) {
-            fail("out of memory for the window (bytes, -)", (long) bytes, 0);
-        }
+        w->owned = tool_page_buffer("osc_bench", bytes);
         w->base = w->owned;
         check_rc(MPI_Win_create(w->base, (MPI_Aint) bytes, 1, MPI_INFO_NULL, comm, &w->win),
                  "MPI_Win_create (does an osc component serve this window? e.g. --mca osc pt2pt)");
@@ -428,12 +428,12 @@ static void pair_tests(const opts_t *o)
     p.rank = wrank;
     CHECK(MPI_Comm_set_errhandler(p.comm, MPI_ERRORS_RETURN));
     win_open(&p.w, o->max, o->create, p.comm);
-    p.sbuf = malloc(o->max);
-    p.rbuf = malloc(o->max);
-    p.addends = malloc(o->max);
+    p.sbuf = tool_page_buffer("osc_bench", o->max);
+    p.rbuf = tool_page_buffer("osc_bench", o->max);
+    p.addends = tool_page_buffer("osc_bench", o->max);
     int warm;
     double *stamps = malloc(((size_t) latency_iters(8, o->scale, &warm) + 1) * sizeof *stamps);
-    if (!p.sbuf || !p.rbuf || !p.addends || !stamps) {
+    if (!stamps) {
         fail("out of memory (bytes, -)", (long) o->max, 0);
     }
     for (enum test t = T_PUT; t <= T_CAS; ++t) {
@@ -614,10 +614,7 @@ static void alltoall_tests(const opts_t *o)
         max = o->sizes[i] > max ? o->sizes[i] : max;
     }
     win_open(&a.w, (size_t) a.n * max, o->create, MPI_COMM_WORLD);
-    a.sbuf = malloc((size_t) a.n * max);
-    if (NULL == a.sbuf) {
-        fail("out of memory (bytes, -)", (long) (a.n * max), 0);
-    }
+    a.sbuf = tool_page_buffer("osc_bench", (size_t) a.n * max);
     for (int i = 0; i < o->nsizes; ++i) {
         a2a_measure(&a, o, o->sizes[i]);
     }

@@ -2,20 +2,25 @@
  * rttcc_bench: OSU-style latency and bandwidth between pairs of ranks
  * (0-1, 2-3, ...), verifying the data it moves.
  *
- *   mpirun -np 2 ./rttcc_bench [-min BYTES] [-max BYTES] [-reps N] [-bibw]
+ *   mpirun -np 2 ./rttcc_bench [-min BYTES] [-max BYTES] [-reps N] [-bibw] [-offset N]
  *
  * Prints one line per size: size, one-way latency (us, median of N
  * repetitions of a timed ping-pong loop, pair 0-1) and bandwidth (MB/s,
  * median of N repetitions of a 64-message window; the even rank of each
  * pair sends).  With more than one pair every pair runs at once and the
  * bandwidth is their sum, as osu_mbw_mr's; with -bibw both ranks of a
- * pair send their window at once, as osu_bibw.  RTTCC_MPITEST_CORRUPT=1
+ * pair send their window at once, as osu_bibw.  The buffers start on a
+ * page, as the OSU benchmarks allocate them; -offset N starts them N bytes
+ * into one (16: where malloc puts a large block).  RTTCC_MPITEST_CORRUPT=1
  * flips one received byte (self-test of the check).
  */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+#include "../tools/tool_buffer.h"
 
 #define WINDOW 64
 
@@ -110,7 +115,7 @@ static double bandwidth_mbs(int rank, unsigned char *buf, unsigned char *rbuf, s
 
 int main(int argc, char **argv)
 {
-    size_t min = 0, max = 4u << 20;
+    size_t min = 0, max = 4u << 20, offset = 0;
     int reps = 5, rank, nprocs, bidirectional = 0;
 
     MPI_Init(&argc, &argv);
@@ -125,20 +130,24 @@ int main(int argc, char **argv)
             min = strtoull(argv[++i], NULL, 0);
         } else if (i + 1 < argc && 0 == strcmp(argv[i], "-max")) {
             max = strtoull(argv[++i], NULL, 0);
+        } else if (i + 1 < argc && 0 == strcmp(argv[i], "-offset")) {
+            offset = strtoull(argv[++i], NULL, 0);
         } else if (i + 1 < argc && 0 == strcmp(argv[i], "-reps")) {
             reps = atoi(argv[++i]);
         } else {
             bad = 1;
         }
     }
-    if (bad || nprocs < 2 || nprocs % 2 || reps < 1 || reps > 99) {
+    const size_t page = (size_t) sysconf(_SC_PAGESIZE);
+    if (bad || nprocs < 2 || nprocs % 2 || reps < 1 || reps > 99 || offset >= page) {
         if (0 == rank) {
-            fprintf(stderr, "usage: mpirun -np 2|4|... rttcc_bench [-min BYTES] [-max BYTES] [-reps 1..99] [-bibw]\n");
+            fprintf(stderr, "usage: mpirun -np 2|4|... rttcc_bench [-min BYTES] [-max BYTES] [-reps 1..99] [-bibw] [-offset 0..PAGE-1]\n");
         }
         MPI_Finalize();
         return 1;
     }
-    unsigned char *buf = malloc(max ? max : 1), *rbuf = malloc(max ? max : 1);
+    unsigned char *spage = tool_page_buffer("rttcc_bench", max + page), *rpage = tool_page_buffer("rttcc_bench", max + page);
+    unsigned char *buf = spage + offset, *rbuf = rpage + offset;
     if (0 == rank) {
         printf("# %-10s %14s %14s\n", "bytes", "latency_us", "bandwidth_MB/s");
     }
@@ -160,8 +169,8 @@ int main(int argc, char **argv)
     if (0 == rank) {  /* on stderr: stdout is the table compare.sh reads */
         fprintf(stderr, "PASS rttcc_bench: every window and ping-pong verified\n");
     }
-    free(buf);
-    free(rbuf);
+    free(spage);
+    free(rpage);
     MPI_Finalize();
     return 0;
 }
