@@ -6,6 +6,7 @@
 #include <memory>
 #include <vector>
 
+#include "util/aligned_bytes.h"
 #include "util/intrusive_list.h"
 
 namespace rttcc {
@@ -50,7 +51,10 @@ private:
 // says no beyond it: the caller then leaves the message for later) and at
 // most kKeep free buffers of a class are kept for reuse; the rest go back
 // to the system.  Buffers are not zeroed: every byte is written before it
-// is read.
+// is read.  They start on a cache line, as the copy buffers below: a copy
+// whose destination lies 1 to 31 bytes past its source within their pages
+// runs up to 15 times slower (util/aligned_bytes.h), and the sources are
+// mostly user buffers on a page or 16 bytes into one (malloc).
 class BufferPool {
 public:
     static constexpr size_t kSmallest = 64 * 1024;
@@ -78,7 +82,7 @@ public:
         std::vector<Block> &f = free_[index(c)];
         Block b;
         if (f.empty()) {
-            b.reset(static_cast<uint8_t *>(std::malloc(c)));
+            b.reset(static_cast<uint8_t *>(std::aligned_alloc(AlignedBytes::kLine, AlignedBytes::stride(c))));
             if (!b) return nullptr;
             held_ += c;
         } else {
@@ -119,16 +123,16 @@ private:
     std::vector<Block> free_[32];    // kept free buffers per class
 };
 
-// Fixed-size buffers, reused and never returned (copies of small messages:
-// as many as the send windows hold).
+// Fixed-size buffers on cache lines, reused and never returned (copies of
+// small messages: as many as the send windows hold).
 class BlockPool {
 public:
     explicit BlockPool(size_t size) : size_(size) {}
     size_t size() const { return size_; }
     uint8_t *get() {
         if (free_.empty()) {
-            all_.push_back(std::make_unique<uint8_t[]>(size_));
-            return all_.back().get();
+            all_.emplace_back(size_);
+            return all_.back().data();
         }
         uint8_t *b = free_.back();
         free_.pop_back();
@@ -138,7 +142,7 @@ public:
 
 private:
     size_t size_;                                  // bytes per buffer
-    std::vector<std::unique_ptr<uint8_t[]>> all_;  // every buffer ever made
+    std::vector<AlignedBytes> all_;                // every buffer ever made
     std::vector<uint8_t *> free_;                  // buffers not in use
 };
 
