@@ -3,6 +3,7 @@
 #include <mutex>
 
 #include "engine/engine.h"
+#include "util/copy_bytes.h"
 
 namespace rttcc {
 
@@ -153,7 +154,7 @@ bool Engine::land_put(Peer &p, const PacketHeader &h, const uint8_t *payload, st
         drop(&rttcc_stats_t::drop_bad_put);
         return false;
     }
-    std::memcpy(to, payload, h.payload_len);
+    copy_bytes(to, payload, h.payload_len);
     if (step != PutArrivals::Step::kComplete) return false;
     count(p, &rttcc_stats_t::msgs_rx);
     if (!grants_.notifies(put_key(done.addr))) return true;  // an exposure: nobody to tell

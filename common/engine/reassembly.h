@@ -27,6 +27,7 @@
 #include <utility>
 #include <vector>
 
+#include "util/copy_bytes.h"
 #include "util/coverage.h"
 #include "util/pool.h"
 #include "util/seq.h"
@@ -76,7 +77,7 @@ public:
         Message *m = find(c.msg_id);
         if (!m) m = open(buffers, c);
         spans_ += m->covered.add(c.offset, c.n);
-        std::memcpy(m->buf + c.offset, c.data, c.n);
+        copy_bytes(m->buf + c.offset, c.data, c.n);
         const bool whole = m->covered.whole(m->len);
         if (!latest_seen_ || seq_gt(c.msg_id, latest_id_)) {
             latest_seen_ = true;
