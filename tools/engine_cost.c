@@ -30,7 +30,6 @@
 #include <unistd.h>
 
 #include "../tools/engine_tool.h"
-#include "rttcc/engine.h"
 
 static int arrived[2];
 static const char *expected; /* when set, the next delivery must hold these bytes */
@@ -84,21 +83,8 @@ static const int ids[2] = {0, 1};
 
 static rttcc_engine_t *make_engine(uint32_t self)
 {
-    rttcc_config_t c;
-    rttcc_config_defaults(&c);
-    engine_tool_config_from_env("engine_cost", &c);
-    c.self = self;
-    c.job_key = 0x7e57;
-    c.agent = false;
-    c.if_include = "127.0.0.1/32";
     const rttcc_callbacks_t cb = {.on_recv = on_recv, .user = (void *) &ids[self]};
-    rttcc_engine_t *e = NULL;
-    char err[256];
-    if (RTTCC_OK != rttcc_engine_create(&c, &cb, &e, err, sizeof err)) {
-        fprintf(stderr, "engine_cost: engine %u: %s\n", self, err);
-        exit(1);
-    }
-    return e;
+    return engine_tool_make("engine_cost", self, "127.0.0.1/32", &cb);
 }
 
 static void connect_engines(rttcc_engine_t *e[2])

@@ -19,8 +19,6 @@
  *       -lmca_common_rttcc -Wl,-rpath,$(mpicc --showme:libdirs)
  */
 #define _GNU_SOURCE
-#include <ctype.h>
-#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,8 +28,6 @@
 
 #include "../tools/engine_tool.h"
 #include "../tools/udp_tool.h"
-#include "rttcc/config.h"
-#include "rttcc/engine.h"
 
 static volatile int arrived;
 
@@ -50,23 +46,10 @@ static double now_us(void)
 
 static rttcc_engine_t *make_engine(uint32_t self, const char *address)
 {
-    rttcc_config_t c;
-    rttcc_config_defaults(&c);
-    engine_tool_config_from_env("engine_pingpong", &c);
-    c.self = self;
-    c.job_key = 0x7e57;
-    c.agent = false;
     char cidr[64];
     snprintf(cidr, sizeof cidr, "%s/32", address);
-    c.if_include = cidr;
     const rttcc_callbacks_t cb = {.on_recv = on_recv};
-    rttcc_engine_t *e = NULL;
-    char err[256];
-    if (RTTCC_OK != rttcc_engine_create(&c, &cb, &e, err, sizeof err)) {
-        fprintf(stderr, "engine_pingpong: engine at %s: %s\n", address, err);
-        exit(1);
-    }
-    return e;
+    return engine_tool_make("engine_pingpong", self, cidr, &cb);
 }
 
 /* Sends `bytes` (copied) and waits for the answer. */

@@ -1,7 +1,7 @@
-/* What tools/engine_pingpong and tools/engine_cost share: an engine's
- * parameters from the environment, as mpirun's --mca rttcc_<name> would
- * set them (RTTCC_AUTH=none, RTTCC_DATA_MTU=1500, ...: any RTTCC_<NAME>
- * the config knows).  Each tool is one file compiled on its own. */
+/* What tools/engine_pingpong and tools/engine_cost share: an engine made
+ * with its parameters from the environment, as mpirun's --mca rttcc_<name>
+ * would set them (RTTCC_AUTH=none, RTTCC_DATA_MTU=1500, ...: any
+ * RTTCC_<NAME> the config knows).  Each tool is one file compiled on its own. */
 #ifndef RTTCC_ENGINE_TOOL_H
 #define RTTCC_ENGINE_TOOL_H
 
@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "rttcc/config.h"
+#include "rttcc/engine.h"
 #include "tool_buffer.h"
 
 /* Sets one parameter from text (the way an MCA string would); false if
@@ -63,6 +64,28 @@ static inline void engine_tool_config_from_env(const char *who, rttcc_config_t *
             exit(2);
         }
     }
+}
+
+/* An engine of process `self` of a two-process job on the interface of
+ * `cidr`, its parameters from the environment, without a liveness agent
+ * (the tools poll); exits with `who`'s message if it cannot be made. */
+static inline rttcc_engine_t *engine_tool_make(const char *who, uint32_t self, const char *cidr,
+                                               const rttcc_callbacks_t *cb)
+{
+    rttcc_config_t c;
+    rttcc_config_defaults(&c);
+    engine_tool_config_from_env(who, &c);
+    c.self = self;
+    c.job_key = 0x7e57;
+    c.agent = false;
+    c.if_include = (char *) cidr; /* read, never written */
+    rttcc_engine_t *e = NULL;
+    char err[256];
+    if (RTTCC_OK != rttcc_engine_create(&c, cb, &e, err, sizeof err)) {
+        fprintf(stderr, "%s: engine %u at %s: %s\n", who, self, cidr, err);
+        exit(1);
+    }
+    return e;
 }
 
 #endif
