@@ -1,6 +1,6 @@
 // A process out of memory for a copy: the engine's copies above inline_max
-// come from malloc (BufferPool), which this program wraps
-// (-Wl,--wrap=malloc) to fail on demand.  A message then goes zero-copy.
+// come from aligned_alloc (BufferPool), which this program wraps
+// (-Wl,--wrap=aligned_alloc, and malloc alike) to fail on demand.  A message then goes zero-copy.
 // A target without memory for an RMA reply declares the asker dead with
 // the reason: nothing crashes, no freed byte travels, and the target's
 // other peers are served as before.
@@ -17,13 +17,18 @@ using namespace rttcc;
 using namespace rttcc_test;
 
 namespace {
-bool g_fail_large = false;  // malloc of at least a BufferPool block fails while set
+bool g_fail_large = false;  // allocations of at least a BufferPool block fail while set
 }
 
 extern "C" void *__real_malloc(size_t n);
 extern "C" void *__wrap_malloc(size_t n) {
     if (g_fail_large && n >= BufferPool::kSmallest) return nullptr;
     return __real_malloc(n);
+}
+extern "C" void *__real_aligned_alloc(size_t alignment, size_t n);
+extern "C" void *__wrap_aligned_alloc(size_t alignment, size_t n) {
+    if (g_fail_large && n >= BufferPool::kSmallest) return nullptr;
+    return __real_aligned_alloc(alignment, n);
 }
 
 namespace {
