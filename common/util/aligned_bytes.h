@@ -25,13 +25,17 @@ public:
     // Bytes between the starts of slots that hold `bytes` each.
     static constexpr size_t stride(size_t bytes) { return (bytes + kLine - 1) / kLine * kLine; }
 
+    // At least `n` bytes on a line, not zeroed, for std::free; nullptr if
+    // there is no memory.
+    static uint8_t *allocate(size_t n) {
+        return static_cast<uint8_t *>(std::aligned_alloc(kLine, stride(n ? n : 1)));  // a multiple of the alignment
+    }
+
     AlignedBytes() = default;
     // `n` zeroed bytes, or throws std::bad_alloc as a vector would.
-    explicit AlignedBytes(size_t n) : size_(n) {
-        const size_t rounded = stride(n ? n : 1);  // aligned_alloc wants a multiple of the alignment
-        bytes_.reset(static_cast<uint8_t *>(std::aligned_alloc(kLine, rounded)));
+    explicit AlignedBytes(size_t n) : bytes_(allocate(n)), size_(n) {
         if (!bytes_) throw std::bad_alloc();
-        std::memset(bytes_.get(), 0, rounded);
+        std::memset(bytes_.get(), 0, n);
     }
     uint8_t *data() { return bytes_.get(); }
     const uint8_t *data() const { return bytes_.get(); }

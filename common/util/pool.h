@@ -82,7 +82,7 @@ public:
         std::vector<Block> &f = free_[index(c)];
         Block b;
         if (f.empty()) {
-            b.reset(static_cast<uint8_t *>(std::aligned_alloc(AlignedBytes::kLine, AlignedBytes::stride(c))));
+            b.reset(AlignedBytes::allocate(c));
             if (!b) return nullptr;
             held_ += c;
         } else {
