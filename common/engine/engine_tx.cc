@@ -124,6 +124,20 @@ bool Engine::sender_waits(const Peer &p, const TxSegment &seg) const {
     return ends_queue && (flush_follows || !m.inline_buf);
 }
 
+// A data segment that brings the credits (or congestion window) in use to
+// half or more asks too, unless the last one that did is not ACKed yet: the
+// receiver's ACK then comes back while the second half is still going out,
+// so a stream never idles on its cap, with about two ACKs per window
+// (the receiver's own ack_every is only the fallback).  Each standalone ACK
+// is a send call for the receiver and a receive for us: with an ACK every
+// 64 segments a 256 KiB message at MTU 1500 cost both engines 183 us of
+// CPU, with these asks (and ack_every 256) 141 (engine_cost, medians of 8).
+bool Engine::asks_at_half(Peer &p, TxSegment &seg) {
+    if (seg.cmd_channel || seg.retries || p.half_ask_out || 2 * p.data_in_flight < data_cap(p)) return false;
+    p.half_ask_out = seg.half_ask = true;  // until it is ACKed (release_segment)
+    return true;
+}
+
 // Cuts and sends the peer's queued messages, command channel first, while
 // its window, its credits, the wire and `budget` (segments) allow; keeps
 // the peer in the sends queue while it could go on.  Returns the payload
@@ -207,7 +221,7 @@ void Engine::transmit(TxSegment &seg, nanos now) {
         h.chunk_offset = seg.offset;
         h.put_addr = m.put_addr;
     }
-    seg.asked_ack = sender_waits(*seg.peer, seg);
+    seg.asked_ack = sender_waits(*seg.peer, seg) || asks_at_half(*seg.peer, seg);
     if (seg.asked_ack) h.flags |= kFlagAckNow;
     h.tx_stamp_ns = domain_time(now);
     put_ack(*seg.peer, h, now);
@@ -329,6 +343,7 @@ void Engine::unschedule(TxSegment &seg) {
 void Engine::release_segment(TxSegment &seg, int status) {
     unschedule(seg);
     if (!seg.cmd_channel && !seg.sacked) --seg.peer->data_in_flight;  // a SACK gave it back already
+    if (seg.half_ask) seg.peer->half_ask_out = false;
     TxMessage &m = *seg.msg;
     --m.in_flight;
     if (m.complete()) finish_message(*seg.peer, m, status);

@@ -79,6 +79,7 @@ struct Peer {
     bool recovering = false;           // a timeout resent `una`; until una passes `recover` (at the end),
                                        //   each ACK that moves the window resends the new una
                                        //   at once (NewReno's partial ACKs: one hole per RTT)
+    bool half_ask_out = false;         // a segment in flight asked at half the cap (TxSegment::half_ask)
     nanos last_heard = 0;              // when its latest valid datagram arrived (0: never)
     nanos busy_heard = 0;              // when it last said BUSY: its application was away, not dead
     nanos last_sacked[kChannels] = {}; // when a SACK last showed a segment of that channel arrived

@@ -65,7 +65,9 @@ enum rttcc_probe_strategy { RTTCC_PROBE_VALUES(RTTCC_ENUM_CONSTANT) };
     P(window, UINT, 4096, 64, 65536, SEGMENTS, 4, NONE, "Send window per peer (a power of two)")                 \
     P(send_credits, UINT, 256, 1, 0, SEGMENTS, 4, NONE, "Data segments in flight per peer (at most window)")    \
     P(ack_delay_us, UINT, 50, 0, 0, US, 5, NONE, "Delay before a standalone ACK when no data carries it")        \
-    P(ack_every, UINT, 64, 0, 0, SEGMENTS, 5, NONE, "Send an ACK at once after this many segments arrived unACKed") \
+    P(ack_every, UINT, 256, 0, 0, SEGMENTS, 5, NONE,                                                            \
+      "Send an ACK at once after this many segments arrived unACKed (a sender also asks for one when half "     \
+      "its credits are in flight)")                                                                             \
     P(retrans_timeout_us, UINT, 10000, 1, 0, US, 5, NONE,                                                       \
       "Retransmission timeout with rto_mode=fixed, and before the first RTT sample with rto_mode=rtt (doubles "  \
       "on each timeout; at most max_rto_us)")                                                                   \

@@ -225,6 +225,35 @@ static void test_a_waiting_sender_is_acked_at_once(void **) {
     assert_int_equal(nodes[0]->engine->stats().retx, 0);
 }
 
+// A stream asks for an ACK when half its credits are in flight, not only
+// when they are used up, and once until that ACK comes: the ACK of the
+// first half can come back while the second half goes out.  The receiver
+// does not ACK on its own here (ack_every 1000, ACKs held 200 ms), so its
+// standalone ACKs are the asks it answered: 640 segments through 64
+// credits are 10 windows, and 20 ACKs (10 with asks only at the cap).
+static void test_a_stream_asks_for_an_ack_at_half_its_credits(void **) {
+    MemNetwork net(4000);
+    auto nodes = make_nodes(net, 2, {}, [](rttcc_config_t &c) {
+        c.ack_delay_us = 200000;
+        c.ack_every = 1000;
+        c.send_credits = 64;
+        c.rx_batch = 32;
+        c.max_message = 4 << 20;
+        c.retrans_timeout_us = c.min_rto_us = 2000000;
+        c.max_rto_us = 4000000;
+    });
+    const std::vector<uint8_t> msg = make_message(7, 640 * nodes[0]->engine->peer(1)->seg_payload);
+    iovec iov{const_cast<uint8_t *>(msg.data()), msg.size()};
+    int cookie;
+    assert_int_equal(nodes[0]->engine->send(1, 2, &iov, 1, &cookie), RTTCC_OK);
+    assert_true(run_until(nodes, [&] { return nodes[0]->completed.size() == 1; }, 20));
+    assert_true(nodes[1]->received.size() == 1 && nodes[1]->received[0].bytes == msg);
+    const uint64_t acks = nodes[1]->engine->stats().acks_tx;
+    print_message("standalone ACKs: %llu\n", static_cast<unsigned long long>(acks));
+    assert_true(acks >= 18 && acks <= 22);  // two per window
+    assert_int_equal(nodes[0]->engine->stats().retx, 0);
+}
+
 // Two peers sending to each other through small send credits: nearly every
 // segment fills the credits and asks for an ACK at once, and the receiver
 // has data of its own going back that can carry it.  It does: the ACKs ride
@@ -568,6 +597,7 @@ int main() {
         cmocka_unit_test(test_ack_delay_is_subtracted),
         cmocka_unit_test(test_next_due_is_when_timed_work_happens),
         cmocka_unit_test(test_a_waiting_sender_is_acked_at_once),
+        cmocka_unit_test(test_a_stream_asks_for_an_ack_at_half_its_credits),
         cmocka_unit_test(test_a_waiting_senders_ack_rides_on_data_going_back),
         cmocka_unit_test(test_command_message_passes_a_blocked_data_message),
         cmocka_unit_test(test_duplicates_are_delivered_once),
