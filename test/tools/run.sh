@@ -6,6 +6,8 @@
 # tools/udp_pingpong (the floors bench/compare.sh holds rttcc against): each
 # mode brings its message back intact over loopback (the tool checks every
 # byte) and prints "BYTES US"; a bad size is refused with exit status 2.
+# tools/syscall_timeline.so and tools/timeline_summary: the calls of both
+# processes of a ping-pong are recorded and summarized.
 # tools/engine_cost, built against the installed engine: two engines cut a
 # message into Ethernet-sized segments, deliver it intact (checked byte for byte)
 # and print its cost; a bad size is refused with exit status 2.
@@ -190,6 +192,37 @@ if gcc -O2 -o "$pingpong" "$here/../../tools/udp_pingpong.c" 2>"$dir/err"; then
     check "udp_pingpong -gso 0: exit 2 with usage" eval '[ "$rc" -eq 2 ] && grep -q usage "$dir/err"'
 else
     bad "udp_pingpong builds"
+fi
+
+# syscall_timeline.so under udp_pingpong: both processes (the echo side is a
+# fork) write their calls, 220 sends and 220 receives each at least (200
+# round trips and the warm-up); timeline_summary reads them, and finds the
+# GSO groups of a -gso run; an empty directory is refused with exit status 2.
+timeline="$dir/syscall_timeline.so"
+summary="$here/../../tools/timeline_summary"
+if gcc -O2 -shared -fPIC -o "$timeline" "$here/../../tools/syscall_timeline.c" -ldl 2>"$dir/err" && [ -x "$pingpong" ]; then
+    mkdir -p "$dir/tl" "$dir/tl-gso" "$dir/tl-empty"
+    LD_PRELOAD="$timeline" RTTCC_TIMELINE_DIR="$dir/tl" "$pingpong" -wire 8 200 1 >"$dir/out" 2>"$dir/err"
+    timelines_ok() {  # two files, each with 220 sends and 220 receives of 8 bytes, none ending before it began
+        [ "$(ls "$dir"/tl/timeline.* | wc -l)" -eq 2 ] || return 1
+        for f in "$dir"/tl/timeline.*; do
+            awk '$3 == "S" { s++ } $3 == "R" && $6 == 8 { r++ } $2 < $1 { bad = 1 }
+                 END { exit !(s >= 220 && r >= 220 && !bad) }' "$f" || return 1
+        done
+    }
+    check "syscall_timeline: two processes, each with its sends and receives" timelines_ok
+    "$summary" "$dir/tl" >"$dir/out" 2>"$dir/err"
+    check "timeline_summary: a line per process with its sends and turnaround" \
+        awk '/sends \(median [0-9.]+ us\), [0-9]+ receives, 0 error-queue reads, median turnaround [0-9.]+ us/ { n++ } END { exit n != 2 }' "$dir/out"
+    LD_PRELOAD="$timeline" RTTCC_TIMELINE_DIR="$dir/tl-gso" "$pingpong" -gso 100000 20 1 >"$dir/out" 2>"$dir/err"
+    "$summary" "$dir/tl-gso" --window 60000 --events 10 >"$dir/out" 2>"$dir/err"
+    check "timeline_summary --window: the merged timeline around a 64 KiB GSO send" \
+        awk '$4 == "S" && $7 >= 60000 && $1 == "0.0" { ok = 1 } END { exit !ok }' "$dir/out"
+    "$summary" "$dir/tl-empty" >"$dir/out" 2>"$dir/err"
+    rc=$?
+    check "timeline_summary on a directory without timelines: exit 2" eval '[ "$rc" -eq 2 ] && grep -q "no timeline" "$dir/err"'
+else
+    bad "syscall_timeline builds"
 fi
 
 # engine_cost: 100000 bytes at an Ethernet MTU are about 70 segments.
