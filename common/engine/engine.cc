@@ -204,7 +204,7 @@ int Engine::flush(uint32_t index, uint8_t tag, void *cookie) {
     if (!p) return RTTCC_ERR_UNREACH;
     // A batch goes now, and its last segment asks for the ACK the flush
     // waits for; so did our newest segment if it ends what is queued and
-    // asked at once (sender_waits); else a bare ACK request asks.
+    // asked at once (asks_for_ack); else a bare ACK request asks.
     const bool batched = p->batch && !p->batch->empty();
     const int rc = close_batch(*p, true, now);
     if (rc != RTTCC_OK) return rc;

@@ -207,8 +207,7 @@ private:
     void release_copy(uint8_t *buf, size_t len);
     bool has_room(const Peer &p, const TxMessage &m) const;
     uint32_t data_cap(const Peer &p) const;
-    bool sender_waits(const Peer &p, const TxSegment &seg) const;
-    bool asks_at_half(Peer &p, TxSegment &seg);
+    bool asks_for_ack(Peer &p, TxSegment &seg);
     uint64_t pump(Peer &p, nanos now, uint32_t budget);
     // New data one call (a pass, or a send) sends at most, and what a pass
     // reads at most (give or take a burst): the wire copies every byte in

@@ -39,7 +39,7 @@ void Engine::owe_ack(Peer &p, const PacketHeader &h, const Arrival &a, AckWhen w
 }
 
 void Engine::ask_for_ack(Peer &p, nanos now) {
-    if (p.tx.in_flight() == 0) return;  // nothing in flight yet: its segments will ask (sender_waits)
+    if (p.tx.in_flight() == 0) return;  // nothing in flight yet: its segments will ask (asks_for_ack)
     PacketHeader &h = send_ack(p, now);
     h.flags |= kFlagAckNow;
     h.seq = p.tx.next() - 1;

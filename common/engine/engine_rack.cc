@@ -18,7 +18,7 @@
 // command (an RMA request, a FIN) followed by data that arrives is probed
 // too, where it used to wait for the RTO.  If
 // it passes with no ACK moving the window, that segment goes again as a
-// probe, which asks for an ACK at once (sender_waits): the ACK and its SACKs
+// probe, which asks for an ACK at once (asks_for_ack): the ACK and its SACKs
 // show what the tail lost, and RACK resends it.  One probe per segment, then
 // the RTO rules.  A peer that is merely descheduled costs one spurious
 // probe, not a window cut.

@@ -101,40 +101,40 @@ bool Engine::has_room(const Peer &p, const TxMessage &m) const {
     return channel_for(m) == kCmd || p.data_in_flight < data_cap(p);
 }
 
-// True when the sender waits for this segment's ACK: it ends a message a
-// flush waits for (ack_now); it ends the last queued put or RMA request
-// (its origin flushes next, MPI's remote completion: without the ask the
-// flush sent a bare ACK request, one more send call); or, on the data
-// channel, it fills the window or the credits, is a resend, or ends the
-// last queued message, which completes on its ACK (zero-copy; a copied one
-// completed when it was queued).  An RMA reply never asks: nobody waits
-// for its ACK, and an ACK at once would cost the asker a send call before
-// its get completes.  Its receiver then ACKs within the same progress pass
-// (on data going back, if any): with a window of a few segments
-// (congestion control on a slow or short path), a delayed ACK would idle
-// the link for ack_delay_us every round trip.
-bool Engine::sender_waits(const Peer &p, const TxSegment &seg) const {
+// True when this segment asks for its ACK at once (kFlagAckNow): the
+// sender waits for it.  It ends a message a flush waits for (ack_now); it
+// ends the last queued put or RMA request (its origin flushes next, MPI's
+// remote completion: without the ask the flush sent a bare ACK request,
+// one more send call); or, on the data channel, it fills the window or the
+// credits, is a resend, or ends the last queued message, which completes on
+// its ACK (zero-copy; a copied one completed when it was queued).  An RMA
+// reply never asks: nobody waits for its ACK, and an ACK at once would cost
+// the asker a send call before its get completes.  Its receiver then ACKs
+// within the same progress pass (on data going back, if any): with a window
+// of a few segments (congestion control on a slow or short path), a
+// delayed ACK would idle the link for ack_delay_us every round trip.
+//
+// A data segment that brings the credits (or congestion window) in use to
+// half or more asks too, unless the last one that did is not ACKed yet
+// (Peer::half_ask_out, cleared by release_segment): the ACK comes back
+// while the second half goes out, so a stream never idles on its cap, with
+// about two ACKs per window (the receiver's own ack_every is only the
+// fallback).  Each standalone ACK is a send call for the receiver and a
+// receive for us: with an ACK every 64 segments a 256 KiB message at MTU
+// 1500 cost both engines 183 us of CPU, with these asks (and ack_every
+// 256) 141 (engine_cost, medians of 8).
+bool Engine::asks_for_ack(Peer &p, TxSegment &seg) {
     const TxMessage &m = *seg.msg;
     if (m.ack_now && seg.offset + seg.len == m.len) return true;
     // Ends what is queued, and someone waits for it (not a reply).
     const bool ends_queue = m.all_cut && !m.reply && p.pending[seg.channel()].is_back(m);
     const bool flush_follows = m.put_addr || m.tag == RTTCC_TAG_RMA;  // a put or an RMA request
     if (seg.cmd_channel) return flush_follows && ends_queue;
-    if (p.data_in_flight >= data_cap(p) || p.tx.full() || seg.retries) return true;
-    return ends_queue && (flush_follows || !m.inline_buf);
-}
-
-// A data segment that brings the credits (or congestion window) in use to
-// half or more asks too, unless the last one that did is not ACKed yet: the
-// receiver's ACK then comes back while the second half is still going out,
-// so a stream never idles on its cap, with about two ACKs per window
-// (the receiver's own ack_every is only the fallback).  Each standalone ACK
-// is a send call for the receiver and a receive for us: with an ACK every
-// 64 segments a 256 KiB message at MTU 1500 cost both engines 183 us of
-// CPU, with these asks (and ack_every 256) 141 (engine_cost, medians of 8).
-bool Engine::asks_at_half(Peer &p, TxSegment &seg) {
-    if (seg.cmd_channel || seg.retries || p.half_ask_out || 2 * p.data_in_flight < data_cap(p)) return false;
-    p.half_ask_out = seg.half_ask = true;  // until it is ACKed (release_segment)
+    const uint32_t cap = data_cap(p);
+    if (p.data_in_flight >= cap || p.tx.full() || seg.retries) return true;
+    if (ends_queue && (flush_follows || !m.inline_buf)) return true;
+    if (p.half_ask_out || 2 * p.data_in_flight < cap) return false;
+    p.half_ask_out = seg.half_ask = true;
     return true;
 }
 
@@ -221,7 +221,7 @@ void Engine::transmit(TxSegment &seg, nanos now) {
         h.chunk_offset = seg.offset;
         h.put_addr = m.put_addr;
     }
-    seg.asked_ack = sender_waits(*seg.peer, seg) || asks_at_half(*seg.peer, seg);
+    seg.asked_ack = asks_for_ack(*seg.peer, seg);
     if (seg.asked_ack) h.flags |= kFlagAckNow;
     h.tx_stamp_ns = domain_time(now);
     put_ack(*seg.peer, h, now);

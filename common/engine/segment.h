@@ -90,7 +90,7 @@ struct TxSegment {
     Resend resend = Resend::kNone;  // why it is on the resend list
     bool sacked = false;       // a selective ACK says it arrived: no timer, no credit
     bool asked_ack = false;    // its latest transmission asked for an ACK at once (kFlagAckNow)
-    bool half_ask = false;     // it asked because it half-filled the cap (Engine::asks_at_half)
+    bool half_ask = false;     // it asked because it half-filled the cap (Engine::asks_for_ack)
 
     Channel channel() const { return cmd_channel ? kCmd : kData; }
 };
