@@ -75,7 +75,7 @@ Engine::~Engine() {
     for (auto &p : peers_) {
         if (!p) continue;
         p->outstanding.for_each([&](TxMessage &m) {
-            if (m.inline_buf) release_copy(m.inline_buf, m.len);
+            if (m.inline_buf) release_copy(m.inline_buf, copy_size(m));
         });
         p->tx.clear([&](TxSegment *seg) {
             if (seg->link.linked()) seg->link.unlink();
@@ -169,17 +169,6 @@ bool Engine::add_peer(uint32_t index, const void *addr, size_t len, std::string 
     return true;
 }
 
-namespace {
-void copy_iovecs(void *ctx, void *dst, size_t) {
-    const auto *v = static_cast<const std::pair<const iovec *, int> *>(ctx);
-    auto *out = static_cast<uint8_t *>(dst);
-    for (int i = 0; i < v->second; ++i) {
-        if (v->first[i].iov_len) std::memcpy(out, v->first[i].iov_base, v->first[i].iov_len);
-        out += v->first[i].iov_len;
-    }
-}
-}  // namespace
-
 int Engine::send(uint32_t index, uint8_t tag, const iovec *iov, int iovcnt, void *cookie) {
     if (tag == RTTCC_TAG_RMA) return RTTCC_ERR_ARG;
     return send_message(index, tag, 0, iov, iovcnt, cookie);
@@ -249,8 +238,10 @@ int Engine::send_message(uint32_t index, uint8_t tag, uint64_t put_addr, const i
     m.cookie = cookie;
     for (int i = 0; i < iovcnt; ++i)
         if (iov[i].iov_len) m.iov[m.iovcnt++] = iov[i];
-    std::pair<const iovec *, int> pieces{iov, iovcnt};
-    return submit(index, m, false, copy_iovecs, &pieces);
+    MessageBytes bytes;
+    bytes.iov = iov;
+    bytes.iovcnt = iovcnt;
+    return submit(index, m, false, bytes);
 }
 
 int Engine::send_now(uint32_t index, uint8_t tag, size_t len, rttcc_fill_fn fill, void *ctx) {
@@ -258,7 +249,10 @@ int Engine::send_now(uint32_t index, uint8_t tag, size_t len, rttcc_fill_fn fill
     TxMessage m;
     m.tag = m.client_tag = tag;
     m.len = static_cast<uint32_t>(len);
-    return submit(index, m, true, fill, ctx);
+    MessageBytes bytes;
+    bytes.fill = fill;
+    bytes.ctx = ctx;
+    return submit(index, m, true, bytes);
 }
 
 int Engine::progress() {

@@ -198,8 +198,21 @@ private:
 
     // engine_tx.cc
     int send_message(uint32_t peer, uint8_t tag, uint64_t put_addr, const iovec *iov, int iovcnt, void *cookie);
-    int submit(uint32_t peer, TxMessage &m, bool only_if_open, rttcc_fill_fn fill, void *ctx);
+    // Where submit copies a message's bytes from, if it copies them: the
+    // caller's pieces (the copy may then be laid out as datagrams), or a fill
+    // callback that writes them in one piece.  Neither: never copied.
+    struct MessageBytes {
+        const iovec *iov = nullptr;
+        int iovcnt = 0;
+        rttcc_fill_fn fill = nullptr;
+        void *ctx = nullptr;
+    };
+    int submit(uint32_t peer, TxMessage &m, bool only_if_open, const MessageBytes &bytes);
     bool worth_copying(const Peer &p, const TxMessage &m) const;
+    bool copy_message(const Peer &p, TxMessage &m, const MessageBytes &bytes);
+    bool lays_out(const Peer &p, const TxMessage &m) const;
+    size_t copy_size(const TxMessage &m) const;
+    void join_header(TxDatagram &d, const PacketHeader &h) const;
     Peer *live_peer(uint32_t index);  // nullptr for one unknown or dead
     TxMessage &new_message(Peer &p, const TxMessage &proto);
     void enqueue(Peer &p, TxMessage &m);

@@ -21,6 +21,7 @@
 #include <string>
 
 #include "engine/engine.h"
+#include "util/iovec_range.h"
 
 namespace rttcc {
 
@@ -73,11 +74,7 @@ int Engine::send_request(Peer &p, RmaRequest &r, const iovec *iov, int iovcnt, v
     TxMessage &m = new_message(p, proto);
     if (copy) {
         std::memcpy(buf, &r, sizeof r);
-        uint8_t *at = buf + sizeof r;
-        for (int i = 0; i < iovcnt; ++i) {
-            if (iov[i].iov_len) std::memcpy(at, iov[i].iov_base, iov[i].iov_len);
-            at += iov[i].iov_len;
-        }
+        gather(buf + sizeof r, iov, iovcnt);
         m.inline_buf = buf;
         m.iov[m.iovcnt++] = {buf, len};
     } else {

@@ -3,16 +3,17 @@
 #include <cstring>
 
 #include "engine/engine.h"
+#include "util/copy_bytes.h"
+#include "util/iovec_range.h"
 
 namespace rttcc {
 
 // Queues a message (a stack template: `proto`) to a peer and sends what
-// may go now.  With `fill`, where worth_copying says so and memory is left
-// for it, the bytes are copied into engine memory and the send completes at
-// once (RTTCC_DONE); else they are sent zero-copy from proto's iov.
+// may go now.  Where worth_copying says so and memory is left for it, the
+// bytes are copied into engine memory and the send completes at once
+// (RTTCC_DONE); else they are sent zero-copy from proto's iov.
 // Calls nobody back: news waits for the next pass (engine.h).
-int Engine::submit(uint32_t index, TxMessage &proto, bool only_if_open, rttcc_fill_fn fill,
-                   void *ctx) {
+int Engine::submit(uint32_t index, TxMessage &proto, bool only_if_open, const MessageBytes &bytes) {
     const nanos now = clock_.now();
     std::lock_guard<MaybeMutex> g(state_mu_);
     Peer *p = live_peer(index);
@@ -21,20 +22,67 @@ int Engine::submit(uint32_t index, TxMessage &proto, bool only_if_open, rttcc_fi
         count(*p, &rttcc_stats_t::window_stalls);
         return RTTCC_ERR_BUSY;
     }
-    const bool copy = fill && worth_copying(*p, proto);
+    const bool copy = (bytes.iov || bytes.fill) && worth_copying(*p, proto);
     TxMessage &m = new_message(*p, proto);
-    if (copy) m.inline_buf = take_copy(m.len);
-    const bool copied = m.inline_buf != nullptr;
-    if (copied) {
-        fill(ctx, m.inline_buf, m.len);
-        m.iov[0] = {m.inline_buf, m.len};
-        m.iovcnt = 1;
-        m.cookie = nullptr;  // complete now: nobody is told again
-    }
+    const bool copied = copy && copy_message(*p, m, bytes);
     enqueue(*p, m);
     pump(*p, now, segments_within(*p, kPassBytes));
     flush_all();
     return copied ? RTTCC_DONE : RTTCC_OK;
+}
+
+// Copies m's bytes into engine memory (false: none is left, m goes
+// zero-copy).  A copy of the caller's pieces that goes in several data
+// segments is laid out as the datagrams that carry it, each segment's
+// payload after room for its header, which flush fills in: a datagram, and
+// a GSO group of them, then leaves as one piece instead of a header and a
+// payload apiece.  At MTU 1500 the kernel's send of a 64 KiB GSO group took
+// 3.5 us (40%) longer from 88 pieces than from one (loopback, sys time).
+//
+//   inline_buf  | header 0 | payload 0 | header 1 | payload 1 | ... | header n-1 | payload n-1 |
+//               0          H           stride      stride + H        (n-1) stride   (at most P)
+//   H = kHeaderSize, P = the peer's seg_payload, stride = H + P
+bool Engine::copy_message(const Peer &p, TxMessage &m, const MessageBytes &bytes) {
+    if (bytes.iov && lays_out(p, m)) m.stride = kHeaderSize + p.seg_payload;
+    m.inline_buf = take_copy(copy_size(m));
+    if (!m.inline_buf) {
+        m.stride = 0;
+        return false;
+    }
+    if (m.stride) {
+        for (uint32_t at = 0; at < m.len; at += p.seg_payload) {
+            uint8_t *to = m.inline_buf + at / p.seg_payload * m.stride + kHeaderSize;
+            for_each_piece(bytes.iov, bytes.iovcnt, at, std::min(p.seg_payload, m.len - at),
+                           [&to](const uint8_t *from, size_t n) {
+                               copy_bytes(to, from, n);
+                               to += n;
+                           });
+        }
+        m.iovcnt = 0;  // fill_payload finds each segment's place by the stride
+    } else {
+        if (bytes.iov)
+            gather(m.inline_buf, bytes.iov, bytes.iovcnt);
+        else
+            bytes.fill(bytes.ctx, m.inline_buf, m.len);
+        m.iov[0] = {m.inline_buf, m.len};
+        m.iovcnt = 1;
+    }
+    m.cookie = nullptr;  // complete now: nobody is told again
+    return true;
+}
+
+// Laid out as datagrams (given the caller's pieces): a copy of a message
+// for the data channel that takes the copy buffers (beyond inline_max: the
+// inline pool's buffers are inline_max long).
+bool Engine::lays_out(const Peer &p, const TxMessage &m) const {
+    return m.len > cfg_.inline_max && channel_for(m) == kData && p.seg_payload > 0;
+}
+
+// Bytes of m's copy: its own, and a header's room per segment if laid out.
+size_t Engine::copy_size(const TxMessage &m) const {
+    if (!m.stride) return m.len;
+    const size_t payload = m.stride - kHeaderSize;
+    return m.len + (m.len + payload - 1) / payload * kHeaderSize;
 }
 
 // Up to inline_max, always.  A message (not a put: its flush waits for the
@@ -258,31 +306,40 @@ PacketHeader &Engine::stage(Channel ch, Peer &p, Staged kind, TxSegment *seg) {
     return h;
 }
 
-// Points the datagram's payload iovecs at [offset, offset + len) of the message.
+// Points the datagram's payload iovecs at [offset, offset + len) of the
+// message (a laid-out copy: at its segment's place, copy_message).
 void Engine::fill_payload(TxDatagram &d, const TxMessage &m, uint32_t offset, uint32_t len) const {
-    for (int i = 0; i < m.iovcnt && len; ++i) {
-        const size_t piece = m.iov[i].iov_len;
-        if (offset >= piece) {
-            offset -= static_cast<uint32_t>(piece);
-            continue;
-        }
-        const size_t n = std::min<size_t>(piece - offset, len);
-        d.iov[d.iovcnt++] = {static_cast<char *>(m.iov[i].iov_base) + offset, n};
-        len -= static_cast<uint32_t>(n);
-        offset = 0;
+    if (m.stride) {
+        const uint32_t payload = m.stride - static_cast<uint32_t>(kHeaderSize);
+        d.iov[d.iovcnt++] = {m.inline_buf + offset / payload * m.stride + kHeaderSize, len};
+        return;
     }
+    for_each_piece(m.iov, m.iovcnt, offset, len, [&d](uint8_t *from, size_t n) { d.iov[d.iovcnt++] = {from, n}; });
 }
 
-// Signs the batch, each datagram with its receiver's key (mac.h), and hands it to the wire.  What the wire refuses (socket buffer full)
-// is not lost: segments go to the front of the resend list, ACKs are owed
-// again; a refused probe counts as lost when its reply never comes.
+// A laid-out segment's datagram: its header (signed) goes into the room
+// before its payload, and the datagram is one piece.
+void Engine::join_header(TxDatagram &d, const PacketHeader &h) const {
+    auto *room = static_cast<uint8_t *>(d.iov[1].iov_base) - kHeaderSize;
+    std::memcpy(room, &h, kHeaderSize);
+    d.iov[0] = {room, kHeaderSize + d.iov[1].iov_len};
+    d.iovcnt = 1;
+}
+
+// Signs the batch, each datagram with its receiver's key (mac.h), puts
+// laid-out segments' headers before their payloads (join_header), and
+// hands it to the wire.  What the wire refuses (socket buffer full) is not
+// lost: segments go to the front of the resend list, ACKs are owed again;
+// a refused probe counts as lost when its reply never comes.
 void Engine::flush(Channel ch) {
     TxBatch &b = batch_[ch];
     if (!b.count) return;
-    if (cfg_.auth != RTTCC_AUTH_NONE)
-        for (size_t i = 0; i < b.count; ++i)
+    for (size_t i = 0; i < b.count; ++i) {
+        if (cfg_.auth != RTTCC_AUTH_NONE)
             b.headers[i].mac = datagram_mac(cfg_.auth, b.peers[i]->key, b.headers[i], &b.dgrams[i].iov[1],
                                             b.dgrams[i].iovcnt - 1);
+        if (b.kinds[i] == Staged::kSegment && b.segs[i]->msg->stride) join_header(b.dgrams[i], b.headers[i]);
+    }
     const int sent = wire_->tx_burst(ch, b.dgrams.data(), static_cast<int>(b.count));
     for (size_t i = std::max(sent, 0); i < b.count; ++i) {
         wire_full_ = true;
@@ -312,7 +369,7 @@ void Engine::flush_all() {
 
 void Engine::finish_message(Peer &p, TxMessage &m, int status) {
     if (m.cookie) completions_.push_back({m.cookie, status, m.client_tag});
-    if (m.inline_buf) release_copy(m.inline_buf, m.len);
+    if (m.inline_buf) release_copy(m.inline_buf, copy_size(m));
     const bool oldest = p.outstanding.front() == &m;
     m.outstanding_link.unlink();
     messages_.put(&m);

@@ -196,8 +196,18 @@ int UdpWire::group(Channel ch, TxDatagram *d, int n) {
         m.msg_name = &to;
         m.msg_namelen = sizeof to;
         m.msg_iov = &tx_iovs_[iovs];
+        // Pieces that continue each other are one (datagrams laid out in
+        // one buffer, Engine::copy_message): the kernel's send costs per piece.
+        const int first = iovs;
         for (int k = 0; k < g.count; ++k)
-            for (int v = 0; v < d[i + k].iovcnt; ++v) tx_iovs_[iovs++] = d[i + k].iov[v];
+            for (int v = 0; v < d[i + k].iovcnt; ++v) {
+                const iovec &piece = d[i + k].iov[v];
+                iovec *last = iovs > first ? &tx_iovs_[iovs - 1] : nullptr;
+                if (last && static_cast<uint8_t *>(last->iov_base) + last->iov_len == piece.iov_base)
+                    last->iov_len += piece.iov_len;
+                else
+                    tx_iovs_[iovs++] = piece;
+            }
         m.msg_iovlen = static_cast<size_t>(&tx_iovs_[iovs] - static_cast<iovec *>(m.msg_iov));
         if (stamp_tx_ && has_cookie(d + i, g.count) && may_stamp(ch)) {
             g.stamped = true;

@@ -578,6 +578,55 @@ static void test_messages_up_to_send_copy_max_are_copied_when_alone(void **) {
     assert_int_equal(n0.engine->send(1, 1, &ic, 1, &c), RTTCC_DONE);  // all ACKed: alone again
 }
 
+// A copy above inline_max is laid out as its datagrams (header room before
+// each segment's payload): each datagram reaches the wire as one piece,
+// also when resent, and arrives intact.  A zero-copy message's datagrams
+// stay a header and a payload.
+static void test_a_copy_goes_as_one_piece_per_datagram(void **) {
+    MemNetwork net(1500);
+    auto nodes = make_nodes(net, 2, {}, [](rttcc_config_t &c) {
+        rttcc_config_t d;
+        rttcc_config_defaults(&d);
+        c.send_copy_max = d.send_copy_max;
+    });
+    Node &n0 = *nodes[0];
+    std::vector<int> pieces;  // per data datagram sent, its iovecs
+    bool dropped = false;
+    n0.faults->drop_if = [&](Channel ch, const TxDatagram &d) {
+        if (ch != kData) return false;
+        pieces.push_back(d.iovcnt);
+        if (pieces.size() == 3 && !dropped) return dropped = true;  // the third segment goes again
+        return false;
+    };
+    const size_t len = 20000;  // above inline_max (8 KiB + 64): 15 segments at 1500
+    std::vector<uint8_t> a = make_message(1, len);
+    const std::vector<uint8_t> was_a = a;
+    iovec half[2] = {{a.data(), 7001}, {a.data() + 7001, len - 7001}};  // pieces that do not meet segment bounds
+    assert_int_equal(n0.engine->send(1, 1, half, 2, &a), RTTCC_DONE);
+    std::fill(a.begin(), a.end(), 0xee);
+    assert_true(run_until(nodes, [&] { return nodes[1]->received.size() == 1; }));
+    assert_true(nodes[1]->received[0].bytes == was_a);
+    assert_true(dropped);
+    assert_true(pieces.size() >= 16);  // 15 segments and the resend
+    for (int n : pieces) assert_int_equal(n, 1);
+    assert_true(n0.engine->stats().retx >= 1);
+    int flushed = 0;  // a is ACKed: the next message is alone again
+    if (n0.engine->flush(1, 1, &flushed) == RTTCC_OK)
+        assert_true(run_until(nodes, [&] { return position(n0.completed, &flushed) < n0.completed.size(); }));
+
+    pieces.clear();
+    std::vector<uint8_t> b = make_message(2, len), c = make_message(3, len);
+    iovec ib{b.data(), b.size()}, ic{c.data(), c.size()};
+    assert_int_equal(n0.engine->send(1, 1, &ib, 1, &b), RTTCC_DONE);
+    assert_int_equal(n0.engine->send(1, 1, &ic, 1, &c), RTTCC_OK);  // behind b: zero-copy
+    assert_true(run_until(nodes, [&] { return nodes[1]->received.size() == 3 && position(n0.completed, &c) < n0.completed.size(); }));
+    assert_true(nodes[1]->received[1].bytes == b);
+    assert_true(nodes[1]->received[2].bytes == c);
+    assert_int_equal(pieces.size(), 30);
+    assert_int_equal(std::count(pieces.begin(), pieces.end(), 1), 15);  // b's
+    assert_int_equal(std::count(pieces.begin(), pieces.end(), 2), 15);  // c's: header and payload
+}
+
 static void test_idle_peer_memory_is_small(void **) {
     MemNetwork net(4000);
     auto nodes = make_nodes(net, 2);
@@ -614,6 +663,7 @@ int main() {
         cmocka_unit_test(test_unknown_sender_is_reported_and_added),
         cmocka_unit_test(test_a_send_calls_nobody_back),
         cmocka_unit_test(test_messages_up_to_send_copy_max_are_copied_when_alone),
+        cmocka_unit_test(test_a_copy_goes_as_one_piece_per_datagram),
         cmocka_unit_test(test_idle_peer_memory_is_small),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);
