@@ -28,8 +28,8 @@ int mca_btl_rttcc_register_params(void)
     /* Base BTL parameters (btl_rttcc_eager_limit, _max_send_size, ...),
      * registered with our defaults. */
     m->super.btl_exclusivity = MCA_BTL_EXCLUSIVITY_LOW + 100;
-    /* ob1's header included: 128 KiB of user data go eager, zero-copy
-     * (send_copy_max copies up to 64 KiB).  Across veth hosts a 128 KiB
+    /* ob1's header included: 128 KiB of user data go eager (copied when
+     * alone, as send_copy_max says).  Across veth hosts a 128 KiB
      * ping-pong took 79-110 us eager against 106-142 by RGET (its header,
      * get request and FIN are three more crossings); on one host 37-47
      * against 57-97. */

@@ -539,7 +539,7 @@ static void test_a_send_calls_nobody_back(void **) {
     assert_true(run_until(nodes, [&] { return n0.completed.size() == 1 && nodes[2]->received.size() == 3; }));
 }
 
-// With the default send_copy_max, a message up to 64 KiB + 64 sent while
+// With the default send_copy_max, a message up to 128 KiB + 64 sent while
 // nothing else to its peer is unacknowledged is copied: its send is done at
 // once and the caller may reuse the buffer.  A larger one, one of the same
 // size sent behind it (a stream), and a put go zero-copy and complete on
@@ -549,7 +549,7 @@ static void test_messages_up_to_send_copy_max_are_copied_when_alone(void **) {
     rttcc_config_t defaults;
     rttcc_config_defaults(&defaults);
     const size_t copied = defaults.send_copy_max, above = copied + 1;
-    assert_int_equal(copied, 65536 + 64);  // an eager MPI message of 64 KiB and its header
+    assert_int_equal(copied, 131072 + 64);  // an eager MPI message of 128 KiB and its header
     auto nodes = make_nodes(net, 2, {}, [](rttcc_config_t &c) {
         rttcc_config_t d;
         rttcc_config_defaults(&d);
