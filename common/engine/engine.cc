@@ -34,6 +34,7 @@ Engine::Engine(const rttcc_config_t &config, const rttcc_callbacks_t &callbacks,
       sack_words_(std::min<uint32_t>(kMaxSackWords, cmd_payload_ / 8)),
       inline_buffers_(std::max<size_t>(config.inline_max, 1)),
       copy_buffers_(config.max_message, SIZE_MAX),  // as many as peers ask for (their replies)
+      message_copies_(config.max_message, size_t{config.send_copy_mb} << 20),
       reassembly_buffers_(config.max_message, size_t{config.reassembly_max_mb} << 20),
       state_mu_(config.thread_safe || config.agent),
       rx_mu_(config.thread_safe || config.agent) {
@@ -75,7 +76,7 @@ Engine::~Engine() {
     for (auto &p : peers_) {
         if (!p) continue;
         p->outstanding.for_each([&](TxMessage &m) {
-            if (m.inline_buf) release_copy(m.inline_buf, copy_size(m));
+            release_copy(m);
         });
         p->tx.clear([&](TxSegment *seg) {
             if (seg->link.linked()) seg->link.unlink();

@@ -218,6 +218,7 @@ private:
     void enqueue(Peer &p, TxMessage &m);
     uint8_t *take_copy(size_t len);
     void release_copy(uint8_t *buf, size_t len);
+    void release_copy(TxMessage &m);
     bool has_room(const Peer &p, const TxMessage &m) const;
     uint32_t data_cap(const Peer &p) const;
     bool asks_for_ack(Peer &p, TxSegment &seg);
@@ -398,6 +399,7 @@ private:
     Pool<TxSegment> segments_;           // segment descriptors
     InlinePool inline_buffers_;          // copies of small messages
     BufferPool copy_buffers_;            // larger copies (RMA replies), while they are sent
+    BufferPool message_copies_;          // copies of lone messages above inline_max (laid out), up to send_copy_mb
     BufferPool reassembly_buffers_;      // whole-message buffers for chunked receives
     Hotel hotel_;                        // retransmission timers
     GrantTable grants_{random_u32()};    // memory granted to peers' puts

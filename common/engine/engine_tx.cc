@@ -44,7 +44,7 @@ int Engine::submit(uint32_t index, TxMessage &proto, bool only_if_open, const Me
 //   H = kHeaderSize, P = the peer's seg_payload, stride = H + P
 bool Engine::copy_message(const Peer &p, TxMessage &m, const MessageBytes &bytes) {
     if (bytes.iov && lays_out(p, m)) m.stride = kHeaderSize + p.seg_payload;
-    m.inline_buf = take_copy(copy_size(m));
+    m.inline_buf = m.stride ? message_copies_.get(copy_size(m)) : take_copy(m.len);
     if (!m.inline_buf) {
         m.stride = 0;
         return false;
@@ -72,8 +72,8 @@ bool Engine::copy_message(const Peer &p, TxMessage &m, const MessageBytes &bytes
 }
 
 // Laid out as datagrams (given the caller's pieces): a copy of a message
-// for the data channel that takes the copy buffers (beyond inline_max: the
-// inline pool's buffers are inline_max long).
+// for the data channel beyond inline_max (the inline pool's buffers are
+// inline_max long), from message_copies_ (up to send_copy_mb).
 bool Engine::lays_out(const Peer &p, const TxMessage &m) const {
     return m.len > cfg_.inline_max && channel_for(m) == kData && p.seg_payload > 0;
 }
@@ -121,6 +121,16 @@ void Engine::enqueue(Peer &p, TxMessage &m) {
 // inline_max, else copy_buffers_' (nullptr if the system has none left).
 uint8_t *Engine::take_copy(size_t len) {
     return len <= cfg_.inline_max ? inline_buffers_.get(len) : copy_buffers_.get(len);
+}
+
+// Returns m's copy, if it has one, to where it came from.
+void Engine::release_copy(TxMessage &m) {
+    if (!m.inline_buf) return;
+    if (m.stride)
+        message_copies_.put(m.inline_buf, copy_size(m));
+    else
+        release_copy(m.inline_buf, m.len);
+    m.inline_buf = nullptr;
 }
 
 void Engine::release_copy(uint8_t *buf, size_t len) {
@@ -369,7 +379,7 @@ void Engine::flush_all() {
 
 void Engine::finish_message(Peer &p, TxMessage &m, int status) {
     if (m.cookie) completions_.push_back({m.cookie, status, m.client_tag});
-    if (m.inline_buf) release_copy(m.inline_buf, copy_size(m));
+    release_copy(m);
     const bool oldest = p.outstanding.front() == &m;
     m.outstanding_link.unlink();
     messages_.put(&m);

@@ -101,11 +101,14 @@ enum rttcc_probe_strategy { RTTCC_PROBE_VALUES(RTTCC_ENUM_CONSTANT) };
     P(inline_max, UINT, 8192 + 64, 0, 65536, BYTES, 5, NONE,                                                    \
       "Puts, RMA requests and the engine's small copies up to this size are copied and complete at once (8 "    \
       "KiB of user data and a PML header)")                                                                     \
-    P(send_copy_max, UINT, 131072 + 64, 0, 1048576, BYTES, 5, NONE,                                             \
+    P(send_copy_max, UINT, 262144 + 64, 0, 1048576, BYTES, 5, NONE,                                             \
       "Messages (not puts) up to this size are copied while nothing else to their peer is unacknowledged, so "  \
       "the send completes at once; otherwise they are sent zero-copy and complete on the receiver's ACK, "      \
-      "which costs a ping-pong's reply one more send call (the default: an eager message of 128 KiB and its "   \
-      "PML header). Below inline_max, inline_max applies")                                                      \
+      "which costs a ping-pong's reply one more send call (the default: btl_rttcc's eager messages, 256 KiB "   \
+      "and a PML header). Below inline_max, inline_max applies")                                                \
+    P(send_copy_mb, UINT, 16, 0, 0, MIB, 6, NONE,                                                               \
+      "Most memory the copies of messages above inline_max (send_copy_max) hold at once: beyond it such "      \
+      "messages go zero-copy (a process sending to many peers at once, as an alltoall, copies that much)")      \
     P(rx_batch, UINT, 32, 1, 1024, DATAGRAMS, 6, NONE, "Datagrams received per recvmmsg call")                  \
     P(tx_batch, UINT, 128, 1, 1024, DATAGRAMS, 6, NONE,                                                        \
       "Datagrams sent per sendmmsg call; UDP GSO joins a peer's consecutive ones within a call (64 KB at most)") \

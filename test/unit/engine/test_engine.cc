@@ -539,7 +539,7 @@ static void test_a_send_calls_nobody_back(void **) {
     assert_true(run_until(nodes, [&] { return n0.completed.size() == 1 && nodes[2]->received.size() == 3; }));
 }
 
-// With the default send_copy_max, a message up to 128 KiB + 64 sent while
+// With the default send_copy_max, a message up to 256 KiB + 64 sent while
 // nothing else to its peer is unacknowledged is copied: its send is done at
 // once and the caller may reuse the buffer.  A larger one, one of the same
 // size sent behind it (a stream), and a put go zero-copy and complete on
@@ -549,7 +549,7 @@ static void test_messages_up_to_send_copy_max_are_copied_when_alone(void **) {
     rttcc_config_t defaults;
     rttcc_config_defaults(&defaults);
     const size_t copied = defaults.send_copy_max, above = copied + 1;
-    assert_int_equal(copied, 131072 + 64);  // an eager MPI message of 128 KiB and its header
+    assert_int_equal(copied, 262144 + 64);  // an eager MPI message of 256 KiB and its header
     auto nodes = make_nodes(net, 2, {}, [](rttcc_config_t &c) {
         rttcc_config_t d;
         rttcc_config_defaults(&d);
@@ -627,6 +627,42 @@ static void test_a_copy_goes_as_one_piece_per_datagram(void **) {
     assert_int_equal(std::count(pieces.begin(), pieces.end(), 2), 15);  // c's: header and payload
 }
 
+// Copies of lone messages above inline_max hold at most send_copy_mb: a
+// sender to many peers at once (an alltoall) copies that much, and sends
+// the rest zero-copy.  Each copy of 200000 bytes (laid out, 51 segments of
+// 3928) takes a 256 KiB buffer: 1 MiB holds four.
+static void test_copies_hold_at_most_send_copy_mb(void **) {
+    MemNetwork net(4000);
+    auto nodes = make_nodes(net, 6, {}, [](rttcc_config_t &c) {
+        rttcc_config_t d;
+        rttcc_config_defaults(&d);
+        c.send_copy_max = d.send_copy_max;
+        c.send_copy_mb = 1;
+    });
+    Node &n0 = *nodes[0];
+    std::vector<std::vector<uint8_t>> msgs;
+    for (uint32_t i = 1; i <= 5; ++i) msgs.push_back(make_message(i, 200000));
+    std::vector<int> rc;
+    for (uint32_t i = 1; i <= 5; ++i) {
+        iovec v{msgs[i - 1].data(), msgs[i - 1].size()};
+        rc.push_back(n0.engine->send(i, 1, &v, 1, &msgs[i - 1]));
+    }
+    assert_int_equal(std::count(rc.begin(), rc.end(), RTTCC_DONE), 4);
+    assert_int_equal(rc[4], RTTCC_OK);  // no room left: zero-copy, done on its ACK
+    assert_true(run_until(nodes, [&] {
+        for (int i = 1; i <= 5; ++i)
+            if (nodes[i]->received.size() != 1) return false;
+        return position(n0.completed, &msgs[4]) < n0.completed.size();
+    }));
+    for (int i = 1; i <= 5; ++i) assert_true(nodes[i]->received[0].bytes == msgs[i - 1]);
+    int flushed[5] = {};
+    for (uint32_t i = 1; i <= 4; ++i)  // the copies are freed once ACKed
+        if (n0.engine->flush(i, 1, &flushed[i]) == RTTCC_OK)
+            assert_true(run_until(nodes, [&] { return position(n0.completed, &flushed[i]) < n0.completed.size(); }));
+    iovec v{msgs[0].data(), msgs[0].size()};
+    assert_int_equal(n0.engine->send(5, 1, &v, 1, nullptr), RTTCC_DONE);
+}
+
 static void test_idle_peer_memory_is_small(void **) {
     MemNetwork net(4000);
     auto nodes = make_nodes(net, 2);
@@ -664,6 +700,7 @@ int main() {
         cmocka_unit_test(test_a_send_calls_nobody_back),
         cmocka_unit_test(test_messages_up_to_send_copy_max_are_copied_when_alone),
         cmocka_unit_test(test_a_copy_goes_as_one_piece_per_datagram),
+        cmocka_unit_test(test_copies_hold_at_most_send_copy_mb),
         cmocka_unit_test(test_idle_peer_memory_is_small),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);
