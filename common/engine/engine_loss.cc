@@ -205,6 +205,7 @@ void Engine::take_failure(Peer &p, int error, nanos now) {
 void Engine::declare_dead(Peer &p, std::string why) {
     p.dead = true;
     dead_.push_back({p.id, why});
+    flush_all();  // what is staged for p points into its segments' memory, freed below
     p.tx.clear([&](TxSegment *seg) { release_segment(*seg, RTTCC_ERR_UNREACH); });
     for (auto &queue : p.pending)
         while (TxMessage *m = queue.pop_front()) finish_message(p, *m, RTTCC_ERR_UNREACH);
