@@ -539,6 +539,14 @@ static void test_a_send_calls_nobody_back(void **) {
     assert_true(run_until(nodes, [&] { return n0.completed.size() == 1 && nodes[2]->received.size() == 3; }));
 }
 
+// The harness sends every message above inline_max zero-copy
+// (test_config); these tests copy as the engine ships.
+static void copies_as_shipped(rttcc_config_t &c) {
+    rttcc_config_t d;
+    rttcc_config_defaults(&d);
+    c.send_copy_max = d.send_copy_max;
+}
+
 // With the default send_copy_max, a message up to 256 KiB + 64 sent while
 // nothing else to its peer is unacknowledged is copied: its send is done at
 // once and the caller may reuse the buffer.  A larger one, one of the same
@@ -550,11 +558,7 @@ static void test_messages_up_to_send_copy_max_are_copied_when_alone(void **) {
     rttcc_config_defaults(&defaults);
     const size_t copied = defaults.send_copy_max, above = copied + 1;
     assert_int_equal(copied, 262144 + 64);  // an eager MPI message of 256 KiB and its header
-    auto nodes = make_nodes(net, 2, {}, [](rttcc_config_t &c) {
-        rttcc_config_t d;
-        rttcc_config_defaults(&d);
-        c.send_copy_max = d.send_copy_max;
-    });
+    auto nodes = make_nodes(net, 2, {}, copies_as_shipped);
     Node &n0 = *nodes[0];
     std::vector<uint8_t> a = make_message(1, copied), b = make_message(2, above), c = make_message(4, copied);
     const std::vector<uint8_t> was_a = a;
@@ -584,11 +588,7 @@ static void test_messages_up_to_send_copy_max_are_copied_when_alone(void **) {
 // stay a header and a payload.
 static void test_a_copy_goes_as_one_piece_per_datagram(void **) {
     MemNetwork net(1500);
-    auto nodes = make_nodes(net, 2, {}, [](rttcc_config_t &c) {
-        rttcc_config_t d;
-        rttcc_config_defaults(&d);
-        c.send_copy_max = d.send_copy_max;
-    });
+    auto nodes = make_nodes(net, 2, {}, copies_as_shipped);
     Node &n0 = *nodes[0];
     std::vector<int> pieces;  // per data datagram sent, its iovecs
     bool dropped = false;
@@ -634,9 +634,7 @@ static void test_a_copy_goes_as_one_piece_per_datagram(void **) {
 static void test_copies_hold_at_most_send_copy_mb(void **) {
     MemNetwork net(4000);
     auto nodes = make_nodes(net, 6, {}, [](rttcc_config_t &c) {
-        rttcc_config_t d;
-        rttcc_config_defaults(&d);
-        c.send_copy_max = d.send_copy_max;
+        copies_as_shipped(c);
         c.send_copy_mb = 1;
     });
     Node &n0 = *nodes[0];
