@@ -171,7 +171,7 @@ private:
     enum class Staged : uint8_t { kSegment, kAck, kProbe };  // what a staged datagram is
     struct TxBatch {
         std::vector<TxDatagram> dgrams;     // datagrams ready to send
-        std::vector<PacketHeader> headers;  // their headers (dgrams[i].iov[0])
+        std::vector<PacketHeader> headers;  // their headers (dgrams[i].iov[0], unless it names a laid-out room: fill_payload)
         std::vector<TxSegment *> segs;      // their segment, nullptr unless kSegment
         std::vector<Peer *> peers;          // their destination
         std::vector<Staged> kinds;          // what each one is
@@ -210,14 +210,13 @@ private:
     int submit(uint32_t peer, TxMessage &m, bool only_if_open, const MessageBytes &bytes);
     bool worth_copying(const Peer &p, const TxMessage &m) const;
     bool copy_message(const Peer &p, TxMessage &m, const MessageBytes &bytes);
-    bool lays_out(const Peer &p, const TxMessage &m) const;
+    bool lays_out(const TxMessage &m) const;
     size_t copy_size(const TxMessage &m) const;
     void join_header(TxDatagram &d, const PacketHeader &h) const;
     Peer *live_peer(uint32_t index);  // nullptr for one unknown or dead
     TxMessage &new_message(Peer &p, const TxMessage &proto);
     void enqueue(Peer &p, TxMessage &m);
     uint8_t *take_copy(size_t len);
-    void release_copy(uint8_t *buf, size_t len);
     void release_copy(TxMessage &m);
     bool has_room(const Peer &p, const TxMessage &m) const;
     uint32_t data_cap(const Peer &p) const;

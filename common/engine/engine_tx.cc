@@ -43,7 +43,7 @@ int Engine::submit(uint32_t index, TxMessage &proto, bool only_if_open, const Me
 //               0          H           stride      stride + H        (n-1) stride   (at most P)
 //   H = kHeaderSize, P = the peer's seg_payload, stride = H + P
 bool Engine::copy_message(const Peer &p, TxMessage &m, const MessageBytes &bytes) {
-    if (bytes.iov && lays_out(p, m)) m.stride = kHeaderSize + p.seg_payload;
+    if (bytes.iov && lays_out(m)) m.stride = kHeaderSize + p.seg_payload;
     m.inline_buf = m.stride ? message_copies_.get(copy_size(m)) : take_copy(m.len);
     if (!m.inline_buf) {
         m.stride = 0;
@@ -74,8 +74,8 @@ bool Engine::copy_message(const Peer &p, TxMessage &m, const MessageBytes &bytes
 // Laid out as datagrams (given the caller's pieces): a copy of a message
 // for the data channel beyond inline_max (the inline pool's buffers are
 // inline_max long), from message_copies_ (up to send_copy_mb).
-bool Engine::lays_out(const Peer &p, const TxMessage &m) const {
-    return m.len > cfg_.inline_max && channel_for(m) == kData && p.seg_payload > 0;
+bool Engine::lays_out(const TxMessage &m) const {
+    return m.len > cfg_.inline_max && channel_for(m) == kData;
 }
 
 // Bytes of m's copy: its own, and a header's room per segment if laid out.
@@ -128,16 +128,11 @@ void Engine::release_copy(TxMessage &m) {
     if (!m.inline_buf) return;
     if (m.stride)
         message_copies_.put(m.inline_buf, copy_size(m));
+    else if (m.len <= cfg_.inline_max)
+        inline_buffers_.put(m.inline_buf, m.len);
     else
-        release_copy(m.inline_buf, m.len);
+        copy_buffers_.put(m.inline_buf, m.len);
     m.inline_buf = nullptr;
-}
-
-void Engine::release_copy(uint8_t *buf, size_t len) {
-    if (len <= cfg_.inline_max)
-        inline_buffers_.put(buf, len);
-    else
-        copy_buffers_.put(buf, len);
 }
 
 // RMA requests all go on the data channel: cut in the order they are made,
@@ -317,22 +312,25 @@ PacketHeader &Engine::stage(Channel ch, Peer &p, Staged kind, TxSegment *seg) {
 }
 
 // Points the datagram's payload iovecs at [offset, offset + len) of the
-// message (a laid-out copy: at its segment's place, copy_message).
+// message.  A laid-out copy's segment (copy_message): its payload at its
+// place, and iov[0] at the room before it, where flush puts the header
+// (join_header; until then the header is the batch's, as any other's).
 void Engine::fill_payload(TxDatagram &d, const TxMessage &m, uint32_t offset, uint32_t len) const {
     if (m.stride) {
         const uint32_t payload = m.stride - static_cast<uint32_t>(kHeaderSize);
-        d.iov[d.iovcnt++] = {m.inline_buf + offset / payload * m.stride + kHeaderSize, len};
+        uint8_t *room = m.inline_buf + offset / payload * m.stride;
+        d.iov[0].iov_base = room;
+        d.iov[d.iovcnt++] = {room + kHeaderSize, len};
         return;
     }
     for_each_piece(m.iov, m.iovcnt, offset, len, [&d](uint8_t *from, size_t n) { d.iov[d.iovcnt++] = {from, n}; });
 }
 
 // A laid-out segment's datagram: its header (signed) goes into the room
-// before its payload, and the datagram is one piece.
+// iov[0] names, before its payload, and the datagram is one piece.
 void Engine::join_header(TxDatagram &d, const PacketHeader &h) const {
-    auto *room = static_cast<uint8_t *>(d.iov[1].iov_base) - kHeaderSize;
-    std::memcpy(room, &h, kHeaderSize);
-    d.iov[0] = {room, kHeaderSize + d.iov[1].iov_len};
+    std::memcpy(d.iov[0].iov_base, &h, kHeaderSize);
+    d.iov[0].iov_len += d.iov[1].iov_len;
     d.iovcnt = 1;
 }
 
@@ -348,7 +346,7 @@ void Engine::flush(Channel ch) {
         if (cfg_.auth != RTTCC_AUTH_NONE)
             b.headers[i].mac = datagram_mac(cfg_.auth, b.peers[i]->key, b.headers[i], &b.dgrams[i].iov[1],
                                             b.dgrams[i].iovcnt - 1);
-        if (b.kinds[i] == Staged::kSegment && b.segs[i]->msg->stride) join_header(b.dgrams[i], b.headers[i]);
+        if (b.dgrams[i].iov[0].iov_base != &b.headers[i]) join_header(b.dgrams[i], b.headers[i]);
     }
     const int sent = wire_->tx_burst(ch, b.dgrams.data(), static_cast<int>(b.count));
     for (size_t i = std::max(sent, 0); i < b.count; ++i) {
