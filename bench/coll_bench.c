@@ -59,9 +59,14 @@
  * -through and -across measure a bound instead of the collective: only the
  * pairs whose blocks cross a scenario's bottleneck exchange them, all at once
  * with MPI_Isend/MPI_Irecv, with the op's counts; the rest stays home.
- *     -through R  pairs with rank R at one end (R's link is the bottleneck)
- *     -across G   pairs with one rank below G and one at or above (two
- *                 groups joined by one link)
+ *     -through R  pairs with one end on rank R's host and the other not
+ *                 (that host's link is the bottleneck)
+ *     -across G   pairs with one end on a host before rank G's and the
+ *                 other not (two groups of hosts joined by one link)
+ * Hosts are numbered in the order of their first rank (MPI_Get_processor_name),
+ * so with one rank per host these are rank R, and ranks below G; with more,
+ * pairs on one host (which cross no link) stay home too.  When all ranks
+ * share one host, ranks stand for hosts (so the bound runs on one machine).
  * No order of the collective's transfers can move the bottleneck's bytes
  * faster than this, over the same transport, so its time bounds what any
  * algorithm can gain there.  The RESULT line then also gives
@@ -104,6 +109,7 @@ typedef struct layout {
     int *sc, *sd, *rc, *rd;                    /* the same in bytes, for MPI_Alltoallv */
     uint64_t *sbuf, *rbuf;
     const opts_t *o;                           /* o->only_kind != ONLY_NONE: the -only bound */
+    int *host;                                 /* per rank, its host's number (first rank order) */
     MPI_Request *reqs;                         /* 2 per peer, for the bound */
 } layout_t;
 
@@ -132,14 +138,18 @@ static size_t v_words(int i, int j, size_t w)
     return c ? c : 1;
 }
 
-/* Whether the block from rank i to rank j crosses the bound's bottleneck (always, for the collective). */
-static int crosses(const opts_t *o, int i, int j)
+/* Whether rank i is on the bottleneck's first side: on rank R's host (through R), or on a host
+ * before rank G's (across G). */
+static int first_side(const layout_t *l, int i)
 {
-    switch (o->only_kind) {
-    case ONLY_THROUGH: return i != j && (i == o->only_arg || j == o->only_arg);
-    case ONLY_ACROSS: return (i < o->only_arg) != (j < o->only_arg);
-    default: return 1;
-    }
+    const int h = l->host[i], arg = l->host[l->o->only_arg];
+    return ONLY_THROUGH == l->o->only_kind ? h == arg : h < arg;
+}
+
+/* Whether the block from rank i to rank j crosses the bound's bottleneck (always, for the collective). */
+static int crosses(const layout_t *l, int i, int j)
+{
+    return ONLY_NONE == l->o->only_kind || first_side(l, i) != first_side(l, j);
 }
 
 /* Word k of the block from src to dst (blocks of different sizes differ too). */
@@ -187,11 +197,11 @@ static void prepare(layout_t *l, long it)
     for (int p = 0; p < l->n; ++p) {
         uint64_t *s = l->sbuf + l->sdispl[p], *r = l->rbuf + l->rdispl[p];
         const size_t c = l->scount[p];
-        if (crosses(l->o, l->rank, p)) {
+        if (crosses(l, l->rank, p)) {
             s[0] = tag(word(l->rank, p, 0, c), it);
             s[c - 1] = tag(word(l->rank, p, c - 1, c), it);
         }
-        if (crosses(l->o, p, l->rank)) {
+        if (crosses(l, p, l->rank)) {
             r[0] = POISON;
             r[l->rcount[p] - 1] = POISON;
         }
@@ -206,7 +216,7 @@ static void verify(layout_t *l, long it, int full)
         corrupt = NULL != getenv("RTTCC_MPITEST_CORRUPT") && 0 == l->rank;
     }
     for (int p = l->n - 1; corrupt && p >= 0; --p) {
-        if (crosses(l->o, p, l->rank)) {
+        if (crosses(l, p, l->rank)) {
             l->rbuf[l->rdispl[p]] ^= 0x40;
             break;
         }
@@ -214,7 +224,7 @@ static void verify(layout_t *l, long it, int full)
     for (int p = 0; p < l->n; ++p) {
         const uint64_t *r = l->rbuf + l->rdispl[p];
         const size_t c = l->rcount[p];
-        if (!crosses(l->o, p, l->rank)) {
+        if (!crosses(l, p, l->rank)) {
             continue;
         }
         if (r[0] != tag(word(p, l->rank, 0, c), it) || r[c - 1] != tag(word(p, l->rank, c - 1, c), it)) {
@@ -254,13 +264,13 @@ static int bound_exchange(layout_t *l)
 {
     int n = 0, rc = MPI_SUCCESS;
     for (int p = 0; p < l->n && MPI_SUCCESS == rc; ++p) {
-        if (crosses(l->o, p, l->rank)) {
+        if (crosses(l, p, l->rank)) {
             rc = MPI_Irecv(l->rbuf + l->rdispl[p], l->rc[p], MPI_BYTE, p, 7, MPI_COMM_WORLD, &l->reqs[n++]);
         }
     }
     for (int i = 1; i < l->n && MPI_SUCCESS == rc; ++i) {
         const int p = (l->rank + i) % l->n;
-        if (crosses(l->o, l->rank, p)) {
+        if (crosses(l, l->rank, p)) {
             rc = MPI_Isend(l->sbuf + l->sdispl[p], l->sc[p], MPI_BYTE, p, 7, MPI_COMM_WORLD, &l->reqs[n++]);
         }
     }
@@ -303,11 +313,11 @@ static uint64_t neck_bytes(const layout_t *l, int op, size_t w)
     uint64_t a = 0, b = 0; /* through: into R, out of R; across: low to high, high to low */
     for (int i = 0; i < l->n; ++i) {
         for (int j = 0; j < l->n; ++j) {
-            if (ONLY_NONE == l->o->only_kind || !crosses(l->o, i, j)) {
+            if (ONLY_NONE == l->o->only_kind || !crosses(l, i, j)) {
                 continue;
             }
             const uint64_t c = 8 * (uint64_t) (OP_ALLTOALL == op ? w : v_words(i, j, w));
-            const int first = ONLY_THROUGH == l->o->only_kind ? j == l->o->only_arg : i < l->o->only_arg;
+            const int first = ONLY_THROUGH == l->o->only_kind ? first_side(l, j) : first_side(l, i);
             *(first ? &a : &b) += c;
         }
     }
@@ -466,12 +476,27 @@ int main(int argc, char **argv)
         return 1;
     }
 
-    /* Which host each rank is on (one line, so a run's placement is on record). */
+    /* Which host each rank is on (one line, so a run's placement is on record), and the hosts'
+     * numbers in the order of their first rank. */
     char name[MPI_MAX_PROCESSOR_NAME] = {0};
     char *names = malloc((size_t) l.n * MPI_MAX_PROCESSOR_NAME);
-    int len;
+    l.host = malloc((size_t) l.n * sizeof *l.host);
+    if (!names || !l.host) {
+        fail("out of memory (ranks, -, -)", l.n, 0, 0);
+    }
+    int len, hosts = 0;
     MPI_Get_processor_name(name, &len);
-    MPI_Gather(name, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, names, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, 0, MPI_COMM_WORLD);
+    MPI_Allgather(name, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, names, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, MPI_COMM_WORLD);
+    for (int r = 0; r < l.n; ++r) {
+        int q = 0;
+        while (q < r && strcmp(names + (size_t) q * MPI_MAX_PROCESSOR_NAME, names + (size_t) r * MPI_MAX_PROCESSOR_NAME)) {
+            ++q;
+        }
+        l.host[r] = q < r ? l.host[q] : hosts++;
+    }
+    for (int r = 0; 1 == hosts && r < l.n; ++r) { /* one machine: ranks stand for hosts */
+        l.host[r] = r;
+    }
     if (0 == l.rank) {
         printf("# coll_bench np=%d hosts=", l.n);
         for (int r = 0; r < l.n; ++r) {
@@ -514,6 +539,7 @@ int main(int argc, char **argv)
     free(l.scount);
     free(l.sc);
     free(l.reqs);
+    free(l.host);
     MPI_Finalize();
     return 0;
 }

@@ -28,31 +28,43 @@ setup() {
     case $1 in
         a | b) "$tb" up 4 >/dev/null ;;
         c) "$tb" up 4 --groups 2 >/dev/null ;;
-        d) "$tb" up 5 >/dev/null ;;
+        d) "$tb" up 6 >/dev/null ;;   # h5 floods; h6 is the free run's sink
     esac
 }
 
 # Before every run: S's shaping anew (so the drop counters are the run's own).
+# With a second argument "free", S without its bottleneck: h2 at -fast in b,
+# the groups' join link unshaped in c, and in d the same links (flood_start
+# free sends the flood to h6 instead).
 reshape() {
-    local h p=$RTTCC_TB_PREFIX
+    local h p=$RTTCC_TB_PREFIX free=${2:-}
     case $1 in
         a) ;;
         b) for h in 1 2 3 4; do
                "$tb" unshape "$p-h$h"
-               "$tb" shape "$p-h$h" "$([ "$h" = 2 ] && echo "$slow" || echo "$fast")" "$queue"
+               "$tb" shape "$p-h$h" "$([ "$h" = 2 ] && [ -z "$free" ] && echo "$slow" || echo "$fast")" "$queue"
            done ;;
-        c | d) for h in 1 2 3 4; do
+        c | d) for h in 1 2 3 4 $([ "$1" = d ] && echo 6); do
                "$tb" unshape "$p-h$h"
                "$tb" shape "$p-h$h" "$fast" "$queue"
            done
-           if [ "$1" = c ]; then "$tb" unshape-link 2; "$tb" shape-link 2 "$link" "$queue"; fi ;;
+           if [ "$1" = c ]; then
+               "$tb" unshape-link 2
+               [ -n "$free" ] || "$tb" shape-link 2 "$link" "$queue"
+           fi ;;
     esac
 }
 
-# Scenario d's background flood from h5 towards h2, until flood_stop.
+# Scenario d's background flood from h5 towards h2, until flood_stop; with a
+# second argument "free", towards h6 instead, which holds no rank and whose
+# link is shaped as h2's: the same path through the kernel, so the same CPU
+# (on two cores with four busy ranks that CPU is what holds the flood back:
+# it sends about half its rate), but across no rank's link.
 flood_start() {
     [ "$1" = d ] || return 0
-    ip netns exec "$RTTCC_TB_PREFIX-h5" "$work/udp_flood" -dst "$(subnet3).2" -rate "$flood" -on "$flood_on" \
+    local dst
+    dst=$(subnet3).$([ "${2:-}" = free ] && echo 6 || echo 2)
+    ip netns exec "$RTTCC_TB_PREFIX-h5" "$work/udp_flood" -dst "$dst" -rate "$flood" -on "$flood_on" \
         -off "$flood_off" >"$work/flood" 2>&1 &
     flood_pid=$!
 }
