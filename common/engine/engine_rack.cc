@@ -37,8 +37,8 @@ namespace rttcc {
 // rules a segment no probe went ahead of, and only a probe brings the
 // doubling back down), and at 0.1% loss on one busy host every lost command
 // waited the 5 ms floor of the RTO.  Half the RTO was too soon: with the
-// RTO at its floor, tails that waited 2.5-4.4 ms behind a 100 Mbit/s
-// link's queue were all probed (97% of coll_rttcc's resends on the testbed).
+// RTO at its floor, every tail that waited more than 2.5 ms in a 100 Mbit/s
+// link's queue was probed (97% of coll_rttcc's resends on the testbed).
 nanos Engine::probe_timeout(const Peer &p) const {
     const nanos answers = p.response.srtt() + 4 * p.response.rttvar();
     const nanos pto = std::max<nanos>({2 * p.rtt.srtt() + usec(cfg_.ack_delay_us), answers, usec(32)}) << p.probe_shift;
