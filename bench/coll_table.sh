@@ -135,10 +135,6 @@ while (($#)); do
 done
 extra=("$@")
 [[ $ppn =~ ^[1-9][0-9]*$ ]] || { echo "coll_table.sh: -ppn wants a positive count" >&2; exit 2; }
-# Ranks round robin over h1..h4 (mpirun-tb maps by node): rank 1 is on h2 and
-# rank 2 on h3 whatever ppn, so the bounds' -through 1 and -across 2 hold.
-placement=()
-((ppn == 1)) || placement=(--host "rttccb-h1:$ppn,rttccb-h2:$ppn,rttccb-h3:$ppn,rttccb-h4:$ppn")
 if [ "$stack" = cm ]; then
     transport=(--mca pml cm --mca mtl rttcc --mca btl self --mca mtl_rttcc_cc "$cc" --mca mtl_rttcc_stats 1)
 else
@@ -147,6 +143,13 @@ fi
 [ "$(id -u)" -eq 0 ] || { echo "coll_table.sh: needs root (namespaces, tc)" >&2; exit 2; }
 
 export RTTCC_TB_PREFIX=rttccb RTTCC_TB_DIR=/tmp/rttccb-testbed
+# Ranks round robin over h1..h4 (mpirun-tb maps by node): rank 1 is on h2 and
+# rank 2 on h3 whatever ppn, so the bounds' -through 1 and -across 2 hold.
+placement=()
+if ((ppn > 1)); then
+    hosts=$(printf "$RTTCC_TB_PREFIX-h%d:$ppn," 1 2 3 4)
+    placement=(--host "${hosts%,}")
+fi
 exec 9>/tmp/rttccb-coll_table.lock
 flock -n 9 || { echo "coll_table.sh: another run holds /tmp/rttccb-coll_table.lock" >&2; exit 2; }
 
@@ -225,14 +228,8 @@ run() {
         # shellcheck disable=SC2207
         more+=($(bound_args "$s"))
     fi
-    if [ "$label" = free ]; then
-        [ "$s" = a ] && return
-        reshape "$s" free
-        flood_start "$s" free
-    else
-        reshape "$s"
-        flood_start "$s"
-    fi
+    [ "$label" = free ] && [ "$s" = a ] && return
+    start_run "$s" "$([ "$label" = free ] && echo free)"
     t0=$(date +%s) load=$(cut -d' ' -f1 /proc/loadavg)
     # shellcheck disable=SC2086
     timeout -k 5 "$run_timeout" "$top/contrib/testbed/mpirun-tb" -np $((4 * ppn)) "${placement[@]}" "${transport[@]}" \

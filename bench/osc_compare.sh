@@ -428,13 +428,7 @@ else
                     free) [ "$s" = a ] && continue
                           prog=("$work/osc_bench" -tests alltoall) ;;
                 esac
-                if [ "$c" = free ]; then
-                    reshape "$s" free
-                    flood_start "$s" free
-                else
-                    reshape "$s"
-                    flood_start "$s"
-                fi
+                start_run "$s" "$([ "$c" = free ] && echo free)"
                 ok=1
                 run "$c" "$raw" 4 "${config_args[${c#put:}]} --mca mpi_yield_when_idle 1" "${prog[@]}" "${a2a_args[@]}" \
                     "${more[@]}" || ok=""

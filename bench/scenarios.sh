@@ -68,6 +68,13 @@ flood_start() {
         -off "$flood_off" >"$work/flood" 2>&1 &
     flood_pid=$!
 }
+# Before every run: S's shaping anew and its flood; with "free", S without
+# its bottleneck (reshape and flood_start free).
+start_run() {
+    reshape "$@"
+    flood_start "$@"
+}
+
 # Stops the flood (if any) and appends its report to file $1.
 flood_stop() {
     [ -n "$flood_pid" ] || return 0
