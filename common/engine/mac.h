@@ -7,13 +7,13 @@
 // knows the sender: a datagram from a process it has not added yet (lazy
 // wire-up) is checked before it may cost a runtime lookup of that process.
 //
-//   header: SipHash-2-4 over the 72-byte header (libsodium crypto_shorthash);
+//   header: SipHash-2-4 over the header (libsodium crypto_shorthash);
 //           the payload too where it is the protocol's own (an ACK's SACK
 //           words, a probe's padding): keyed BLAKE2b then, cut to 64 bits
 //   full:   the payload of every datagram too (keyed BLAKE2b)
 //   none:   mac = 0, not checked (every process of the job must agree)
 //
-// The MAC is computed with the header's `mac` field at zero.
+// A MAC covers the header's 64 bytes before its `mac` field, the last.
 #pragma once
 #include <sys/uio.h>
 
