@@ -265,6 +265,7 @@ private:
     int send_request(Peer &p, RmaRequest &r, const iovec *iov, int iovcnt, void *cookie, bool ack_now, nanos now);
     int close_batch(Peer &p, bool ack_now, nanos now);
     void close_batches(nanos now);
+    size_t batch_entry_cap() const;
     size_t batch_cap() const;
     bool serve_batch(Peer &p, const RmaRequest &r, const uint8_t *payload, size_t n);
     void take_request(Peer &p, const uint8_t *msg, size_t len);

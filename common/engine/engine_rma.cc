@@ -91,11 +91,18 @@ int Engine::send_request(Peer &p, RmaRequest &r, const iovec *iov, int iovcnt, v
     return copy ? RTTCC_DONE : RTTCC_OK;
 }
 
-// The batch's payload bound: a copied request (inline_max).  Across hosts
-// that is several segments, sent together when the batch closes.
-size_t Engine::batch_cap() const {
+// What one operation may bring to a batch: a copied request's payload
+// (inline_max); larger ones go alone, zero-copy.
+size_t Engine::batch_entry_cap() const {
     const size_t copy = std::min<size_t>(cfg_.inline_max, cfg_.max_message);
     return copy > sizeof(RmaRequest) ? copy - sizeof(RmaRequest) : 0;
+}
+
+// A batch's payload bound: kBatchBytes in all (or the largest message).
+// Across hosts that is a GSO group, sent in one call when the batch closes.
+size_t Engine::batch_cap() const {
+    const size_t all = std::min<size_t>(kBatchBytes, cfg_.max_message);
+    return std::max(batch_entry_cap(), all > sizeof(RmaRequest) ? all - sizeof(RmaRequest) : 0);
 }
 
 int Engine::post(uint32_t index, const RmaBatchEntry &e, const void *bytes) {
@@ -104,8 +111,8 @@ int Engine::post(uint32_t index, const RmaBatchEntry &e, const void *bytes) {
     std::lock_guard<MaybeMutex> g(state_mu_);
     Peer *p = live_peer(index);
     if (!p) return RTTCC_ERR_UNREACH;
+    if (!RmaBatch::fits_alone(e, batch_entry_cap())) return RTTCC_ERR_BUSY;  // the caller sends it alone
     const size_t cap = batch_cap();
-    if (!RmaBatch::fits_alone(e, cap)) return RTTCC_ERR_BUSY;  // the caller sends it alone
     if (!p->batch) p->batch = std::make_unique<RmaBatch>();
     RmaBatch &b = *p->batch;
     if (!b.fits(e, cap)) {

@@ -139,9 +139,10 @@ int rttcc_rma_accumulate(rttcc_engine_t *engine, uint32_t peer, uint32_t key, ui
 /* A small put (op RTTCC_RMA_REPLACE on RTTCC_RMA_BYTE) or accumulate
  * without reply, gathered with the others made to `peer` until this
  * process's next progress pass, flush of `peer` or other request to it, into
- * one request of at most inline_max bytes (a burst of them costs one request,
- * not one each).  Copied: RTTCC_DONE, and rttcc_engine_flush completes it
- * remotely.  RTTCC_ERR_BUSY if it is too large for a batch: send it with
+ * one request of up to 64 KiB (a burst of them costs one request and one
+ * send call, not one each).  Copied: RTTCC_DONE, and rttcc_engine_flush
+ * completes it remotely.  RTTCC_ERR_BUSY if it is larger than a copied
+ * request (inline_max): send it with
  * rttcc_engine_put or rttcc_rma_accumulate.  Applied at the target in order with the requests,
  * each entry checked as an accumulate is (a batch with one bad entry is
  * dropped whole). */

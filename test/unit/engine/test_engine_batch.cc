@@ -37,9 +37,15 @@ int put8(rttcc_engine_t *e, uint32_t key, uint64_t offset, const void *bytes, si
 
 const rttcc_stats_t stats(const Node &n) { return n.engine->stats(); }
 
-// A batch's payload bound: a copied request's.
-size_t batch_cap(const Node &n) {
+// What one post may bring to a batch: a copied request's payload.
+size_t entry_cap(const Node &n) {
     return std::min(n.engine->config().inline_max, n.engine->config().max_message) - sizeof(RmaRequest);
+}
+
+// A batch's payload bound: kBatchBytes in all.
+size_t batch_cap(const Node &n) {
+    const size_t all = std::min<size_t>(kBatchBytes, n.engine->config().max_message) - sizeof(RmaRequest);
+    return std::max(entry_cap(n), all);
 }
 
 // Node 0 flushes node 1 and both progress until the flush completes.
@@ -360,6 +366,33 @@ static void test_a_batch_with_a_bad_entry_is_dropped_whole(void **) {
     assert_true(nodes[1]->dead.empty());
 }
 
+// A burst of posts larger than a copied request travels in as few requests
+// as kBatchBytes allows: 64 puts of 1000 bytes in 2 (8 when a batch was
+// bounded by inline_max), and they land as made.  A batch's buffer grows with what
+// it holds: one small post does not take kBatchBytes.
+static void test_a_burst_of_posts_fills_a_gso_group(void **) {
+    MemNetwork net(4000);
+    auto nodes = make_nodes(net, 2);
+    std::vector<uint8_t> mem(64000, 0), model(64000, 0);
+    Target t(nodes, mem.data(), mem.size());
+    std::vector<uint8_t> bytes(1000);
+    for (int i = 0; i < 64; ++i) {
+        for (size_t j = 0; j < bytes.size(); ++j) bytes[j] = static_cast<uint8_t>(i * 7 + j);
+        assert_int_equal(put8(&t.h0, t.key, i * 1000u, bytes.data(), bytes.size()), RTTCC_DONE);
+        std::copy(bytes.begin(), bytes.end(), model.begin() + i * 1000);
+    }
+    int f;
+    flush(nodes, &f);
+    assert_true(mem == model);
+    assert_int_equal(stats(*nodes[0]).rma_batches, 2);
+
+    RmaBatch b;
+    RmaBatchEntry e{0, 1, 8, RTTCC_RMA_REPLACE, RTTCC_RMA_BYTE};
+    b.add(e, bytes.data(), kBatchBytes);
+    assert_int_equal(b.size(), sizeof e + 8);
+    assert_true(b.capacity() < kBatchBytes / 16);
+}
+
 // What post refuses: an entry too large for a batch (BUSY: send it alone),
 // and entries no engine makes.  One that fills a batch alone is taken.
 static void test_post_refusals(void **) {
@@ -367,7 +400,7 @@ static void test_post_refusals(void **) {
     auto nodes = make_nodes(net, 2);
     std::vector<uint8_t> mem(70000, 0);
     Target t(nodes, mem.data(), mem.size());
-    const size_t cap = batch_cap(*nodes[0]);
+    const size_t cap = entry_cap(*nodes[0]);
     assert_int_equal(put8(&t.h0, t.key, 0, mem.data(), cap - sizeof(RmaBatchEntry) + 1), RTTCC_ERR_BUSY);
     assert_int_equal(put8(&t.h0, t.key, 0, mem.data(), 66000), RTTCC_ERR_BUSY);
     const int32_t v = 1;
@@ -417,6 +450,7 @@ int main() {
         cmocka_unit_test(test_a_progress_pass_sends_the_batch),
         cmocka_unit_test(test_a_flushed_batch_asks_for_its_ack),
         cmocka_unit_test(test_a_batch_with_a_bad_entry_is_dropped_whole),
+        cmocka_unit_test(test_a_burst_of_posts_fills_a_gso_group),
         cmocka_unit_test(test_post_refusals),
         cmocka_unit_test(test_posts_survive_a_faulty_wire),
     };
