@@ -47,7 +47,7 @@ Peer *Engine::sender_of(Channel ch, const RxDatagram &d, const PacketHeader **h)
             drop(&rttcc_stats_t::drop_foreign);
             return nullptr;
     }
-    if (!mac_ok(cfg_.auth, key_, d.buf, d.len)) {
+    if (!mac_ok(cfg_.auth, key_, d.buf)) {
         drop(&rttcc_stats_t::drop_auth);
         return nullptr;
     }

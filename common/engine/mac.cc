@@ -81,17 +81,18 @@ uint64_t datagram_mac(int auth, const SecretKey &key, const PacketHeader &header
                   pieces);
 }
 
-bool mac_ok(int auth, const SecretKey &key, const uint8_t *buf, size_t len) {
+bool mac_ok(int auth, const SecretKey &key, const uint8_t *buf) {
     if (auth == RTTCC_AUTH_NONE) return true;
-    // check_header made sure the header is all there; only three fields
-    // are read, where they lie (the buffer need not be aligned).
+    // check_header made sure the header and its payload are there (bytes
+    // after them are padding); only three fields are read, where they lie
+    // (the buffer need not be aligned).
     uint8_t type;
     uint16_t payload_len;
     uint64_t mac;
     std::memcpy(&type, buf + offsetof(PacketHeader, type), sizeof type);
     std::memcpy(&payload_len, buf + offsetof(PacketHeader, payload_len), sizeof payload_len);
     std::memcpy(&mac, buf + offsetof(PacketHeader, mac), sizeof mac);
-    const iovec payload{const_cast<uint8_t *>(buf) + kHeaderSize, len - kHeaderSize};
+    const iovec payload{const_cast<uint8_t *>(buf) + kHeaderSize, payload_len};
     const uint64_t want = mac_of(auth, key, buf, type, payload_len, &payload, 1);
     // One 64-bit comparison is constant time, as sodium_memcmp is for a
     // buffer, without its call (2% of a 64 KiB message's CPU, engine_cost).

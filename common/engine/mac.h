@@ -45,7 +45,8 @@ seq_t initial_seq(const SecretKey &sender, uint32_t receiver);
 uint64_t datagram_mac(int auth, const SecretKey &key, const PacketHeader &header, const iovec *payload,
                       int pieces);
 
-// True if a received datagram's MAC is right for `key`.
-bool mac_ok(int auth, const SecretKey &key, const uint8_t *buf, size_t len);
+// True if a received datagram's MAC is right for `key` (check_header
+// passed: its header and payload_len bytes of payload are at buf).
+bool mac_ok(int auth, const SecretKey &key, const uint8_t *buf);
 
 }  // namespace rttcc

@@ -44,7 +44,8 @@ constexpr uint16_t kMagic = 0x5452;  // "RT"
 constexpr uint8_t kVersion = 8;  // 2: ACKs carry SACK bitmaps; 3: BUSY, kFlagResume, the MAC; 4: by the receiver's key;
                                  // 5: RMA batches; 6: batch entries with replies (gets, fetching accumulates);
                                  // 7: 32-bit entry lengths, plain gets (kPlainGet); 8: the MAC covers
-                                 // the header up to its field (64 bytes), not the header with it zeroed
+                                 // the header up to its field (64 bytes), not the header with it zeroed;
+                                 // bytes past a header's payload are padding (UdpWire::group)
 
 // An ACK's payload, when there is one, is the selective ACK: 64-bit words,
 // bit i (word i / 64, bit i % 64) set if segment ack + 1 + i has arrived.
@@ -103,7 +104,7 @@ inline Verdict check_header(const void *buf, size_t len, uint32_t job_key, const
     const auto *h = static_cast<const PacketHeader *>(buf);
     if (h->magic != kMagic || h->version != kVersion || h->job_key != job_key)
         return Verdict::kForeign;
-    if (h->payload_len != len - kHeaderSize) return Verdict::kMalformed;
+    if (h->payload_len > len - kHeaderSize) return Verdict::kMalformed;  // less: padded (a GSO group's)
     if ((h->put_addr != 0) != (h->type == static_cast<uint8_t>(PacketType::PUT))) return Verdict::kMalformed;
     switch (static_cast<PacketType>(h->type)) {
         case PacketType::DATA:

@@ -55,6 +55,17 @@ static void test_short_and_truncated_are_malformed(void **) {
     assert_int_equal(static_cast<int>(check(b)), static_cast<int>(Verdict::kMalformed));
 }
 
+// Bytes after a header's payload are padding (a short datagram the UDP
+// wire padded to its GSO group's size): taken, the payload still ends at
+// payload_len.
+static void test_padding_after_the_payload_is_taken(void **) {
+    for (PacketType t : {PacketType::DATA, PacketType::CHUNK, PacketType::PUT, PacketType::ACK}) {
+        auto b = datagram(t, t == PacketType::ACK ? 8 : 100);
+        b.resize(b.size() + 900, 0);
+        assert_int_equal(static_cast<int>(check(b)), static_cast<int>(Verdict::kOk));
+    }
+}
+
 static void test_foreign_key_magic_version(void **) {
     auto b = datagram(PacketType::DATA, 8);
     hdr(b)->job_key ^= 1;
@@ -103,6 +114,7 @@ int main() {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_valid_packets_pass),
         cmocka_unit_test(test_short_and_truncated_are_malformed),
+        cmocka_unit_test(test_padding_after_the_payload_is_taken),
         cmocka_unit_test(test_foreign_key_magic_version),
         cmocka_unit_test(test_bad_fields_are_malformed),
         cmocka_unit_test(test_type_names),

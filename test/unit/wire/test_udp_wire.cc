@@ -64,12 +64,40 @@ void test_pieces_that_continue_each_other_are_joined(void **) {
     }
 }
 
+// A short datagram followed by a full one to the same peer (a message's
+// last segment, then the next message's first) is padded to the group's
+// size so that the group goes on: four datagrams of 1000, 400, 1000 and 400
+// bytes leave as one GSO group and arrive in one receive slot, back to back
+// at 1000 bytes apart, each starting with what was sent; the padded one
+// ends in zeros, the group's last is not padded.
+void test_a_short_datagram_is_padded_to_keep_its_group(void **) {
+    Pair p = open_pair(RTTCC_TS_USER);
+    if (!p.a->gso()) skip();
+    std::vector<std::vector<uint8_t>> bytes;
+    TxDatagram d[4];
+    for (int k = 0; k < 4; ++k) {
+        bytes.emplace_back(k % 2 ? 400 : 1000);
+        for (size_t i = 0; i < bytes[k].size(); ++i) bytes[k][i] = static_cast<uint8_t>(k * 31 + i * 7 + 1);
+    }
+    for (int k = 0; k < 4; ++k) d[k] = datagram(p.to[kData], bytes[k], 0);
+    assert_int_equal(p.a->tx_burst(kData, d, 4), 4);
+    const std::vector<RxDatagram> rx = receive(*p.b, kData, 4);
+    assert_int_equal(rx.size(), 4);
+    for (int k = 0; k < 4; ++k) assert_memory_equal(rx[k].buf, bytes[k].data(), bytes[k].size());
+    for (int k = 0; k < 3; ++k) assert_ptr_equal(rx[k + 1].buf, rx[k].buf + 1000);
+    assert_int_equal(rx[1].len, 1000);
+    const std::vector<uint8_t> zeros(600, 0);
+    assert_memory_equal(rx[1].buf + 400, zeros.data(), zeros.size());
+    assert_int_equal(rx[3].len, 400);
+}
+
 }  // namespace
 
 int main() {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_receive_slots_start_on_a_cache_line),
         cmocka_unit_test(test_pieces_that_continue_each_other_are_joined),
+        cmocka_unit_test(test_a_short_datagram_is_padded_to_keep_its_group),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);
 }
