@@ -186,25 +186,20 @@ int UdpWire::group(Channel ch, TxDatagram *d, int n) {
         TxGroup g{i, 1, 0, false, 0};
         size_t total = size;
         const bool can_group = gso_ && size * 2 <= kMaxGsoBytes;
+        // Would d[k], padded to `size`, and a full d[k + 1] still fit the group?
+        auto full_follows = [&](int k) {
+            return k + 1 < n && d[k + 1].dest == d[i].dest && datagram_bytes(d[k + 1]) == size &&
+                   g.count + 2 <= kMaxGsoSegments && total + 2 * size <= kMaxGsoBytes;
+        };
         while (can_group && i + g.count < n && g.count < kMaxGsoSegments) {
             const int k = i + g.count;
             const size_t nsize = datagram_bytes(d[k]);
             if (d[k].dest != d[i].dest || nsize > size || total + nsize > kMaxGsoBytes) break;
-            if (nsize < size) {  // only the last segment may be short, unless padded
-                const bool full_follows = k + 1 < n && d[k + 1].dest == d[i].dest && datagram_bytes(d[k + 1]) == size &&
-                                          g.count + 2 <= kMaxGsoSegments && total + 2 * size <= kMaxGsoBytes;
-                if (!full_follows) {
-                    total += nsize;
-                    ++g.count;
-                    break;
-                }
-                tx_pad_[k] = static_cast<uint16_t>(size - nsize);
-                total += size;
-                ++g.count;
-                continue;
-            }
-            total += nsize;
+            const bool last = nsize < size && !full_follows(k);  // only the last segment may be short
+            if (nsize < size && !last) tx_pad_[k] = static_cast<uint16_t>(size - nsize);
+            total += last ? nsize : size;
             ++g.count;
+            if (last) break;
         }
         if (g.count > 1) g.gso = static_cast<uint16_t>(size);
         // Flatten the iovecs and fill the msghdr.
