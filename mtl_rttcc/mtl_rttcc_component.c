@@ -36,8 +36,10 @@ mca_mtl_rttcc_component_t mca_mtl_rttcc_component = {
     .output = -1,
     /* Copied when alone and laid out as datagrams (send_copy_max).  Across
      * veth hosts (6 alternating runs) 192 KiB took 144.8 us eager against
-     * 176.6 by rendezvous; at 256 KiB eager was no faster (196.5 against 182.0). */
-    .eager_limit = 192 * 1024,
+     * 176.6 by rendezvous.  256 KiB: 60-71 us eager against 74-85 (3
+     * alternating runs, testbed), 39-43 against 45-47 on one host; 512 KiB
+     * gained nothing (123-132 us either way). */
+    .eager_limit = 256 * 1024,
 };
 
 static void var(const char *name, const char *help, int level, int *storage)
