@@ -3,8 +3,9 @@
 // into one request, so that a burst of them costs one request and one send
 // call instead of one of each per operation (rttcc_rma_post,
 // rttcc_rma_post_fetch).  An operation joins if it would fit a copied
-// request alone (inline_max); a batch grows to kBatchBytes.  The request header says how
-// many entries follow (offset) and their bytes (len); each entry is
+// request alone (inline_max); a batch grows to kBatchBytes.  The request
+// header says how many entries follow (offset) and their bytes (len); each
+// entry is
 //
 //   0        8      12     16   17     18     19      20          24
 //   +--------+------+------+----+------+------+-------+-----------+-----------

@@ -65,7 +65,6 @@ std::unique_ptr<UdpWire> UdpWire::open(const rttcc_config_t &cfg, std::string *e
     w->tx_msgs_.resize(cfg.tx_batch);
     w->tx_to_.resize(cfg.tx_batch);
     w->tx_iovs_.resize(cfg.tx_batch * 5);  // four pieces a datagram, and padding
-    w->tx_pad_.resize(cfg.tx_batch);
     w->tx_groups_.resize(cfg.tx_batch);
     w->tx_control_space_ = kGsoCmsgSpace + (w->stamp_tx_ ? tx_request_cmsg_space() : 0);
     w->tx_control_.resize(cfg.tx_batch * w->tx_control_space_);
@@ -196,7 +195,6 @@ int UdpWire::group(Channel ch, TxDatagram *d, int n) {
             const size_t nsize = datagram_bytes(d[k]);
             if (d[k].dest != d[i].dest || nsize > size || total + nsize > kMaxGsoBytes) break;
             const bool last = nsize < size && !full_follows(k);  // only the last segment may be short
-            if (nsize < size && !last) tx_pad_[k] = static_cast<uint16_t>(size - nsize);
             total += last ? nsize : size;
             ++g.count;
             if (last) break;
@@ -215,20 +213,20 @@ int UdpWire::group(Channel ch, TxDatagram *d, int n) {
         m.msg_iov = &tx_iovs_[iovs];
         // Pieces that continue each other are one (datagrams laid out in
         // one buffer, Engine::copy_message): the kernel's send costs per piece.
+        // A datagram before the group's last that is short gets its padding.
         const int first = iovs;
         for (int k = 0; k < g.count; ++k) {
+            size_t bytes = 0;
             for (int v = 0; v < d[i + k].iovcnt; ++v) {
                 const iovec &piece = d[i + k].iov[v];
+                bytes += piece.iov_len;
                 iovec *last = iovs > first ? &tx_iovs_[iovs - 1] : nullptr;
                 if (last && static_cast<uint8_t *>(last->iov_base) + last->iov_len == piece.iov_base)
                     last->iov_len += piece.iov_len;
                 else
                     tx_iovs_[iovs++] = piece;
             }
-            if (tx_pad_[i + k]) {
-                tx_iovs_[iovs++] = {const_cast<uint8_t *>(kPadding), tx_pad_[i + k]};
-                tx_pad_[i + k] = 0;
-            }
+            if (k + 1 < g.count && bytes < size) tx_iovs_[iovs++] = {const_cast<uint8_t *>(kPadding), size - bytes};
         }
         m.msg_iovlen = static_cast<size_t>(&tx_iovs_[iovs] - static_cast<iovec *>(m.msg_iov));
         if (stamp_tx_ && has_cookie(d + i, g.count) && may_stamp(ch)) {

@@ -128,7 +128,6 @@ private:
     std::vector<mmsghdr> tx_msgs_;            // sendmmsg scratch, one per group
     std::vector<sockaddr_in> tx_to_;          // destinations scratch, one per group
     std::vector<iovec> tx_iovs_;              // the groups' iovecs, flattened
-    std::vector<uint16_t> tx_pad_;            // per datagram of a burst: bytes of padding group() gives it
     std::vector<TxGroup> tx_groups_;          // how the burst was grouped
     std::vector<uint8_t> tx_control_;         // cmsg space per group (UDP_SEGMENT, stamp request)
     size_t tx_control_space_ = 0;             // cmsg bytes per group
