@@ -1,7 +1,5 @@
-// The congestion controllers' factory, their config mapping and window().
+// The congestion controllers' factory and their config mapping.
 #include "cc/congestion.h"
-
-#include <cmath>
 
 #include "cc/cc_aimd.h"
 #include "cc/cc_swift.h"
@@ -42,11 +40,6 @@ CcParams cc_params_from(const rttcc_config_t &cfg) {
     p.swift_beta = cfg.swift_beta;
     p.swift_max_mdf = cfg.swift_max_mdf;
     return p;
-}
-
-uint32_t CongestionControl::window() const {
-    const double w = std::clamp(std::floor(cwnd()), 1.0, static_cast<double>(max_cwnd_));
-    return static_cast<uint32_t>(w);
 }
 
 std::unique_ptr<CongestionControl> make_congestion_control(const CcParams &p) {

@@ -71,8 +71,12 @@ public:
     virtual double cwnd() const = 0;
     // "aimd", "timely" or "swift".
     virtual const char *name() const = 0;
-    // Data segments that may be in flight: floor(cwnd) clamped to [1, max_cwnd].
-    uint32_t window() const;
+    // Data segments that may be in flight: floor(cwnd) clamped to [1, max_cwnd]
+    // (a NaN gives 1).  Asked for every segment sent: no libm floor, inline.
+    uint32_t window() const {
+        const double c = cwnd();
+        return c >= max_cwnd_ ? max_cwnd_ : c >= 1.0 ? static_cast<uint32_t>(c) : 1u;
+    }
 
 protected:
     explicit CongestionControl(uint32_t max_cwnd) : max_cwnd_(std::max(max_cwnd, 1u)) {}

@@ -245,7 +245,7 @@ private:
 
     // engine_rx.cc
     int receive(Channel ch, int *got, size_t *read);
-    bool handle_datagram(Channel ch, const RxDatagram &d, nanos now);
+    bool handle_datagram(Channel ch, const RxDatagram &d, nanos now, std::unique_lock<MaybeMutex> &lock);
     Peer *sender_of(Channel ch, const RxDatagram &d, const PacketHeader **h);
     bool deliverable(const Peer &p, const PacketHeader &h) const;
     // A put into an exposure (a silent grant), or (a segment of) an RMA

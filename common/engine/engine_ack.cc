@@ -109,10 +109,9 @@ void Engine::attach_sack(Peer &p, PacketHeader &h) {
 // The ACKs a receive burst owes at once, one per peer however many of its
 // datagrams asked: under loss every arrival after a hole asks, and one
 // datagram per arrival (a system call each) held the burst's reader, and so
-// the hole's own resend queued behind it, for milliseconds.
+// the hole's own resend queued behind it, for milliseconds.  Under state_mu_.
 void Engine::send_burst_acks() {
     if (acks_burst_.empty()) return;
-    std::lock_guard<MaybeMutex> g(state_mu_);
     const nanos now = clock_.now();
     for (Peer *p : acks_burst_)
         if (p->ack_in_burst) send_ack(*p, now);  // put_ack clears it (so does a death)
