@@ -10,6 +10,7 @@
 #include <cstring>
 #include <ctime>
 
+#include "util/copy_bytes.h"
 
 namespace rttcc {
 
@@ -18,6 +19,8 @@ constexpr size_t kLocalPathDatagram = 65000;  // same host: the kernel's loopbac
 constexpr size_t kIpUdpOverhead = 28;
 constexpr int kMaxGsoSegments = 64;       // UDP_MAX_SEGMENTS on every kernel with GSO
 constexpr size_t kMaxGsoBytes = 65000;    // a GSO super-datagram is one IP packet's worth
+constexpr int kStagePieces = 4;           // a group of more pieces is copied into one (UdpWire::stage)
+constexpr size_t kStageBytes = 4 * 65536; // stage_: a burst of 128 datagrams at MTU 1500 is three groups
 constexpr size_t kGsoCmsgSpace = CMSG_SPACE(sizeof(uint16_t));  // UDP_SEGMENT on a send
 constexpr size_t kGroCmsgSpace = CMSG_SPACE(sizeof(int));       // UDP_GRO on a receive
 constexpr nanos kStampTimeout = msec(200);  // a transmit stamp later than this is given up
@@ -66,6 +69,7 @@ std::unique_ptr<UdpWire> UdpWire::open(const rttcc_config_t &cfg, std::string *e
     w->tx_to_.resize(cfg.tx_batch);
     w->tx_iovs_.resize(cfg.tx_batch * 5);  // four pieces a datagram, and padding
     w->tx_groups_.resize(cfg.tx_batch);
+    if (w->gso_) w->stage_ = AlignedBytes(kStageBytes);  // only GSO groups have many pieces
     w->tx_control_space_ = kGsoCmsgSpace + (w->stamp_tx_ ? tx_request_cmsg_space() : 0);
     w->tx_control_.resize(cfg.tx_batch * w->tx_control_space_);
     if (w->stamp_tx_) w->pending_.reserve(size_t{w->errq_.batch()} * kMaxGsoSegments);
@@ -180,6 +184,7 @@ size_t UdpWire::path_datagram(const void *data_addr, size_t len) const {
 // a GSO send once, whatever cuts it), which then stands for all its cookies.
 int UdpWire::group(Channel ch, TxDatagram *d, int n) {
     int groups = 0, iovs = 0;
+    size_t staged = 0;  // bytes of stage_ this burst's groups took
     for (int i = 0; i < n;) {
         const size_t size = datagram_bytes(d[i]);
         TxGroup g{i, 1, 0, false, 0};
@@ -228,6 +233,7 @@ int UdpWire::group(Channel ch, TxDatagram *d, int n) {
             }
             if (k + 1 < g.count && bytes < size) tx_iovs_[iovs++] = {const_cast<uint8_t *>(kPadding), size - bytes};
         }
+        iovs = first + stage(first, iovs - first, &staged);
         m.msg_iovlen = static_cast<size_t>(&tx_iovs_[iovs] - static_cast<iovec *>(m.msg_iov));
         if (stamp_tx_ && has_cookie(d + i, g.count) && may_stamp(ch)) {
             g.stamped = true;
@@ -243,6 +249,33 @@ int UdpWire::group(Channel ch, TxDatagram *d, int n) {
         i += g.count;
     }
     return groups;
+}
+
+// A group of more than kStagePieces pieces (datagrams of a header and a
+// payload apiece: zero-copy segments, replies, small messages) is copied
+// into stage_ after what this burst staged before (*staged) and goes to the
+// kernel as one piece; returns the group's piece count then.  The kernel's
+// send costs per piece: a raw stream of 64 KiB GSO groups of 1436-byte
+// datagrams across testbed hosts ran at 3.7-3.8 GB/s from 88 pieces (a
+// 72-byte header and a payload each) and at 5.8-6.1 from this copy (6.2-6.6
+// from one piece, no headers), 10 of 10 alternating runs.  stage_ is free
+// again once sendmmsg returns: UDP copies what it sends.  A group that does
+// not fit what is left goes in pieces.
+int UdpWire::stage(int first, int pieces, size_t *staged) {
+    if (pieces <= kStagePieces) return pieces;
+    size_t bytes = 0;
+    for (int v = first; v < first + pieces; ++v) bytes += tx_iovs_[v].iov_len;
+    if (*staged + bytes > stage_.size()) return pieces;
+    uint8_t *const start = stage_.data() + *staged;
+    uint8_t *to = start;
+    for (int v = first; v < first + pieces; ++v) {
+        copy_bytes(to, tx_iovs_[v].iov_base, tx_iovs_[v].iov_len);
+        to += tx_iovs_[v].iov_len;
+    }
+    tx_iovs_[first] = {start, bytes};
+    *staged += AlignedBytes::stride(bytes);  // the next group's copy starts on a line too
+    ++staged_groups_;
+    return 1;
 }
 
 // Writes a group's cmsgs (GSO segment size, stamp request) at `at`; returns their bytes.

@@ -63,6 +63,7 @@ public:
     unsigned stamps_outstanding() const { return rings_[kCmd].outstanding() + rings_[kData].outstanding(); }
     // Counted keys restarted after an uncertain failed send.
     uint64_t stamp_restarts() const { return stamp_restarts_; }
+    uint64_t staged_groups() const { return staged_groups_; }
 
 private:
     // What a peer publishes per channel.
@@ -99,6 +100,7 @@ private:
     bool open_channel(Channel ch, const rttcc_config_t &cfg, std::string *err);
     void size_rx_control(Channel ch);
     int group(Channel ch, TxDatagram *d, int n);
+    int stage(int first, int pieces, size_t *staged);
     size_t put_group_control(uint8_t *at, const TxGroup &g) const;
     int send_groups(Channel ch, const TxDatagram *d, int ngroups);
     void split(RxRing &r, int slot, size_t len, WireHandle src, nanos stamp, TsSource source);
@@ -129,6 +131,8 @@ private:
     std::vector<sockaddr_in> tx_to_;          // destinations scratch, one per group
     std::vector<iovec> tx_iovs_;              // the groups' iovecs, flattened
     std::vector<TxGroup> tx_groups_;          // how the burst was grouped
+    AlignedBytes stage_;                      // many-piece groups copied into one piece (stage())
+    uint64_t staged_groups_ = 0;              // groups sent from stage_ so far
     std::vector<uint8_t> tx_control_;         // cmsg space per group (UDP_SEGMENT, stamp request)
     size_t tx_control_space_ = 0;             // cmsg bytes per group
     bool gso_ = false;                        // the kernel takes UDP_SEGMENT

@@ -91,6 +91,42 @@ void test_a_short_datagram_is_padded_to_keep_its_group(void **) {
     assert_int_equal(rx[3].len, 400);
 }
 
+// A group of many pieces (eight datagrams of an 8-byte header from one
+// array and a payload from a buffer with gaps, 16 pieces) is copied into
+// one and sent so; a group of two such datagrams (4 pieces) is not.  Each
+// datagram arrives as it was sent.
+void test_a_group_of_many_pieces_goes_as_one(void **) {
+    Pair p = open_pair(RTTCC_TS_USER);
+    if (!p.a->gso()) skip();
+    constexpr size_t kHeader = 8, kPayload = 992;
+    for (const int count : {8, 2}) {
+        std::vector<uint8_t> headers(count * kHeader), payloads(count * (kPayload + 100));
+        for (size_t i = 0; i < headers.size(); ++i) headers[i] = static_cast<uint8_t>(0x40 + i * 3);
+        for (size_t i = 0; i < payloads.size(); ++i) payloads[i] = static_cast<uint8_t>(i * 11 + (i >> 8));
+        TxDatagram d[8];
+        std::vector<std::vector<uint8_t>> want(count);
+        for (int k = 0; k < count; ++k) {
+            d[k] = TxDatagram{};
+            d[k].dest = p.to[kData];
+            uint8_t *header = headers.data() + k * kHeader, *payload = payloads.data() + k * (kPayload + 100);
+            d[k].iov[0] = {header, kHeader};
+            d[k].iov[1] = {payload, kPayload};
+            d[k].iovcnt = 2;
+            want[k].assign(header, header + kHeader);
+            want[k].insert(want[k].end(), payload, payload + kPayload);
+        }
+        const uint64_t staged = p.a->staged_groups();
+        assert_int_equal(p.a->tx_burst(kData, d, count), count);
+        assert_int_equal(p.a->staged_groups() - staged, count == 8 ? 1 : 0);
+        const std::vector<RxDatagram> rx = receive(*p.b, kData, count);
+        assert_int_equal(rx.size(), count);
+        for (int k = 0; k < count; ++k) {
+            assert_int_equal(rx[k].len, kHeader + kPayload);
+            assert_memory_equal(rx[k].buf, want[k].data(), kHeader + kPayload);
+        }
+    }
+}
+
 }  // namespace
 
 int main() {
@@ -98,6 +134,7 @@ int main() {
         cmocka_unit_test(test_receive_slots_start_on_a_cache_line),
         cmocka_unit_test(test_pieces_that_continue_each_other_are_joined),
         cmocka_unit_test(test_a_short_datagram_is_padded_to_keep_its_group),
+        cmocka_unit_test(test_a_group_of_many_pieces_goes_as_one),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);
 }
