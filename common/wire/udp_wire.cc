@@ -70,7 +70,7 @@ std::unique_ptr<UdpWire> UdpWire::open(const rttcc_config_t &cfg, std::string *e
     w->tx_to_.resize(cfg.tx_batch);
     w->tx_iovs_.resize(cfg.tx_batch * 5);  // four pieces a datagram, and padding
     w->tx_groups_.resize(cfg.tx_batch);
-    if (w->gso_) w->stage_ = AlignedBytes(kStageBytes);  // only GSO groups have many pieces
+    w->stage_ = AlignedBytes(kStageBytes);
     w->tx_control_space_ = kGsoCmsgSpace + (w->stamp_tx_ ? tx_request_cmsg_space() : 0);
     w->tx_control_.resize(cfg.tx_batch * w->tx_control_space_);
     if (w->stamp_tx_) w->pending_.reserve(size_t{w->errq_.batch()} * kMaxGsoSegments);
