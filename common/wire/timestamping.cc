@@ -305,14 +305,17 @@ bool is_port_unreachable(const msghdr &m) {
 
 ErrQueueReader::ErrQueueReader(unsigned batch)
     : msgs_(batch ? batch : 1), control_(msgs_.size() * kErrCmsgSpace), names_(msgs_.size()),
-      reports_(msgs_.size()), space_(kErrCmsgSpace) {}
+      reports_(msgs_.size()), space_(kErrCmsgSpace), filled_(msgs_.size()) {
+    for (size_t i = 0; i < msgs_.size(); ++i) {
+        msgs_[i].msg_hdr.msg_control = &control_[i * space_];
+        msgs_[i].msg_hdr.msg_name = &names_[i];
+    }
+}
 
 int ErrQueueReader::read(int fd, int *entries) {
-    for (size_t i = 0; i < msgs_.size(); ++i) {
-        msgs_[i] = mmsghdr{};
-        msgs_[i].msg_hdr.msg_control = &control_[i * space_];
+    // recvmmsg rewrites the lengths of the entries it filled only.
+    for (size_t i = 0; i < filled_; ++i) {
         msgs_[i].msg_hdr.msg_controllen = space_;
-        msgs_[i].msg_hdr.msg_name = &names_[i];
         msgs_[i].msg_hdr.msg_namelen = sizeof names_[i];
     }
     int got;
@@ -320,6 +323,7 @@ int ErrQueueReader::read(int fd, int *entries) {
         got = recvmmsg(fd, msgs_.data(), static_cast<unsigned>(msgs_.size()), MSG_ERRQUEUE | MSG_DONTWAIT, nullptr);
     } while (got < 0 && errno == EINTR);
     *entries = got > 0 ? got : 0;
+    filled_ = static_cast<size_t>(*entries);
     int found = 0;
     for (int i = 0; i < *entries; ++i) {
         if (parse_tx_report(msgs_[i].msg_hdr, &reports_[found]))

@@ -112,6 +112,7 @@ private:
     std::vector<TxReport> reports_; // stamps of the last read
     std::vector<sockaddr_in> refused_;  // port-unreachable destinations not yet taken
     size_t space_;                  // cmsg bytes per entry
+    size_t filled_;                 // entries the last read wrote into (all, at first)
 };
 
 // True if an error-queue entry is an ICMP "port unreachable" for one of our

@@ -298,6 +298,16 @@ size_t UdpWire::put_group_control(uint8_t *at, const TxGroup &g) const {
     return used;
 }
 
+// One group alone: a single piece with no cmsg (a small message, an ACK)
+// goes by sendto, which spares the kernel sendmmsg's msghdr and iovec
+// copies; returns 1 once sent, else -1 with errno, as sendmmsg would.
+int UdpWire::send_one(Channel ch, const msghdr &m) {
+    if (m.msg_iovlen != 1 || m.msg_controllen != 0) return sendmsg(fd_[ch], &m, 0) < 0 ? -1 : 1;
+    const ssize_t r = sendto(fd_[ch], m.msg_iov[0].iov_base, m.msg_iov[0].iov_len, 0,
+                             static_cast<const sockaddr *>(m.msg_name), m.msg_namelen);
+    return r < 0 ? -1 : 1;
+}
+
 // Sends the groups; returns how many datagrams the kernel took.  sendmmsg
 // stops at the first failing message, so after a short count the next group
 // has been tried once and failed.
@@ -305,7 +315,8 @@ int UdpWire::send_groups(Channel ch, const TxDatagram *d, int ngroups) {
     constexpr int kMaxRefusedRetries = 8;  // ICMP errors reported per call: each one costs a retry
     int done = 0, taken = 0, refused_retries = 0;
     while (done < ngroups) {
-        const int r = sendmmsg(fd_[ch], &tx_msgs_[done], static_cast<unsigned>(ngroups - done), 0);
+        const int r = ngroups - done == 1 ? send_one(ch, tx_msgs_[done].msg_hdr)
+                                          : sendmmsg(fd_[ch], &tx_msgs_[done], static_cast<unsigned>(ngroups - done), 0);
         if (r > 0) {
             for (int k = done; k < done + r; ++k) taken += tx_groups_[k].count;
             if (stamped_groups_) note_sent(ch, d, done, r);

@@ -102,6 +102,7 @@ private:
     int group(Channel ch, TxDatagram *d, int n);
     int stage(int first, int pieces, size_t *staged);
     size_t put_group_control(uint8_t *at, const TxGroup &g) const;
+    int send_one(Channel ch, const msghdr &m);
     int send_groups(Channel ch, const TxDatagram *d, int ngroups);
     void split(RxRing &r, int slot, size_t len, WireHandle src, nanos stamp, TsSource source);
 
