@@ -24,6 +24,8 @@ constexpr size_t kStageSmall = 4096;      // as is one of fewer that is no large
 constexpr size_t kStageBytes = 4 * 65536; // stage_: a burst of 128 datagrams at MTU 1500 is three groups
 constexpr size_t kGsoCmsgSpace = CMSG_SPACE(sizeof(uint16_t));  // UDP_SEGMENT on a send
 constexpr size_t kGroCmsgSpace = CMSG_SPACE(sizeof(int));       // UDP_GRO on a receive
+constexpr unsigned kBusyPolls = 256;      // empty data-channel polls in a row before it counts as idle
+constexpr unsigned kIdleStride = 4;       // an idle data channel is polled on every fourth pass
 constexpr nanos kStampTimeout = msec(200);  // a transmit stamp later than this is given up
 constexpr nanos kKeysQuiet = msec(1000);    // counted keys restarted: no stamped sends for this long
 
@@ -140,12 +142,18 @@ UdpWire::~UdpWire() {
 // is the latency path.  The data channel is polled on every call while it is
 // busy and on every fourth call once it has been idle for a while, which
 // saves an empty recvmmsg on most idle polls (measurable in 8-byte latency).
+// A pass whose command poll brought news leaves such an idle poll to the
+// next pass (rx_burst): the news is likely what the application waits for,
+// and the empty poll would hold the pass's return for a system call.
 unsigned UdpWire::ready() {
-    constexpr unsigned kBusyPolls = 256, kIdleStride = 4;
     unsigned mask = 1u << kCmd;
-    const bool backlog = rx_[kData].backlog_next != rx_[kData].backlog.size();
-    if (backlog || data_idle_polls_ < kBusyPolls || ++data_skips_ % kIdleStride == 0) mask |= 1u << kData;
+    cmd_news_ = false;
+    if (!data_idle() || data_owed_ || ++data_skips_ % kIdleStride == 0) mask |= 1u << kData;
     return mask;
+}
+
+bool UdpWire::data_idle() const {
+    return data_idle_polls_ >= kBusyPolls && rx_[kData].backlog_next == rx_[kData].backlog.size();
 }
 
 size_t UdpWire::local_address(Channel ch, void *buf, size_t cap) const {
@@ -378,6 +386,13 @@ void UdpWire::split(RxRing &r, int slot, size_t len, WireHandle src, nanos stamp
 
 int UdpWire::rx_burst(Channel ch, RxDatagram *d, int n) {
     RxRing &r = rx_[ch];
+    if (ch == kData) {
+        if (cmd_news_ && !data_owed_ && data_idle()) {
+            data_owed_ = true;  // ready() asks for it on the next pass
+            return 0;
+        }
+        data_owed_ = false;
+    }
     if (r.backlog_next == r.backlog.size()) {  // all handed out: the slots may be reused
         r.backlog.clear();
         r.backlog_next = 0;
@@ -400,6 +415,7 @@ int UdpWire::rx_burst(Channel ch, RxDatagram *d, int n) {
             got = recvmmsg(fd_[ch], r.msgs.data(), static_cast<unsigned>(want), MSG_DONTWAIT, nullptr);
         } while (got < 0 && errno == EINTR);
         r.filled = std::max(got, 0);
+        if (ch == kCmd && got > 0) cmd_news_ = true;
         if (got < 0 && errno == ECONNREFUSED) errq_news_ = true;  // an ICMP error, not a datagram
         if (stamp_rx_ && got > 0) refresh_offsets();
         for (int i = 0; i < got; ++i) {

@@ -105,6 +105,7 @@ private:
     int send_one(Channel ch, const msghdr &m);
     int send_groups(Channel ch, const TxDatagram *d, int ngroups);
     void split(RxRing &r, int slot, size_t len, WireHandle src, nanos stamp, TsSource source);
+    bool data_idle() const;
 
     // Timestamps (timestamping.h): setup, then the send and receive sides.
     bool setup_stamping(const rttcc_config_t &cfg, StampKeys keys, std::string *err);
@@ -126,6 +127,8 @@ private:
     int fd_[kChannels] = {-1, -1};            // socket per channel
     unsigned data_idle_polls_ = 0;            // data-channel polls in a row that found nothing
     unsigned data_skips_ = 0;                 // ready() calls while the data channel is idle
+    bool cmd_news_ = false;                   // this pass's command poll brought datagrams
+    bool data_owed_ = false;                  // an idle data poll was left to the next pass
     Address local_[kChannels] = {};           // our address per channel
     RxRing rx_[kChannels];                    // receive buffers per channel
     std::vector<mmsghdr> tx_msgs_;            // sendmmsg scratch, one per group
