@@ -1,5 +1,6 @@
 // The UDP wire's receive ring and send grouping, on real loopback sockets.
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "cmocka_cxx.h"
@@ -134,6 +135,50 @@ void test_groups_of_many_or_small_pieces_go_as_one(void **) {
     }
 }
 
+// One progress pass as the engine makes it: ready(), then the command
+// channel, then the data channel if ready() named it.  Returns what each
+// channel gave; *data_polled says whether the data channel was asked.
+std::pair<int, int> pass(UdpWire &w, bool *data_polled) {
+    RxDatagram d[64];
+    const unsigned mask = w.ready();
+    const int cmd = w.rx_burst(kCmd, d, 64);
+    *data_polled = mask & (1u << kData);
+    return {cmd, *data_polled ? w.rx_burst(kData, d, 64) : 0};
+}
+
+// An idle data channel is polled every fourth pass; a pass whose command
+// poll brought a datagram leaves that poll to the next pass, which makes it
+// whatever the stride says, so a data datagram waits one pass at most.
+void test_command_news_defers_an_idle_data_poll(void **) {
+    Pair p = open_pair(RTTCC_TS_USER);
+    bool polled = false;
+    for (int i = 0; i < 2000; ++i) pass(*p.b, &polled);  // the data channel is idle now
+    int busy = 0;
+    for (int i = 0; i < 8; ++i) busy += (pass(*p.b, &polled), polled);
+    assert_int_equal(busy, 2);  // every fourth pass
+    // Find the pass before a stride poll, then send on both channels.
+    while (pass(*p.b, &polled), !polled) {
+    }
+    for (int i = 0; i < 3; ++i) pass(*p.b, &polled);
+    std::vector<uint8_t> c(40, 7), x(900, 9);
+    TxDatagram dc = datagram(p.to[kCmd], c, 0), dx = datagram(p.to[kData], x, 0);
+    assert_int_equal(p.a->tx_burst(kCmd, &dc, 1), 1);
+    assert_int_equal(p.a->tx_burst(kData, &dx, 1), 1);
+    const nanos deadline = monotonic_now() + msec(1000);
+    std::pair<int, int> got{0, 0};
+    while (monotonic_now() < deadline) {  // the command datagram and the stride's pass
+        got = pass(*p.b, &polled);
+        if (got.first) break;
+    }
+    assert_int_equal(got.first, 1);
+    assert_true(polled);  // named by ready() ...
+    assert_int_equal(got.second, 0);  // ... but left to the next pass
+    got = pass(*p.b, &polled);
+    assert_true(polled);
+    assert_int_equal(got.first, 0);
+    assert_int_equal(got.second, 1);
+}
+
 }  // namespace
 
 int main() {
@@ -142,6 +187,7 @@ int main() {
         cmocka_unit_test(test_pieces_that_continue_each_other_are_joined),
         cmocka_unit_test(test_a_short_datagram_is_padded_to_keep_its_group),
         cmocka_unit_test(test_groups_of_many_or_small_pieces_go_as_one),
+        cmocka_unit_test(test_command_news_defers_an_idle_data_poll),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);
 }
