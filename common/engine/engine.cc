@@ -265,11 +265,10 @@ int Engine::progress() {
 // agent's (quiet unless the engine is thread-safe: then it may call back).
 int Engine::pass(const RxTurn &, bool by_agent) {
     quiet_ = by_agent && !cfg_.thread_safe;
-    if (by_agent || stamp_source_ != TsSource::kNone || deferred_ack_) {
+    if (by_agent || stamp_source_ != TsSource::kNone) {
         std::lock_guard<MaybeMutex> g(state_mu_);
         if (by_agent) ++stats_.agent_passes;  // before its work: who sees the work sees the pass
         if (stamp_source_ != TsSource::kNone) reap_tx_stamps();  // ACKs below may need them
-        take_deferred_ack();
     }
     // Read what is queued (bounded) before looking at timers: after this
     // process was descheduled, the ACKs that cancel them may be deep in the
@@ -300,8 +299,6 @@ int Engine::pass(const RxTurn &, bool by_agent) {
         }
         wire_full_ = false;
         take_failures(now);
-        // A deferred ACK goes first where it could cancel a timer or a resend.
-        if (deferred_ack_ && (hotel_.next_deadline() <= now || resends_.front())) take_deferred_ack();
         expire_timers(now);
         close_batches(now);
         serve_resends(now);

@@ -31,7 +31,6 @@
 #include <condition_variable>
 #include <memory>
 #include <mutex>
-#include <optional>
 #include <string>
 #include <thread>
 #include <unordered_map>
@@ -196,11 +195,6 @@ private:
         uint32_t peer;
         std::string why;
     };
-    struct DeferredAck {  // an ACK a small message carried, taken after its pass (engine_ack.cc)
-        Peer *peer;
-        PacketHeader h;
-        Arrival a;
-    };
 
     // engine_tx.cc
     int send_message(uint32_t peer, uint8_t tag, uint64_t put_addr, const iovec *iov, int iovcnt, void *cookie);
@@ -303,8 +297,6 @@ private:
     void take_ack_request(Peer &p, const PacketHeader &h, nanos now);
     void attach_sack(Peer &p, PacketHeader &h);
     void process_ack(Peer &p, const PacketHeader &h, const uint8_t *payload, const Arrival &a);
-    bool may_defer_ack(const Peer &p, const PacketHeader &h) const;
-    void take_deferred_ack();
     uint32_t take_sack(Peer &p, const PacketHeader &h, const uint8_t *payload, uint32_t words, nanos now);
     void detect_losses(Peer &p);
 
@@ -421,7 +413,6 @@ private:
     List<Peer, &Peer::ack_link> acks_;           // peers owing a delayed ACK, oldest first
     List<Peer, &Peer::ack_soon_link> acks_soon_; // peers owing one by the end of this pass
     std::vector<Peer *> acks_burst_;             // peers owing one by the end of this receive burst
-    std::optional<DeferredAck> deferred_ack_;    // the latest ACK heard, if not taken yet (engine_ack.cc)
     TxBatch batch_[kChannels];           // datagrams staged per channel
     std::vector<RxDatagram> rx_;         // datagrams of the current receive burst
     bool wire_full_ = false;             // the wire refused a datagram since the last progress

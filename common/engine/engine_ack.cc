@@ -130,28 +130,6 @@ void Engine::send_due_acks(nanos now) {
     }
 }
 
-// The ACK a small message carries may be taken after the pass that
-// delivered the message has returned: the application's answer (a
-// ping-pong's next send) then leaves before the ACK's RTT sample,
-// congestion control and release, about 700 instructions.  At most one
-// waits: the next ACK heard takes it first, and so does the next pass,
-// first thing, and this one's tail where it could cancel a timer or a
-// resend.  Only the ACK of a lone segment in flight waits: SACKs (ACK
-// packets), ACKs that free a stream's segments, and those from a peer in
-// recovery or with sends waiting for room are taken at once (deferred,
-// 2 MiB ping-pongs across hosts took 1.06x as long).
-bool Engine::may_defer_ack(const Peer &p, const PacketHeader &h) const {
-    return !quiet_ && h.type == static_cast<uint8_t>(PacketType::DATA) && p.tx.in_flight() <= 1 && !p.has_pending() &&
-           !p.recovering;
-}
-
-void Engine::take_deferred_ack() {
-    if (!deferred_ack_) return;
-    const DeferredAck d = *deferred_ack_;
-    deferred_ack_.reset();
-    if (!d.peer->dead) process_ack(*d.peer, d.h, nullptr, d.a);  // a DATA packet: no SACK payload
-}
-
 void Engine::process_ack(Peer &p, const PacketHeader &h, const uint8_t *payload, const Arrival &a) {
     const nanos now = a.now;
     const nanos rtt = sample_rtt(p, h, a);

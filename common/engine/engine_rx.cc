@@ -97,13 +97,7 @@ bool Engine::handle_datagram(Channel ch, const RxDatagram &d, nanos now, std::un
         default:
             break;
     }
-    if (h->flags & kFlagAckValid) {
-        take_deferred_ack();  // ACKs are taken in the order they came
-        if (may_defer_ack(*p, *h))
-            deferred_ack_ = DeferredAck{p, *h, a};
-        else
-            process_ack(*p, *h, d.buf + kHeaderSize, a);
-    }
+    if (h->flags & kFlagAckValid) process_ack(*p, *h, d.buf + kHeaderSize, a);
     if (h->type == static_cast<uint8_t>(PacketType::ACK) && (h->flags & kFlagAckNow)) {
         take_ack_request(*p, *h, now);
         flush_all();

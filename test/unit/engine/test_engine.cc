@@ -661,46 +661,6 @@ static void test_copies_hold_at_most_send_copy_mb(void **) {
     assert_int_equal(n0.engine->send(5, 1, &v, 1, nullptr), RTTCC_DONE);
 }
 
-// The ACK a small reply carries is taken after the pass that delivered the
-// reply has returned (the application answers first), by the next pass: the
-// ping leaves the send window and gives its RTT sample then.  An ACK that
-// frees more than one segment is taken at once.
-static void test_a_replys_ack_is_taken_by_the_next_pass(void **) {
-    MemNetwork net(4000);
-    auto nodes = make_nodes(net, 2);
-    Engine &e0 = *nodes[0]->engine, &e1 = *nodes[1]->engine;
-    std::vector<uint8_t> ping = make_message(1, 8), pong = make_message(2, 8);
-    iovec v{ping.data(), ping.size()};
-    assert_int_equal(e0.send(1, 1, &v, 1, nullptr), RTTCC_DONE);
-    for (int i = 0; i < 100 && nodes[1]->received.empty(); ++i) e1.progress();
-    assert_int_equal(nodes[1]->received.size(), 1);
-    nodes[0]->manual->advance(usec(10));  // a round trip of 10 us (the nodes share the clock)
-    iovec w{pong.data(), pong.size()};
-    assert_int_equal(e1.send(0, 1, &w, 1, nullptr), RTTCC_DONE);  // with node 1's ACK of the ping
-    rttcc_rtt_row_t before{}, after{};
-    assert_true(e0.rtt_row(1, &before));
-    assert_int_equal(e0.peer(1)->tx.in_flight(), 1);
-    e0.progress();
-    assert_int_equal(nodes[0]->received.size(), 1);
-    assert_true(nodes[0]->received[0].bytes == pong);
-    assert_int_equal(e0.peer(1)->tx.in_flight(), 1);  // the pong's ACK waits
-    e0.progress();
-    assert_int_equal(e0.peer(1)->tx.in_flight(), 0);
-    assert_true(e0.rtt_row(1, &after));
-    assert_int_equal(after.samples, before.samples + 1);
-    assert_int_equal(e0.stats().acks_piggy, 0);  // node 0 sent nothing that could carry one
-    assert_int_equal(e1.stats().acks_piggy, 1);
-    // Two pings in flight: the ACK that frees both is taken at once.
-    for (int k = 0; k < 2; ++k) assert_int_equal(e0.send(1, 1, &v, 1, nullptr), RTTCC_DONE);
-    for (int i = 0; i < 100 && nodes[1]->received.size() < 3; ++i) e1.progress();
-    assert_int_equal(nodes[1]->received.size(), 3);
-    assert_int_equal(e1.send(0, 1, &w, 1, nullptr), RTTCC_DONE);
-    assert_int_equal(e0.peer(1)->tx.in_flight(), 2);
-    e0.progress();
-    assert_int_equal(nodes[0]->received.size(), 2);
-    assert_int_equal(e0.peer(1)->tx.in_flight(), 0);
-}
-
 static void test_idle_peer_memory_is_small(void **) {
     MemNetwork net(4000);
     auto nodes = make_nodes(net, 2);
@@ -739,7 +699,6 @@ int main() {
         cmocka_unit_test(test_messages_up_to_send_copy_max_are_copied_when_alone),
         cmocka_unit_test(test_a_copy_goes_as_one_piece_per_datagram),
         cmocka_unit_test(test_copies_hold_at_most_send_copy_mb),
-        cmocka_unit_test(test_a_replys_ack_is_taken_by_the_next_pass),
         cmocka_unit_test(test_idle_peer_memory_is_small),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);
