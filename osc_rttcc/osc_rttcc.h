@@ -74,6 +74,8 @@ typedef struct mca_osc_rttcc_component_t {
     rttcc_engine_t *engine;      /* the process engine we are a client of, NULL if none */
     opal_mutex_t lock;           /* everything below, and every module's state */
     opal_hash_table_t replies;   /* reply key -> osc_rttcc_op_t awaiting it */
+    struct osc_rttcc_op_t *spare_ops; /* finished operations kept for reuse: a put costs no malloc */
+    int nspare_ops;
     opal_list_t modules;         /* windows alive, by their communicator's id for messages */
     mca_osc_rttcc_counters_t counters;
 } mca_osc_rttcc_component_t;
@@ -172,6 +174,7 @@ typedef struct osc_rttcc_op_t {
     ompi_request_t *request;        /* the MPI request to complete, if any */
     volatile bool *done;            /* set at the end, if not NULL (waits on lock and lookup replies) */
     int *status_out;                /* ... and the status copied here, if not NULL */
+    struct osc_rttcc_op_t *next_spare; /* in the component's spare_ops, once finished */
 } osc_rttcc_op_t;
 
 /* A flush waiting for the engine. */

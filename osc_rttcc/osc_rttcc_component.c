@@ -219,6 +219,12 @@ static int rttcc_finalize(void)
         rttcc_engine_detach(c->engine, RTTCC_TAG_OSC);
         c->engine = NULL;
     }
+    while (NULL != c->spare_ops) {
+        osc_rttcc_op_t *op = c->spare_ops;
+        c->spare_ops = op->next_spare;
+        free(op);
+    }
+    c->nspare_ops = 0;
     OBJ_DESTRUCT(&c->modules);
     OBJ_DESTRUCT(&c->replies);
     OBJ_DESTRUCT(&c->lock);

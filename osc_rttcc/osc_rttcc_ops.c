@@ -87,12 +87,21 @@ static void request_complete(ompi_request_t *r, int status)
 
 /* ---------------------------------------------------------------- operations */
 
+/* Finished operations kept for reuse (under the component's lock, like
+ * every op_new and op_finish): at most this many. */
+#define SPARE_OPS_MAX 256
+
 static osc_rttcc_op_t *op_new(mca_osc_rttcc_module_t *m, int target, ompi_request_t *request)
 {
-    osc_rttcc_op_t *op = calloc(1, sizeof *op);
-    if (NULL == op) {
+    mca_osc_rttcc_component_t *c = &mca_osc_rttcc_component;
+    osc_rttcc_op_t *op = c->spare_ops;
+    if (NULL != op) {
+        c->spare_ops = op->next_spare;
+        --c->nspare_ops;
+    } else if (NULL == (op = malloc(sizeof *op))) {
         return NULL;
     }
+    memset(op, 0, sizeof *op);
     op->kind = OSC_RTTCC_COOKIE_OP;
     op->module = m;
     op->target = target;
@@ -129,7 +138,13 @@ static void op_finish(osc_rttcc_op_t *op)
     }
     --m->unfinished;
     --m->peers[op->target].unfinished;
-    free(op);
+    if (mca_osc_rttcc_component.nspare_ops < SPARE_OPS_MAX) {
+        op->next_spare = mca_osc_rttcc_component.spare_ops;
+        mca_osc_rttcc_component.spare_ops = op;
+        ++mca_osc_rttcc_component.nspare_ops;
+    } else {
+        free(op);
+    }
 }
 
 void osc_rttcc_op_piece_done(osc_rttcc_op_t *op, int status)

@@ -107,7 +107,6 @@ size_t Engine::batch_cap() const {
 
 int Engine::post(uint32_t index, const RmaBatchEntry &e, const void *bytes) {
     if (!well_formed(e) || e.offset > kPutOffsetMask || e.len > cfg_.max_message) return RTTCC_ERR_ARG;
-    const nanos now = clock_.now();
     std::lock_guard<MaybeMutex> g(state_mu_);
     Peer *p = live_peer(index);
     if (!p) return RTTCC_ERR_UNREACH;
@@ -115,8 +114,8 @@ int Engine::post(uint32_t index, const RmaBatchEntry &e, const void *bytes) {
     const size_t cap = batch_cap();
     if (!p->batch) p->batch = std::make_unique<RmaBatch>();
     RmaBatch &b = *p->batch;
-    if (!b.fits(e, cap)) {
-        const int rc = close_batch(*p, false, now);
+    if (!b.fits(e, cap)) {  // the clock is read only here: a post is a copy
+        const int rc = close_batch(*p, false, clock_.now());
         if (rc != RTTCC_OK) return rc;
     }
     if (!b.listed) batching_.reserve(peers_.size());  // before anything changes (it may throw)

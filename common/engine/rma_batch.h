@@ -124,10 +124,10 @@ public:
     void add(const RmaBatchEntry &e, const void *bytes, size_t cap) {
         const size_t need = size() + sizeof e + operand_bytes(e);
         if (bytes_.capacity() < need) bytes_.reserve(std::min(cap, std::max(need, 2 * bytes_.capacity())));
-        const auto *h = reinterpret_cast<const uint8_t *>(&e);
-        bytes_.insert(bytes_.end(), h, h + sizeof e);
-        const auto *b = static_cast<const uint8_t *>(bytes);
-        bytes_.insert(bytes_.end(), b, b + operand_bytes(e));
+        const size_t at = bytes_.size();
+        bytes_.resize(need);
+        std::memcpy(bytes_.data() + at, &e, sizeof e);
+        if (operand_bytes(e)) std::memcpy(bytes_.data() + at + sizeof e, bytes, operand_bytes(e));
         replies_ += reply_bytes(e);
         ++entries_;
     }
