@@ -606,6 +606,37 @@ static int acc_codes(const rma_call_t *a, issue_t *s, bool *raw)
     return OMPI_SUCCESS;
 }
 
+/* A small put of contiguous bytes to another process, outside any
+ * schedule, joins its target's batch and is done once copied: it needs no
+ * operation record and no walk of its runs (the puts of a burst).  False
+ * when it does not qualify or the batch would not take it (the common path
+ * then sends it); else *rc is the outcome. */
+static bool post_put(mca_osc_rttcc_module_t *m, const rma_call_t *a, size_t bytes, int *rc)
+{
+    mca_osc_rttcc_component_t *c = &mca_osc_rttcc_component;
+    const uint8_t *data = contiguous(a->origin, a->ocount, a->odt);
+    ptrdiff_t lb, extent;
+    uint32_t key;
+    uint64_t offset;
+    if (NULL == data || !ompi_datatype_is_contiguous_memory_layout(a->tdt, a->tcount)) {
+        return false;
+    }
+    ompi_datatype_get_true_extent(a->tdt, &lb, &extent);
+    if (OMPI_SUCCESS != (*rc = locate(m, a->target, target_at(m, a->target, a->disp) + lb, bytes, &key, &offset))) {
+        return true; /* check_target passed it: cannot happen */
+    }
+    OPAL_THREAD_LOCK(&c->lock);
+    const int erc = rttcc_rma_post(c->engine, m->peers[a->target].index, key, offset, RTTCC_RMA_REPLACE,
+                                   RTTCC_RMA_BYTE, data, bytes);
+    if (RTTCC_DONE == erc) {
+        ++c->counters.posted;
+        m->peers[a->target].dirty = true;
+    }
+    OPAL_THREAD_UNLOCK(&c->lock);
+    *rc = RTTCC_DONE == erc ? OMPI_SUCCESS : engine_error(erc);
+    return RTTCC_ERR_BUSY != erc;
+}
+
 static int rma_call(rma_call_t *a, struct ompi_win_t *win)
 {
     mca_osc_rttcc_module_t *m = OSC_RTTCC_MODULE(win);
@@ -642,6 +673,10 @@ static int rma_call(rma_call_t *a, struct ompi_win_t *win)
     rc = raw ? check_run(&(check_ctx_t){m, a->target}, target_at(m, a->target, a->disp), bytes)
              : check_target(m, a->target, a->tdt, a->tcount, target_at(m, a->target, a->disp));
     if (OMPI_SUCCESS != rc) {
+        return rc;
+    }
+    if (KIND_PUT == a->kind && !self && NULL == a->request && 0 < bytes && bytes <= c->post_bytes &&
+        !osc_rttcc_schedules(m, a->target, bytes) && post_put(m, a, bytes, &rc)) {
         return rc;
     }
     if (NULL != a->request && NULL == (request = request_new())) {
