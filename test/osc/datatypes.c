@@ -1,7 +1,8 @@
 /* Contiguous and derived datatypes at origin and target: every pair of
  * layouts of the same type signature (N unsigned ints: a count of
- * MPI_UNSIGNED, contiguous, vector, indexed, indexed_block, struct,
- * subarray, resized; N/4 mixed {char, double, int, short} structs: packed
+ * MPI_UNSIGNED, contiguous, shifted (contiguous from byte 8), vector,
+ * indexed, indexed_block, struct, subarray, resized; N/4 mixed
+ * {char, double, int, short} structs: packed
  * as C lays them out, or spread with other gaps) for put, get, accumulate
  * (MPI_SUM) and get_accumulate (not on the mixed structs: accumulate wants
  * one basic type).  Each rank is the origin of its right neighbour, whose
@@ -74,6 +75,12 @@ static int make_layouts(int n, layout *l)
     l[k++] = make("unsigned", MPI_UNSIGNED, n, 0);
     MPI_Type_contiguous(n, MPI_UNSIGNED, &t);
     l[k++] = make("contiguous", t, 1, 0);
+    {
+        int len = n;
+        MPI_Aint at = 8;
+        MPI_Type_create_hindexed(1, &len, &at, MPI_UNSIGNED, &t); /* contiguous, its first byte at 8 */
+        l[k++] = make("shifted", t, 1, 0);
+    }
     MPI_Type_vector(n / 2, 2, 5, MPI_UNSIGNED, &t);
     l[k++] = make("vector", t, 1, 0);
     for (int placed = 0; placed < n; ++nb) { /* blocks of 1..4 with holes of 1..3 */
