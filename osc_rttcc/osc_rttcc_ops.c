@@ -606,12 +606,12 @@ static int acc_codes(const rma_call_t *a, issue_t *s, bool *raw)
     return OMPI_SUCCESS;
 }
 
-/* A small put of contiguous bytes to another process, outside any
- * schedule, joins its target's batch and is done once copied: it needs no
- * operation record and no walk of its runs (the puts of a burst).  False
- * when it does not qualify or the batch would not take it (the common path
- * then sends it); else *rc is the outcome. */
-static bool post_put(mca_osc_rttcc_module_t *m, const rma_call_t *a, size_t bytes, int *rc)
+/* A small put or accumulate (without a result) of contiguous bytes to
+ * another process, outside any schedule, joins its target's batch and is
+ * done once copied: it needs no operation record and no walk of its runs
+ * (the operations of a burst).  False when the batch would not take it (the
+ * common path then sends it); else *rc is the outcome. */
+static bool post_small(mca_osc_rttcc_module_t *m, const rma_call_t *a, size_t bytes, int op, int type, int *rc)
 {
     mca_osc_rttcc_component_t *c = &mca_osc_rttcc_component;
     const uint8_t *data = contiguous(a->origin, a->ocount, a->odt);
@@ -626,8 +626,7 @@ static bool post_put(mca_osc_rttcc_module_t *m, const rma_call_t *a, size_t byte
         return true; /* check_target passed it: cannot happen */
     }
     OPAL_THREAD_LOCK(&c->lock);
-    const int erc = rttcc_rma_post(c->engine, m->peers[a->target].index, key, offset, RTTCC_RMA_REPLACE,
-                                   RTTCC_RMA_BYTE, data, bytes);
+    const int erc = rttcc_rma_post(c->engine, m->peers[a->target].index, key, offset, op, type, data, bytes);
     if (RTTCC_DONE == erc) {
         ++c->counters.posted;
         m->peers[a->target].dirty = true;
@@ -675,8 +674,10 @@ static int rma_call(rma_call_t *a, struct ompi_win_t *win)
     if (OMPI_SUCCESS != rc) {
         return rc;
     }
-    if (KIND_PUT == a->kind && !self && NULL == a->request && 0 < bytes && bytes <= c->post_bytes &&
-        !osc_rttcc_schedules(m, a->target, bytes) && post_put(m, a, bytes, &rc)) {
+    const bool put = KIND_PUT == a->kind;
+    if ((put || (KIND_ACC == a->kind && !a->fetch && !raw)) && !self && NULL == a->request && 0 < bytes &&
+        bytes <= c->post_bytes && !osc_rttcc_schedules(m, a->target, bytes) &&
+        post_small(m, a, bytes, put ? RTTCC_RMA_REPLACE : s.rop, put ? RTTCC_RMA_BYTE : s.rtype, &rc)) {
         return rc;
     }
     if (NULL != a->request && NULL == (request = request_new())) {
