@@ -3,7 +3,7 @@
  * rank 1 (target), and an alltoall written as MPI_Put in a fence epoch;
  * every test verifies the data it moved.
  *
- *   mpirun -np 2 --mca osc pt2pt ./osc_bench [-tests put,get,acc,fop,cas,put_bw,get_bw]
+ *   mpirun -np 2 --mca osc pt2pt ./osc_bench [-tests put,get,acc,fop,cas,put_bw,get_bw,acc_bw]
  *       [-sync flush,fence] [-min BYTES] [-max BYTES] [-window W] [-scale F] [-win allocate|create]
  *   mpirun -np N ... ./osc_bench -tests alltoall [-sizes B,B,..] [-iters N] [-warmup W]
  *       [-min_iters M] [-budget S] [-time S] [-win allocate|create]
@@ -24,17 +24,18 @@
  * Iterations W warm-up + N timed: 100 + 1000 up to 8 KiB, 20 + 200 up to
  * 256 KiB, 5 + 50 above, each times -scale (1); us is the timed span
  * over N (as osu_*_latency), p50_us the median iteration.
- * Bandwidth tests (-sync is flush only): put_bw, get_bw: lock_all, then per
- * iteration -window (32) ops of `bytes` into consecutive slots of the target
- * window (wrapping at -max) and one MPI_Win_flush(1) (osu_put_bw);
+ * Bandwidth tests (-sync is flush only): put_bw, get_bw, acc_bw (bytes / 8
+ * MPI_DOUBLEs, MPI_SUM, from 8 bytes): lock_all, then per iteration
+ * -window (32) ops of `bytes` into consecutive slots of the target window
+ * (wrapping at -max) and one MPI_Win_flush(1) (osu_put_bw);
  * iterations 64 MiB / (window * bytes) clamped to 3..100 (times -scale, at
  * least 2), a tenth of that (at least 1) warm-up first.
  *
  * Checks: before each (test, size) the target window and the origin's
  * buffers are set to known values; after its last iteration the verifier
  * reads them once: put the target window (every put byte), get the
- * origin's buffer, acc every double equal to (iterations) times what was
- * added, fop and cas the target element equal to the number of ops and the
+ * origin's buffer, acc and acc_bw every double equal to the number of
+ * accumulates into its slot times what was added, fop and cas the target element equal to the number of ops and the
  * last fetched value one less (every cas swapped, every fop added).  The
  * target reads and writes its window inside MPI_Win_lock(exclusive, self).
  *
@@ -69,8 +70,8 @@
 
 #include "../tools/tool_buffer.h"
 
-enum test { T_PUT, T_GET, T_ACC, T_FOP, T_CAS, T_PUT_BW, T_GET_BW, T_ALLTOALL, T_COUNT };
-static const char *const test_names[T_COUNT] = {"put", "get", "acc", "fop", "cas", "put_bw", "get_bw", "alltoall"};
+enum test { T_PUT, T_GET, T_ACC, T_FOP, T_CAS, T_PUT_BW, T_GET_BW, T_ACC_BW, T_ALLTOALL, T_COUNT };
+static const char *const test_names[T_COUNT] = {"put", "get", "acc", "fop", "cas", "put_bw", "get_bw", "acc_bw", "alltoall"};
 enum sync { S_FLUSH = 1, S_FENCE = 2 };
 enum { MAX_SIZES = 64, BW_BYTES = 64 << 20 };
 
@@ -238,8 +239,9 @@ static void issue(pair_t *p, enum test t, size_t bytes, long i, size_t slot)
                       MPI_BYTE, p->w.win));
         break;
     case T_ACC:
-        CHECK(MPI_Accumulate(p->addends, (int) (bytes / 8), MPI_DOUBLE, target, 0, (int) (bytes / 8), MPI_DOUBLE, MPI_SUM,
-                             p->w.win));
+    case T_ACC_BW:
+        CHECK(MPI_Accumulate(p->addends, (int) (bytes / 8), MPI_DOUBLE, target, (MPI_Aint) (slot * bytes),
+                             (int) (bytes / 8), MPI_DOUBLE, MPI_SUM, p->w.win));
         break;
     case T_FOP:
         p->add = 1;
@@ -265,7 +267,7 @@ static void prepare(pair_t *p, enum test t, size_t bytes, size_t used)
                 fill(p->w.base + s * bytes, bytes, T_PUT == t || T_PUT_BW == t);
             }
         } else {
-            memset(p->w.base, 0, T_ACC == t ? bytes : sizeof(int64_t));
+            memset(p->w.base, 0, T_ACC_BW == t ? used : T_ACC == t ? bytes : sizeof(int64_t));
         }
         CHECK(MPI_Win_unlock(1, p->w.win));
     } else {
@@ -275,7 +277,7 @@ static void prepare(pair_t *p, enum test t, size_t bytes, size_t used)
             for (size_t s = 0; s < used / bytes; ++s) {
                 fill(p->rbuf + s * bytes, bytes, 1);
             }
-        } else if (T_ACC == t) {
+        } else if (T_ACC == t || T_ACC_BW == t) {
             for (size_t k = 0; k < bytes / 8; ++k) {
                 p->addends[k] = addend(k);
             }
@@ -285,8 +287,10 @@ static void prepare(pair_t *p, enum test t, size_t bytes, size_t used)
     CHECK(MPI_Barrier(p->comm));
 }
 
-/* After a (test, size) of `ops` ops into `used` bytes of slots: the data, once. */
-static void verify(pair_t *p, enum test t, size_t bytes, size_t used, long ops)
+/* After a (test, size) of `ops` ops, or of `ops` windows of `window` ops
+ * into `used` bytes of slots (op j of a window into slot j mod slots): the
+ * data, once. */
+static void verify(pair_t *p, enum test t, size_t bytes, size_t used, long ops, int window)
 {
     if (1 == p->rank && T_GET != t && T_GET_BW != t) {
         CHECK(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 1, 0, p->w.win));
@@ -294,12 +298,17 @@ static void verify(pair_t *p, enum test t, size_t bytes, size_t used, long ops)
             for (size_t s = 0; s < used / bytes; ++s) {
                 expect_pattern(p->w.base + s * bytes, bytes, "wrong byte at the target after puts (bytes, offset)");
             }
-        } else if (T_ACC == t) {
+        } else if (T_ACC == t || T_ACC_BW == t) {
+            const size_t slots = used / bytes, w = T_ACC_BW == t ? (size_t) window : slots;
             double *d = (double *) p->w.base;
             maybe_corrupt(p->w.base);
-            for (size_t k = 0; k < bytes / 8; ++k) {
-                if (d[k] != (double) ops * addend(k)) {
-                    fail("wrong sum at the target after accumulates (doubles, index)", (long) (bytes / 8), (long) k);
+            for (size_t s = 0; s < slots; ++s) {
+                const long adds = ops * (long) (w / slots + (s < w % slots)); /* into slot s */
+                for (size_t k = 0; k < bytes / 8; ++k) {
+                    if (d[s * bytes / 8 + k] != (double) adds * addend(k)) {
+                        fail("wrong sum at the target after accumulates (doubles, index)", (long) (bytes / 8),
+                             (long) (s * bytes / 8 + k));
+                    }
                 }
             }
         } else {
@@ -377,7 +386,7 @@ static void latency(pair_t *p, const opts_t *o, enum test t, enum sync s, size_t
         stamps[iters] = MPI_Wtime();
     }
     CHECK(MPI_Barrier(p->comm)); /* the target waits here through the flush variant */
-    verify(p, t, bytes, bytes, warm + iters);
+    verify(p, t, bytes, bytes, warm + iters, 0);
     if (0 == p->rank) {
         const double span = stamps[iters] - stamps[0];
         for (int i = 0; i < iters; ++i) {
@@ -410,7 +419,7 @@ static void bandwidth(pair_t *p, const opts_t *o, enum test t, size_t bytes)
         CHECK(MPI_Win_unlock_all(p->w.win));
     }
     CHECK(MPI_Barrier(p->comm));
-    verify(p, t, bytes, used, 0);
+    verify(p, t, bytes, used, warm + iters, o->window);
     if (0 == p->rank) {
         report(t, S_FLUSH, bytes, iters, o->window, t1 - t0, 0);
     }
@@ -446,8 +455,8 @@ static void pair_tests(const opts_t *o)
             }
         }
     }
-    for (enum test t = T_PUT_BW; t <= T_GET_BW; ++t) {
-        for (size_t b = o->min; (o->tests & 1u << t) && b <= o->max; b *= 2) {
+    for (enum test t = T_PUT_BW; t <= T_ACC_BW; ++t) {
+        for (size_t b = T_ACC_BW == t && o->min < 8 ? 8 : o->min; (o->tests & 1u << t) && b <= o->max; b *= 2) {
             bandwidth(&p, o, t, b);
         }
     }
@@ -729,7 +738,7 @@ int main(int argc, char **argv)
     }
     if (!parse(&o, argc, argv) || n < 2) {
         if (0 == rank) {
-            fprintf(stderr, "usage: mpirun -np 2 osc_bench [-tests put,get,acc,fop,cas,put_bw,get_bw,alltoall]"
+            fprintf(stderr, "usage: mpirun -np 2 osc_bench [-tests put,get,acc,fop,cas,put_bw,get_bw,acc_bw,alltoall]"
                             " [-sync flush,fence] [-min BYTES (>= 8, n * 8)] [-max BYTES] [-window W] [-scale F]"
                             " [-win allocate|create] [-sizes B,B,.. (>= 16, n * 8)] [-iters N] [-warmup W]"
                             " [-min_iters M] [-budget S] [-time S]\n");

@@ -26,7 +26,7 @@
 # not list is skipped with a note (osc_rttcc until it is installed).
 #
 # Default mode: osc_bench's latency tests (put, get, acc, fop, cas; flush
-# and fence) and bandwidth tests (put_bw, get_bw) from rank 0 on h1 to rank
+# and fence) and bandwidth tests (put_bw, get_bw; acc_bw on request) from rank 0 on h1 to rank
 # 1 on h2 (-hosts: 2 unshaped hosts), 8 B to -max (4 MiB).  Two tables: per
 # (test, sync, bytes) each config's median over the runs of the per-run
 # latency (-metric p50: the median iteration; avg: the timed span over the
@@ -210,7 +210,7 @@ lat_table() {
             return n ? ((n % 2) ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2) : ""
         }
         function human(b) { return (b >= 1048576 && b % 1048576 == 0) ? (b / 1048576) "M" : (b >= 1024 && b % 1024 == 0) ? (b / 1024) "K" : b }
-        BEGIN { split("put get acc fop cas put_bw get_bw", order, " "); for (i in order) rank[order[i]] = i }
+        BEGIN { split("put get acc fop cas put_bw get_bw acc_bw", order, " "); for (i in order) rank[order[i]] = i }
         (kind == "bw") == ($2 ~ /_bw$/) {
             row = $2 " " $3 " " $4
             v = (kind == "bw") ? $7 : (metric == "p50" ? $6 : $5)
