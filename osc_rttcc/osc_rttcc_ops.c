@@ -114,6 +114,7 @@ static osc_rttcc_op_t *op_new(mca_osc_rttcc_module_t *m, int target, ompi_reques
 
 static void op_finish(osc_rttcc_op_t *op)
 {
+    mca_osc_rttcc_component_t *c = &mca_osc_rttcc_component;
     mca_osc_rttcc_module_t *m = op->module;
     if (NULL != op->result_dt) {
         size_t size;
@@ -138,10 +139,10 @@ static void op_finish(osc_rttcc_op_t *op)
     }
     --m->unfinished;
     --m->peers[op->target].unfinished;
-    if (mca_osc_rttcc_component.nspare_ops < SPARE_OPS_MAX) {
-        op->next_spare = mca_osc_rttcc_component.spare_ops;
-        mca_osc_rttcc_component.spare_ops = op;
-        ++mca_osc_rttcc_component.nspare_ops;
+    if (c->nspare_ops < SPARE_OPS_MAX) {
+        op->next_spare = c->spare_ops;
+        c->spare_ops = op;
+        ++c->nspare_ops;
     } else {
         free(op);
     }
@@ -609,8 +610,9 @@ static int acc_codes(const rma_call_t *a, issue_t *s, bool *raw)
 /* A small put or accumulate (without a result) of contiguous bytes to
  * another process, outside any schedule, joins its target's batch and is
  * done once copied: it needs no operation record and no walk of its runs
- * (the operations of a burst).  False when the batch would not take it (the
- * common path then sends it); else *rc is the outcome. */
+ * (the operations of a burst).  False when its bytes are not contiguous at
+ * both ends or the batch would not take it (the common path then sends
+ * it); else *rc is the outcome. */
 static bool post_small(mca_osc_rttcc_module_t *m, const rma_call_t *a, size_t bytes, int op, int type, int *rc)
 {
     mca_osc_rttcc_component_t *c = &mca_osc_rttcc_component;
