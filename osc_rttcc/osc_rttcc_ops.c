@@ -611,12 +611,15 @@ static int acc_codes(const rma_call_t *a, issue_t *s, bool *raw)
  * another process, outside any schedule, joins its target's batch and is
  * done once copied: it needs no operation record and no walk of its runs
  * (the operations of a burst).  False when its bytes are not contiguous at
- * both ends or the batch would not take it (the common path then sends
- * it); else *rc is the outcome. */
-static bool post_small(mca_osc_rttcc_module_t *m, const rma_call_t *a, size_t bytes, int op, int type, int *rc)
+ * both ends, its run is not found in range (check_target then looks a
+ * dynamic window's region up, or says it is out of range), or the batch
+ * would not take it: the common path then issues it.  Else *rc is the
+ * outcome. */
+static bool post_small(issue_t *s, const rma_call_t *a, size_t bytes, int *rc)
 {
     mca_osc_rttcc_component_t *c = &mca_osc_rttcc_component;
-    const uint8_t *data = contiguous(a->origin, a->ocount, a->odt);
+    mca_osc_rttcc_module_t *m = s->m;
+    uint8_t *data = contiguous(a->origin, a->ocount, a->odt);
     ptrdiff_t lb, extent;
     uint32_t key;
     uint64_t offset;
@@ -624,11 +627,11 @@ static bool post_small(mca_osc_rttcc_module_t *m, const rma_call_t *a, size_t by
         return false;
     }
     ompi_datatype_get_true_extent(a->tdt, &lb, &extent);
-    if (OMPI_SUCCESS != (*rc = locate(m, a->target, target_at(m, a->target, a->disp) + lb, bytes, &key, &offset))) {
-        return true; /* check_target passed it: cannot happen */
+    if (OMPI_SUCCESS != locate(m, a->target, target_at(m, a->target, a->disp) + lb, bytes, &key, &offset)) {
+        return false;
     }
     OPAL_THREAD_LOCK(&c->lock);
-    const int erc = rttcc_rma_post(c->engine, m->peers[a->target].index, key, offset, op, type, data, bytes);
+    const int erc = post_piece(s, m->peers[a->target].index, key, offset, data, bytes, 0);
     if (RTTCC_DONE == erc) {
         ++c->counters.posted;
         m->peers[a->target].dirty = true;
@@ -671,15 +674,14 @@ static int rma_call(rma_call_t *a, struct ompi_win_t *win)
         }
     }
     count_call(a, bytes);
+    if ((KIND_PUT == a->kind || (KIND_ACC == a->kind && !a->fetch && !raw)) && !self && NULL == a->request &&
+        0 < bytes && bytes <= c->post_bytes && !osc_rttcc_schedules(m, a->target, bytes) &&
+        post_small(&s, a, bytes, &rc)) {
+        return rc;
+    }
     rc = raw ? check_run(&(check_ctx_t){m, a->target}, target_at(m, a->target, a->disp), bytes)
              : check_target(m, a->target, a->tdt, a->tcount, target_at(m, a->target, a->disp));
     if (OMPI_SUCCESS != rc) {
-        return rc;
-    }
-    const bool put = KIND_PUT == a->kind;
-    if ((put || (KIND_ACC == a->kind && !a->fetch && !raw)) && !self && NULL == a->request && 0 < bytes &&
-        bytes <= c->post_bytes && !osc_rttcc_schedules(m, a->target, bytes) &&
-        post_small(m, a, bytes, put ? RTTCC_RMA_REPLACE : s.rop, put ? RTTCC_RMA_BYTE : s.rtype, &rc)) {
         return rc;
     }
     if (NULL != a->request && NULL == (request = request_new())) {
