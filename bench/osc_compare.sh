@@ -356,13 +356,12 @@ if [ "$mode" = latency ]; then
         # and of this design: the kernel as rttcc's wire uses it (two sockets, receive stamps, recvmmsg)
         ip netns exec "$RTTCC_TB_PREFIX-h1" "$work/udp_pingpong" -wire 8 20000 3 "$net.1" "$RTTCC_TB_PREFIX-h2" "$net.2" |
             awk '{ print 2 * $2 }' >>"$out/wire"
-        # the ceiling of any bandwidth: raw UDP with the kernel's offloads (GSO, GRO) between them,
-        # sending from and landing in 128 MiB of memory (not a buffer in cache)
-        if [[ ,$tests, == *_bw,* ]]; then
-            ip netns exec "$RTTCC_TB_PREFIX-h1" "$work/udp_stream" $((mtu - 28)) 2 "$net.1" "$RTTCC_TB_PREFIX-h2" "$net.2" \
-                gso span=$((128 << 20)) |
-                awk '{ for (i = 2; i <= NF; ++i) { split($i, kv, "="); if (kv[1] == "MBps") print kv[2] } }' >>"$out/udp_stream"
-        fi
+        # the ceiling of any bandwidth, and the pace at which a latency cell's bytes can cross at
+        # best: raw UDP with the kernel's offloads (GSO, GRO) between them, sending from and
+        # landing in 128 MiB of memory (not a buffer in cache)
+        ip netns exec "$RTTCC_TB_PREFIX-h1" "$work/udp_stream" $((mtu - 28)) 2 "$net.1" "$RTTCC_TB_PREFIX-h2" "$net.2" \
+            gso span=$((128 << 20)) |
+            awk '{ for (i = 2; i <= NF; ++i) { split($i, kv, "="); if (kv[1] == "MBps") print kv[2] } }' >>"$out/udp_stream"
         for c in "${configs[@]}"; do
             echo "# [$(($(date +%s) - t_start)) s] run $r/$runs $c" >&2
             raw=$out/raw/lat.$r.$c.out
@@ -398,12 +397,12 @@ if [ "$mode" = latency ]; then
             echo
             lat_table bw
             echo
-            if [ -s "$out/udp_stream" ]; then
-                echo "Raw UDP stream between the same hosts (tools/udp_stream, $((mtu - 28))-byte datagrams with GSO and GRO," \
-                     "from and into 128 MiB of memory, median of $(wc -l <"$out/udp_stream") runs):" \
-                     "$(median_of "$out/udp_stream") MB/s, what one UDP flow moves here."
-                echo
-            fi
+        fi
+        if [ -s "$out/udp_stream" ]; then
+            echo "Raw UDP stream between the same hosts (tools/udp_stream, $((mtu - 28))-byte datagrams with GSO and GRO," \
+                 "from and into 128 MiB of memory, median of $(wc -l <"$out/udp_stream") runs):" \
+                 "$(median_of "$out/udp_stream") MB/s, what one UDP flow moves here."
+            echo
         fi
         footer lat.
     } | tee -a "$out/summary.txt"
