@@ -262,8 +262,10 @@ private:
     // engine_rma.cc
     // Origin side: a request numbered and queued; the batch a flush, a
     // request or a progress pass closes first (ack_now: a flush waits).
-    int send_request(Peer &p, RmaRequest &r, const iovec *iov, int iovcnt, void *cookie, bool ack_now, nanos now);
-    int close_batch(Peer &p, bool ack_now, nanos now);
+    // queue_only: the caller sends it with what it queues next (one send call).
+    int send_request(Peer &p, RmaRequest &r, const iovec *iov, int iovcnt, void *cookie, bool ack_now, nanos now,
+                     bool queue_only = false);
+    int close_batch(Peer &p, bool ack_now, nanos now, bool queue_only = false);
     void close_batches(nanos now);
     size_t batch_entry_cap() const;
     size_t batch_cap() const;

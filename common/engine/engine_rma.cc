@@ -52,14 +52,14 @@ int Engine::request(uint32_t index, RmaRequest r, const iovec *iov, int iovcnt, 
     std::lock_guard<MaybeMutex> g(state_mu_);
     Peer *p = live_peer(index);
     if (!p) return RTTCC_ERR_UNREACH;
-    const int rc = close_batch(*p, false, now);  // what was posted before goes before
+    const int rc = close_batch(*p, false, now, /*queue_only=*/true);  // what was posted goes first, in one send call
     return rc == RTTCC_OK ? send_request(*p, r, iov, iovcnt, cookie, false, now) : rc;
 }
 
 // Numbers r and queues it with its payload (well formed): copied
 // (RTTCC_DONE) up to inline_max and for all but accumulates, else zero-copy.
 int Engine::send_request(Peer &p, RmaRequest &r, const iovec *iov, int iovcnt, void *cookie, bool ack_now,
-                         nanos now) {
+                         nanos now, bool queue_only) {
     size_t len = sizeof r;
     for (int i = 0; i < iovcnt; ++i) len += iov[i].iov_len;
     const bool copy = len <= cfg_.inline_max || static_cast<RmaKind>(r.kind) != RmaKind::kAcc;
@@ -86,8 +86,10 @@ int Engine::send_request(Peer &p, RmaRequest &r, const iovec *iov, int iovcnt, v
         m.cookie = cookie;
     }
     enqueue(p, m);
-    pump(p, now, segments_within(p, kPassBytes));
-    flush_all();
+    if (!queue_only) {
+        pump(p, now, segments_within(p, kPassBytes));
+        flush_all();
+    }
     return copy ? RTTCC_DONE : RTTCC_OK;
 }
 
@@ -130,7 +132,7 @@ int Engine::post(uint32_t index, const RmaBatchEntry &e, const void *bytes) {
 
 // Sends p's batch, if it has one, as one request.  Out of memory for its
 // copy, it stays (nothing posted is lost) and the caller hears RTTCC_ERR.
-int Engine::close_batch(Peer &p, bool ack_now, nanos now) {
+int Engine::close_batch(Peer &p, bool ack_now, nanos now, bool queue_only) {
     if (!p.batch || p.batch->empty()) return RTTCC_OK;
     RmaBatch &b = *p.batch;
     RmaRequest r{};
@@ -138,7 +140,7 @@ int Engine::close_batch(Peer &p, bool ack_now, nanos now) {
     r.offset = b.entries();
     r.len = b.size();
     const iovec iov = {const_cast<uint8_t *>(b.data()), b.size()};
-    const int rc = send_request(p, r, &iov, 1, nullptr, ack_now, now);
+    const int rc = send_request(p, r, &iov, 1, nullptr, ack_now, now, queue_only);
     if (rc != RTTCC_DONE) return rc;
     count(p, &rttcc_stats_t::rma_batches);
     b.clear();
