@@ -256,6 +256,28 @@ int Engine::send_now(uint32_t index, uint8_t tag, size_t len, rttcc_fill_fn fill
     return submit(index, m, true, bytes);
 }
 
+// A small message delivered behind everything sent to the peer before it
+// (kFlagOrdered): it goes on the data channel, whose queue holds every
+// earlier data message and which pump() cuts after the command channel's,
+// so its sequence number is above every segment sent before it; the
+// receiver holds it until all of those have arrived (Engine::hold).  The
+// peer's batch of posted RMA operations closes first and leaves with it in
+// one send call.
+int Engine::send_ordered(uint32_t index, uint8_t tag, const void *data, size_t len, bool ack_now) {
+    if (tag == RTTCC_TAG_RMA || len > cmd_payload_ || (len && !data)) return RTTCC_ERR_ARG;
+    const iovec iov{const_cast<void *>(data), len};
+    TxMessage m;
+    m.tag = m.client_tag = tag;
+    m.len = static_cast<uint32_t>(len);
+    m.ordered = true;
+    m.ack_now = ack_now;
+    if (len) m.iov[m.iovcnt++] = iov;
+    MessageBytes bytes;
+    bytes.iov = &iov;
+    bytes.iovcnt = 1;
+    return submit(index, m, false, bytes);
+}
+
 int Engine::progress() {
     const RxTurn turn = try_rx_turn();
     return turn ? pass(turn, /*by_agent=*/false) : 0;
@@ -288,6 +310,7 @@ int Engine::pass(const RxTurn &, bool by_agent) {
             if (got < static_cast<int>(rx_.size())) break;
         }
     }
+    delivered += deliver_held();
     {
         std::lock_guard<MaybeMutex> g(state_mu_);
         const nanos now = clock_.now();  // after receiving: deliveries may have taken a while

@@ -113,6 +113,8 @@ public:
     }
     int detach(uint8_t tag) { return clients_.detach(tag); }
     int send_now(uint32_t peer, uint8_t tag, size_t len, rttcc_fill_fn fill, void *ctx);
+    // rttcc_engine_send_ordered.
+    int send_ordered(uint32_t peer, uint8_t tag, const void *data, size_t len, bool ack_now);
     // The application's progress call (the agent makes its own passes).
     int progress();
     // When a progress pass next has timed work (engine clock): a
@@ -257,6 +259,8 @@ private:
     }
     bool accept_segment(Peer &p, const PacketHeader &h, const Arrival &a);
     bool land_put(Peer &p, const PacketHeader &h, const uint8_t *payload, std::unique_lock<MaybeMutex> &lock);
+    void hold(Peer &p, const PacketHeader &h, const uint8_t *payload);
+    int deliver_held();
     void take_busy(Peer &p, const PacketHeader &h, const uint8_t *payload, const Arrival &a);
 
     // engine_rma.cc
@@ -414,6 +418,16 @@ private:
     std::vector<uint32_t> batching_;             // peers posted to since the last pass (RmaBatch::listed)
     List<Peer, &Peer::ack_link> acks_;           // peers owing a delayed ACK, oldest first
     List<Peer, &Peer::ack_soon_link> acks_soon_; // peers owing one by the end of this pass
+    // Ordered messages (kFlagOrdered) that came while a segment sent before
+    // them was missing, in arrival order: each goes once its peer's rx.next()
+    // has passed it (deliver_held).  Rare, and few: no memory per peer.
+    struct HeldMessage {
+        uint32_t peer;
+        seq_t seq;
+        uint8_t tag;
+        std::vector<uint8_t> bytes;
+    };
+    std::vector<HeldMessage> held_;
     std::vector<Peer *> acks_burst_;             // peers owing one by the end of this receive burst
     TxBatch batch_[kChannels];           // datagrams staged per channel
     std::vector<RxDatagram> rx_;         // datagrams of the current receive burst

@@ -1,4 +1,5 @@
 // Receiving: validation, the sequence check, delivery and reassembly.
+#include <algorithm>
 #include <cstring>
 #include <mutex>
 
@@ -123,6 +124,10 @@ bool Engine::handle_datagram(Channel ch, const RxDatagram &d, nanos now, std::un
             take_request(*p, payload, h->payload_len);
             return false;
         }
+        if ((h->flags & kFlagOrdered) && !seq_lt(h->seq, p->rx.next())) {
+            hold(*p, *h, payload);
+            return false;
+        }
         lock.unlock();
         const rttcc_callbacks_t &cb = clients_.of(h->tag);
         if (cb.on_recv) cb.on_recv(cb.user, peer, h->tag, payload, h->payload_len);
@@ -168,6 +173,47 @@ bool Engine::land_put(Peer &p, const PacketHeader &h, const uint8_t *payload, st
     const rttcc_callbacks_t &cb = clients_.of(done.tag);
     if (cb.on_put) cb.on_put(cb.user, peer, put_key(done.addr), first, done.len, done.tag);
     return true;
+}
+
+// An ordered message came before a segment sent ahead of it: it waits
+// until everything before it has arrived (and so has landed, or been
+// served: puts land and requests are served on arrival).  The window
+// bounds how many one peer can have held.
+void Engine::hold(Peer &p, const PacketHeader &h, const uint8_t *payload) {
+    held_.push_back({p.id, h.seq, h.tag, std::vector<uint8_t>(payload, payload + h.payload_len)});
+    count(p, &rttcc_stats_t::ordered_held);
+}
+
+// Delivers the held ordered messages whose turn has come, each peer's in
+// sequence order; those of dead peers go.  Not on a quiet pass (the agent
+// calls nobody back): the application's next pass does.  Only the receive
+// turn's holder touches held_.
+int Engine::deliver_held() {
+    if (quiet_ || held_.empty()) return 0;
+    int delivered = 0;
+    std::unique_lock<MaybeMutex> lock(state_mu_);
+    for (bool again = true; again;) {
+        again = false;
+        size_t next = held_.size();  // the due one of least sequence number of its peer
+        for (size_t i = 0; i < held_.size(); ++i) {
+            const Peer &p = *peers_[held_[i].peer];
+            if (p.dead || !seq_lt(held_[i].seq, p.rx.next())) continue;
+            if (next == held_.size() || (held_[i].peer == held_[next].peer && seq_lt(held_[i].seq, held_[next].seq)))
+                next = i;
+        }
+        if (next == held_.size()) break;
+        HeldMessage m = std::move(held_[next]);
+        held_.erase(held_.begin() + static_cast<std::ptrdiff_t>(next));
+        lock.unlock();
+        const rttcc_callbacks_t &cb = clients_.of(m.tag);
+        if (cb.on_recv) cb.on_recv(cb.user, m.peer, m.tag, m.bytes.data(), m.bytes.size());
+        ++delivered;
+        lock.lock();
+        again = true;
+    }
+    held_.erase(std::remove_if(held_.begin(), held_.end(), [&](const HeldMessage &m) { return peers_[m.peer]->dead; }),
+                held_.end());
+    return delivered;
 }
 
 // A new segment is accepted, and so acknowledged, only if it can be

@@ -22,6 +22,11 @@ int Engine::submit(uint32_t index, TxMessage &proto, bool only_if_open, const Me
         count(*p, &rttcc_stats_t::window_stalls);
         return RTTCC_ERR_BUSY;
     }
+    if (proto.ordered) {  // behind the operations posted so far, in one data segment
+        if (proto.len > p->seg_payload) return RTTCC_ERR_ARG;
+        const int rc = close_batch(*p, false, now, /*queue_only=*/true);  // cut below, in one send call
+        if (rc != RTTCC_OK) return rc;
+    }
     const bool copy = (bytes.iov || bytes.fill) && worth_copying(*p, proto);
     TxMessage &m = new_message(*p, proto);
     const bool copied = copy && copy_message(*p, m, bytes);
@@ -136,9 +141,10 @@ void Engine::release_copy(TxMessage &m) {
 }
 
 // RMA requests all go on the data channel: cut in the order they are made,
-// the target holds few of them (request_order.h).
+// the target holds few of them (request_order.h).  So do ordered messages
+// (send_ordered): behind every data message queued before them.
 Channel Engine::channel_for(const TxMessage &m) const {
-    return m.len <= cmd_payload_ && m.tag != RTTCC_TAG_RMA ? kCmd : kData;
+    return m.len <= cmd_payload_ && m.tag != RTTCC_TAG_RMA && !m.ordered ? kCmd : kData;
 }
 
 // Data-channel segments a peer may have in flight: the send credits and,
@@ -276,6 +282,7 @@ void Engine::transmit(TxSegment &seg, nanos now) {
     }
     seg.asked_ack = asks_for_ack(*seg.peer, seg);
     if (seg.asked_ack) h.flags |= kFlagAckNow;
+    if (m.ordered) h.flags |= kFlagOrdered;
     h.tx_stamp_ns = domain_time(now);
     put_ack(*seg.peer, h, now);
     TxDatagram &d = batch_[ch].dgrams[batch_[ch].count - 1];

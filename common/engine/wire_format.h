@@ -41,11 +41,12 @@ inline const char *packet_type_name(PacketType t) {
 }
 
 constexpr uint16_t kMagic = 0x5452;  // "RT"
-constexpr uint8_t kVersion = 8;  // 2: ACKs carry SACK bitmaps; 3: BUSY, kFlagResume, the MAC; 4: by the receiver's key;
+constexpr uint8_t kVersion = 9;  // 2: ACKs carry SACK bitmaps; 3: BUSY, kFlagResume, the MAC; 4: by the receiver's key;
                                  // 5: RMA batches; 6: batch entries with replies (gets, fetching accumulates);
                                  // 7: 32-bit entry lengths, plain gets (kPlainGet); 8: the MAC covers
                                  // the header up to its field (64 bytes), not the header with it zeroed;
-                                 // bytes past a header's payload are padding (UdpWire::group)
+                                 // bytes past a header's payload are padding (UdpWire::group);
+                                 // 9: kFlagOrdered
 
 // An ACK's payload, when there is one, is the selective ACK: 64-bit words,
 // bit i (word i / 64, bit i % 64) set if segment ack + 1 + i has arrived.
@@ -61,6 +62,7 @@ enum HeaderFlags : uint8_t {
     kFlagTimed = 1u << 1,     // the sender stamps this transmission: echo it in preference
     kFlagAckNow = 1u << 2,    // the sender waits for this segment's ACK: do not delay it
     kFlagResume = 1u << 3,    // ACK: we are back in MPI; resend at once what was turned away
+    kFlagOrdered = 1u << 4,   // DATA: deliver only once every segment numbered before it has arrived
 };
 
 #pragma pack(push, 1)
@@ -106,6 +108,7 @@ inline Verdict check_header(const void *buf, size_t len, uint32_t job_key, const
         return Verdict::kForeign;
     if (h->payload_len > len - kHeaderSize) return Verdict::kMalformed;  // less: padded (a GSO group's)
     if ((h->put_addr != 0) != (h->type == static_cast<uint8_t>(PacketType::PUT))) return Verdict::kMalformed;
+    if ((h->flags & kFlagOrdered) && h->type != static_cast<uint8_t>(PacketType::DATA)) return Verdict::kMalformed;
     switch (static_cast<PacketType>(h->type)) {
         case PacketType::DATA:
             break;

@@ -69,6 +69,7 @@ typedef struct rttcc_callbacks {
     X(segs_tx, "segments sent, first transmissions")                               \
     X(segs_rx, "segments received and accepted")                                   \
     X(segs_ooo, "segments accepted out of order (after a gap)")                    \
+    X(ordered_held, "ordered messages (fence, PSCW completion) held until what was sent before them arrived") \
     X(retx, "segments retransmitted (timeout or fast retransmit)")                 \
     X(retx_timeout, "retransmissions caused by a retransmission timeout")          \
     X(retx_fast, "fast retransmissions (holes shown by selective ACKs)")           \
@@ -193,6 +194,18 @@ int rttcc_engine_put(rttcc_engine_t *engine, uint32_t peer, uint32_t key, uint64
  * declared dead first), whatever was sent after.  RTTCC_ERR_UNREACH for an
  * unknown or dead peer. */
 int rttcc_engine_flush(rttcc_engine_t *engine, uint32_t peer, uint8_t tag, void *cookie);
+
+/* Sends a message of at most config.cmd_mtu - 72 bytes by copy (RTTCC_DONE)
+ * that the peer delivers only once every message, put and RMA request this
+ * process sent it before has arrived there: puts landed, requests served
+ * (operations posted with rttcc_rma_post go first, in the same send call).
+ * What the peer learns from it is what a flush would tell the sender, a
+ * round trip earlier (osc_rttcc's fence between two processes,
+ * MPI_Win_complete).  ack_now: the peer acknowledges it at once, for a
+ * rttcc_engine_flush that follows (which then sends no ACK request of its
+ * own); else its ACK rides on the peer's next message. */
+int rttcc_engine_send_ordered(rttcc_engine_t *engine, uint32_t peer, uint8_t tag, const void *data, size_t len,
+                              int ack_now);
 
 /* Writes `len` bytes of a message into `dst` (e.g. packs a datatype). */
 typedef void (*rttcc_fill_fn)(void *ctx, void *dst, size_t len);

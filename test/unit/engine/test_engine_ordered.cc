@@ -1,0 +1,180 @@
+// Ordered messages (rttcc_engine_send_ordered, kFlagOrdered) over the
+// in-memory wire: the receiver delivers one only once everything its
+// sender sent before it has arrived, so when it is delivered every earlier
+// message is in, every put has landed and every posted RMA operation has
+// been applied, also when the datagram that carried one of them was lost
+// and resent after the ordered message arrived.  Without loss nothing is
+// held.  Each test checks the target's state at the moment of delivery.
+#include <cstring>
+#include <vector>
+
+#include "api/engine_handle.h"
+#include "cmocka_cxx.h"
+#include "engine_harness.h"
+#include "rttcc/rma.h"
+
+using namespace rttcc;
+using namespace rttcc_test;
+
+namespace {
+
+constexpr uint8_t kTag = 7, kOrderedTag = 8;
+const uint8_t kNote[] = {'f', 'e', 'n', 'c', 'e'};
+
+const PacketHeader &header_of(const TxDatagram &d) { return *static_cast<const PacketHeader *>(d.iov[0].iov_base); }
+
+// Drops the first transmission of node 0's first data-channel datagram
+// that `pick` accepts; counts what it dropped.
+struct DropFirst {
+    int dropped = 0;
+    template <typename P>
+    void arm(Node &n, P pick) {
+        n.faults->drop_if = [this, pick](Channel ch, const TxDatagram &d) {
+            if (dropped || ch != kData || !pick(header_of(d))) return false;
+            ++dropped;
+            return true;
+        };
+    }
+};
+
+size_t ordered_deliveries(const Node &n) {
+    size_t k = 0;
+    for (const auto &r : n.received) k += r.tag == kOrderedTag;
+    return k;
+}
+
+// Runs the nodes until node 1 delivered the ordered message; returns
+// check() as it was right after the progress call that delivered it.
+template <typename C>
+bool at_delivery(std::vector<std::unique_ptr<Node>> &nodes, C &&check) {
+    bool verdict = false;
+    const nanos end = now_of(nodes) + msec(2000);
+    while (now_of(nodes) < end) {
+        next_round(nodes);
+        nodes[0]->engine->progress();
+        nodes[1]->engine->progress();
+        if (ordered_deliveries(*nodes[1]) > 0) {
+            verdict = check();
+            break;
+        }
+    }
+    return verdict;
+}
+
+void send_note(Node &n) {
+    assert_int_equal(n.engine->send_ordered(1, kOrderedTag, kNote, sizeof kNote, false), RTTCC_DONE);
+}
+
+}  // namespace
+
+// A message of 3 data segments whose first datagram is lost: the ordered
+// message sent after it arrives first, is held, and is delivered after it.
+static void test_an_ordered_message_follows_a_lost_message(void **) {
+    for (bool lose : {true, false}) {
+        MemNetwork net(4000);
+        auto nodes = make_nodes(net, 2);
+        std::vector<uint8_t> big = make_message(1, 3 * nodes[0]->engine->peer(1)->seg_payload);
+        DropFirst drop;
+        if (lose) drop.arm(*nodes[0], [](const PacketHeader &h) { return h.type == static_cast<uint8_t>(PacketType::CHUNK); });
+        iovec iov{big.data(), big.size()};
+        const int rc = nodes[0]->engine->send(1, kTag, &iov, 1, &big);
+        assert_true(rc == RTTCC_OK || rc == RTTCC_DONE);
+        send_note(*nodes[0]);
+        assert_true(at_delivery(nodes, [&] {
+            return nodes[1]->received.size() == 2 && nodes[1]->received[0].bytes == big &&
+                   nodes[1]->received[1].tag == kOrderedTag &&
+                   std::vector<uint8_t>(kNote, kNote + sizeof kNote) == nodes[1]->received[1].bytes;
+        }));
+        assert_int_equal(drop.dropped, lose ? 1 : 0);
+        assert_int_equal(nodes[1]->engine->stats().ordered_held, lose ? 1 : 0);
+    }
+}
+
+// A zero-copy put into a silent grant whose first datagram is lost: when
+// the ordered message is delivered, every byte of the put has landed.
+static void test_an_ordered_message_follows_a_lost_put(void **) {
+    for (bool lose : {true, false}) {
+        MemNetwork net(4000);
+        auto nodes = make_nodes(net, 2);
+        std::vector<uint8_t> src = make_message(2, 4 * nodes[0]->engine->peer(1)->seg_payload);
+        std::vector<uint8_t> dst(src.size(), 0);
+        const uint32_t key = nodes[1]->engine->grant(0, dst.data(), dst.size(), /*notify=*/false);
+        assert_true(key != 0);
+        DropFirst drop;
+        if (lose) drop.arm(*nodes[0], [](const PacketHeader &h) { return h.type == static_cast<uint8_t>(PacketType::PUT); });
+        iovec iov{src.data(), src.size()};
+        const int rc = nodes[0]->engine->put(1, key, 0, kTag, &iov, 1, &src);
+        assert_true(rc == RTTCC_OK || rc == RTTCC_DONE);
+        send_note(*nodes[0]);
+        assert_true(at_delivery(nodes, [&] { return dst == src; }));
+        assert_int_equal(drop.dropped, lose ? 1 : 0);
+        assert_int_equal(nodes[1]->engine->stats().ordered_held, lose ? 1 : 0);
+    }
+}
+
+// Small puts posted to a batch (rttcc_rma_post), then the ordered message:
+// the batch closes first, and its request, lost once, is applied before
+// the ordered message is delivered.
+static void test_an_ordered_message_follows_posted_operations(void **) {
+    for (bool lose : {true, false}) {
+        MemNetwork net(4000);
+        auto nodes = make_nodes(net, 2);
+        rttcc_engine h0{nodes[0]->engine, ""}, h1{nodes[1]->engine, ""};
+        std::vector<uint8_t> dst(256, 0), want(256, 0);
+        uint32_t window = 0, key = 0;
+        assert_int_equal(rttcc_rma_window_open(&h1, &window), RTTCC_OK);
+        assert_int_equal(rttcc_rma_expose(&h1, window, 0, dst.data(), dst.size(), &key), RTTCC_OK);
+        DropFirst drop;
+        if (lose) drop.arm(*nodes[0], [](const PacketHeader &h) { return h.tag == RTTCC_TAG_RMA; });
+        for (uint64_t i = 0; i < 16; ++i) {
+            const std::vector<uint8_t> bytes = make_message(static_cast<uint32_t>(i), 16);
+            std::memcpy(want.data() + 16 * i, bytes.data(), 16);
+            assert_int_equal(rttcc_rma_post(&h0, 1, key, 16 * i, RTTCC_RMA_REPLACE, RTTCC_RMA_BYTE, bytes.data(), 16),
+                             RTTCC_DONE);
+        }
+        send_note(*nodes[0]);
+        assert_true(at_delivery(nodes, [&] { return dst == want; }));
+        assert_int_equal(drop.dropped, lose ? 1 : 0);
+        assert_int_equal(nodes[1]->engine->stats().ordered_held, lose ? 1 : 0);
+    }
+}
+
+void two_credits(rttcc_config_t &c) { c.send_credits = 2; }
+
+// With two send credits a 6-segment message is still being cut when the
+// ordered message is sent: it waits in the data channel's queue behind the
+// message's last segments instead of overtaking them on the command
+// channel, and is delivered after the whole message.
+static void test_an_ordered_message_queues_behind_a_stalled_message(void **) {
+    MemNetwork net(4000);
+    auto nodes = make_nodes(net, 2, {}, two_credits);
+    std::vector<uint8_t> big = make_message(3, 6 * nodes[0]->engine->peer(1)->seg_payload);
+    iovec iov{big.data(), big.size()};
+    const int rc = nodes[0]->engine->send(1, kTag, &iov, 1, &big);
+    assert_true(rc == RTTCC_OK || rc == RTTCC_DONE);
+    assert_true(nodes[0]->engine->peer(1)->has_pending());  // not all cut: the credits hold it
+    send_note(*nodes[0]);
+    assert_true(at_delivery(nodes, [&] { return nodes[1]->received.size() == 2 && nodes[1]->received[0].bytes == big; }));
+}
+
+// What the call refuses: the engine's own RMA tag, and more than a
+// command-channel datagram's payload.
+static void test_send_ordered_refuses_what_it_cannot_order(void **) {
+    MemNetwork net(4000);
+    auto nodes = make_nodes(net, 2);
+    std::vector<uint8_t> big(nodes[0]->engine->config().cmd_mtu, 1);
+    assert_int_equal(nodes[0]->engine->send_ordered(1, RTTCC_TAG_RMA, kNote, sizeof kNote, false), RTTCC_ERR_ARG);
+    assert_int_equal(nodes[0]->engine->send_ordered(1, kOrderedTag, big.data(), big.size(), false), RTTCC_ERR_ARG);
+    assert_int_equal(nodes[0]->engine->send_ordered(5, kOrderedTag, kNote, sizeof kNote, false), RTTCC_ERR_UNREACH);
+}
+
+int main() {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_an_ordered_message_follows_a_lost_message),
+        cmocka_unit_test(test_an_ordered_message_follows_a_lost_put),
+        cmocka_unit_test(test_an_ordered_message_follows_posted_operations),
+        cmocka_unit_test(test_an_ordered_message_queues_behind_a_stalled_message),
+        cmocka_unit_test(test_send_ordered_refuses_what_it_cannot_order),
+    };
+    return cmocka_run_group_tests(tests, nullptr, nullptr);
+}
