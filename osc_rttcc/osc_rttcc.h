@@ -145,6 +145,8 @@ typedef struct mca_osc_rttcc_module_t {
     bool pscw_exposure;             /* between MPI_Win_post and MPI_Win_wait/test */
     ompi_group_t *post_group;
     uint32_t completes;             /* MPI_Win_complete messages in for the current post */
+    uint32_t fences;                /* fences of a two-rank window this process made ... */
+    uint32_t peer_fences;           /* ... and FENCE messages its peer sent */
     int locks;                      /* targets locked by MPI_Win_lock */
     bool lock_all;                  /* between MPI_Win_lock_all and MPI_Win_unlock_all */
     bool lock_all_nocheck;
@@ -187,7 +189,7 @@ typedef struct osc_rttcc_flush_t {
 enum { OSC_RTTCC_COOKIE_OP = 1, OSC_RTTCC_COOKIE_FLUSH = 2 };
 
 /* Messages between modules (RTTCC_TAG_OSC). */
-enum { OSC_RTTCC_MSG_POST = 1, OSC_RTTCC_MSG_COMPLETE = 2 };
+enum { OSC_RTTCC_MSG_POST = 1, OSC_RTTCC_MSG_COMPLETE = 2, OSC_RTTCC_MSG_FENCE = 3 };
 typedef struct osc_rttcc_msg_t {
     uint32_t kind;
     uint32_t cid;                   /* the window's communicator id */

@@ -5,10 +5,17 @@
  *                the target when the engine acknowledged every message sent
  *                before (rttcc_engine_flush): puts land, and requests are
  *                applied, before they are acknowledged
- *   fence        flush every target, then a barrier
+ *   ordered      a FENCE or COMPLETE message goes behind everything sent
+ *                before it (rttcc_engine_send_ordered): its target hears
+ *                it once our operations there are done, a round trip
+ *                before our flush would learn it
+ *   fence        two ranks: an ordered FENCE to the other and a flush of
+ *                it, then wait for its FENCE; more: flush every target,
+ *                then a barrier (design.md: why)
  *   PSCW         post: a POST message to each origin; start: wait for the
- *                POST of each target; complete: flush each target, then a
- *                COMPLETE message to it; wait: every origin's COMPLETE in
+ *                POST of each target; complete: an ordered COMPLETE to
+ *                each target, then our operations' local completion; wait:
+ *                every origin's COMPLETE in
  *   locks        the target's engine keeps the lock table (rttcc_rma_lock),
  *                so a lock is granted while the target computes; unlock
  *                flushes, then releases (no reply needed)
@@ -168,21 +175,74 @@ int osc_rttcc_sync(struct ompi_win_t *win)
     return OMPI_SUCCESS;
 }
 
+enum { PLAIN, ORDERED, ORDERED_ACK_NOW };
+
+/* A message of `kind` to `rank`; ORDERED: delivered there only after
+ * everything this process sent it before; ORDERED_ACK_NOW: and
+ * acknowledged at once, for the flush that follows. */
+static int send_message(mca_osc_rttcc_module_t *m, int rank, uint32_t kind, int how)
+{
+    mca_osc_rttcc_component_t *c = &mca_osc_rttcc_component;
+    osc_rttcc_msg_t msg = {.kind = kind, .cid = m->cid, .rank = m->rank};
+    struct iovec iov = {.iov_base = &msg, .iov_len = sizeof msg};
+    int rc = OMPI_SUCCESS;
+    OPAL_THREAD_LOCK(&c->lock);
+    if (rank == m->rank) {
+        osc_rttcc_take_message(&msg);
+    } else {
+        const uint32_t peer = m->peers[rank].index;
+        int erc = PLAIN == how ? rttcc_engine_send(c->engine, peer, RTTCC_TAG_OSC, &iov, 1, NULL)
+                               : rttcc_engine_send_ordered(c->engine, peer, RTTCC_TAG_OSC, &msg, sizeof msg,
+                                                           ORDERED_ACK_NOW == how);
+        rc = RTTCC_DONE == erc ? OMPI_SUCCESS : RTTCC_ERR_UNREACH == erc ? OMPI_ERR_UNREACH : OMPI_ERROR;
+    }
+    OPAL_THREAD_UNLOCK(&c->lock);
+    return rc;
+}
+
 /* ---------------------------------------------------------------- fence */
+
+/* Fence of a two-rank window: an ordered FENCE to the other rank tells it
+ * that our operations there are done; our flush, that it has them; its
+ * FENCE, that it has entered the fence and its operations here are done.
+ * Two one-way trips after our last operation, where a flush and a barrier
+ * take three.  The flush stays: without it an operation of our next epoch
+ * could land before a resent one of this epoch.  With nothing to flush the
+ * FENCE asks for no ACK: one would cost the other rank a send call. */
+static int fence_pair(mca_osc_rttcc_module_t *m)
+{
+    const int peer = 1 - m->rank;
+    osc_rttcc_flush_t f;
+    osc_rttcc_release_target(m, peer);
+    int rc = send_message(m, peer, OSC_RTTCC_MSG_FENCE, m->peers[peer].dirty ? ORDERED_ACK_NOW : ORDERED);
+    flush_begin(m, peer, &f);
+    ++m->fences;
+    while (OMPI_SUCCESS == rc && read_locked(&m->peer_fences) < m->fences) {
+        opal_progress();
+    }
+    const int frc = flush_end(m, peer, &f);
+    opal_atomic_mb(); /* its data before our loads */
+    return OMPI_SUCCESS == rc ? frc : rc;
+}
 
 int osc_rttcc_fence(int assert, struct ompi_win_t *win)
 {
     mca_osc_rttcc_module_t *m = OSC_RTTCC_MODULE(win);
-    int rc;
+    const bool synchronizes = !(assert & MPI_MODE_NOPRECEDE) || !(assert & MPI_MODE_NOSUCCEED);
+    int rc = OMPI_SUCCESS;
     if (m->pscw_access || m->pscw_exposure || m->locks || m->lock_all) {
         return OMPI_ERR_RMA_SYNC;
     }
-    rc = flush_every(m);
+    if (2 == m->size) {
+        rc = synchronizes ? fence_pair(m) : flush_every(m);
+    } else {
+        rc = flush_every(m);
+        if (OMPI_SUCCESS == rc && synchronizes) {
+            rc = m->comm->c_coll->coll_barrier(m->comm, m->comm->c_coll->coll_barrier_module);
+        }
+    }
     if (OMPI_SUCCESS != rc) {
         return rc;
-    }
-    if (!(assert & MPI_MODE_NOPRECEDE) || !(assert & MPI_MODE_NOSUCCEED)) {
-        rc = m->comm->c_coll->coll_barrier(m->comm, m->comm->c_coll->coll_barrier_module);
     }
     for (int t = 0; t < m->size; ++t) {
         forget_regions(&m->peers[t]);
@@ -218,23 +278,6 @@ static int *ranks_of(mca_osc_rttcc_module_t *m, ompi_group_t *group, int *n)
     return in;
 }
 
-static int send_message(mca_osc_rttcc_module_t *m, int rank, uint32_t kind)
-{
-    mca_osc_rttcc_component_t *c = &mca_osc_rttcc_component;
-    osc_rttcc_msg_t msg = {.kind = kind, .cid = m->cid, .rank = m->rank};
-    struct iovec iov = {.iov_base = &msg, .iov_len = sizeof msg};
-    int rc = OMPI_SUCCESS;
-    OPAL_THREAD_LOCK(&c->lock);
-    if (rank == m->rank) {
-        osc_rttcc_take_message(&msg);
-    } else {
-        int erc = rttcc_engine_send(c->engine, m->peers[rank].index, RTTCC_TAG_OSC, &iov, 1, NULL);
-        rc = RTTCC_DONE == erc ? OMPI_SUCCESS : RTTCC_ERR_UNREACH == erc ? OMPI_ERR_UNREACH : OMPI_ERROR;
-    }
-    OPAL_THREAD_UNLOCK(&c->lock);
-    return rc;
-}
-
 void osc_rttcc_take_message(const osc_rttcc_msg_t *msg)
 {
     mca_osc_rttcc_module_t *m = osc_rttcc_module_of(msg->cid);
@@ -248,6 +291,8 @@ void osc_rttcc_take_message(const osc_rttcc_msg_t *msg)
         ++m->peers[msg->rank].posts;
     } else if (OSC_RTTCC_MSG_COMPLETE == msg->kind) {
         ++m->completes;
+    } else if (OSC_RTTCC_MSG_FENCE == msg->kind) {
+        ++m->peer_fences;
     }
 }
 
@@ -267,7 +312,7 @@ int osc_rttcc_post(ompi_group_t *group, int assert, struct ompi_win_t *win)
     m->pscw_exposure = true;
     opal_atomic_mb(); /* our stores to the window before the origins hear of the post */
     for (int i = 0; i < n && !(assert & MPI_MODE_NOCHECK) && OMPI_SUCCESS == rc; ++i) {
-        rc = send_message(m, ranks[i], OSC_RTTCC_MSG_POST);
+        rc = send_message(m, ranks[i], OSC_RTTCC_MSG_POST, PLAIN);
     }
     free(ranks);
     return rc;
@@ -314,12 +359,14 @@ int osc_rttcc_complete(struct ompi_win_t *win)
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
     rc = osc_rttcc_release(m);
-    for (int i = 0; i < n; ++i) {
-        int trc = flush_target(m, ranks[i]);
-        if (OMPI_SUCCESS == trc) {
-            trc = send_message(m, ranks[i], OSC_RTTCC_MSG_COMPLETE);
-        }
+    for (int i = 0; i < n; ++i) { /* the target's wait ends once our operations there are done */
+        int trc = send_message(m, ranks[i], OSC_RTTCC_MSG_COMPLETE, ORDERED);
         rc = OMPI_SUCCESS == rc ? trc : rc;
+    }
+    for (int i = 0; i < n; ++i) { /* MPI_Win_complete: done here (origin buffers free, results in) */
+        while (0 != read_locked(&m->peers[ranks[i]].unfinished)) {
+            opal_progress();
+        }
         m->peers[ranks[i]].in_access = false;
         forget_regions(&m->peers[ranks[i]]);
     }
