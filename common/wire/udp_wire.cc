@@ -184,11 +184,13 @@ size_t UdpWire::path_datagram(const void *data_addr, size_t len) const {
 
 // Groups consecutive datagrams to one peer that share a size (the last of a
 // group may be shorter) into GSO super-datagrams; returns the group count.
-// A short datagram (a message's last segment) that a full one to the same
-// peer follows is padded to the group's size, so the group goes on: the
-// receiver reads a header's payload_len, not the datagram's length.  On veth
-// each group costs the sender the receiver's whole stack: 32 replies of
-// 2 KiB (1508 + 684 bytes each) took one sendmmsg of 32 groups, 155 us.
+// A short datagram (a message's last segment) is padded to the group's size,
+// so the group goes on, when a full one to the same peer follows, or a
+// shorter one that is the burst's last to that peer (a message and the
+// small one after it: a batch of puts and a fence's ordered message): the
+// receiver reads a header's payload_len, not the datagram's length.  On
+// veth each group costs the sender the receiver's whole stack: 32 replies
+// of 2 KiB (1508 + 684 bytes each) took one sendmmsg of 32 groups, 155 us.
 // A group with a stamp cookie asks for one transmit stamp (the kernel stamps
 // a GSO send once, whatever cuts it), which then stands for all its cookies.
 int UdpWire::group(Channel ch, TxDatagram *d, int n) {
@@ -204,11 +206,19 @@ int UdpWire::group(Channel ch, TxDatagram *d, int n) {
             return k + 1 < n && d[k + 1].dest == d[i].dest && datagram_bytes(d[k + 1]) == size &&
                    g.count + 2 <= kMaxGsoSegments && total + 2 * size <= kMaxGsoBytes;
         };
+        // Would d[k], padded, and d[k + 1], shorter and the burst's last to the peer, fit?
+        auto tail_follows = [&](int k) {
+            const bool to_peer = k + 1 < n && d[k + 1].dest == d[i].dest;
+            const size_t next = to_peer ? datagram_bytes(d[k + 1]) : 0;
+            return to_peer && next < size && (k + 2 == n || d[k + 2].dest != d[i].dest) &&
+                   g.count + 2 <= kMaxGsoSegments && total + size + next <= kMaxGsoBytes;
+        };
         while (can_group && i + g.count < n && g.count < kMaxGsoSegments) {
             const int k = i + g.count;
             const size_t nsize = datagram_bytes(d[k]);
             if (d[k].dest != d[i].dest || nsize > size || total + nsize > kMaxGsoBytes) break;
-            const bool last = nsize < size && !full_follows(k);  // only the last segment may be short
+            // only the last segment may be short
+            const bool last = nsize < size && !full_follows(k) && !tail_follows(k);
             total += last ? nsize : size;
             ++g.count;
             if (last) break;

@@ -92,6 +92,41 @@ void test_a_short_datagram_is_padded_to_keep_its_group(void **) {
     assert_int_equal(rx[3].len, 400);
 }
 
+// A short datagram followed by a shorter one that is the burst's last to
+// that peer (a message's last segment, then a small message: a fence's) is
+// padded too: 1000, 400 and 100 bytes leave as one group and arrive back to
+// back.  With another datagram after the 100 the 400 ends its group (the
+// rule pads once, at a burst's tail), and the two that follow make one.
+void test_a_short_datagram_before_the_last_is_padded(void **) {
+    Pair p = open_pair(RTTCC_TS_USER);
+    if (!p.a->gso()) skip();
+    for (const bool tail : {true, false}) {
+        std::vector<std::vector<uint8_t>> bytes{std::vector<uint8_t>(1000), std::vector<uint8_t>(400),
+                                                std::vector<uint8_t>(100)};
+        if (!tail) bytes.emplace_back(100);
+        const int n = static_cast<int>(bytes.size());
+        TxDatagram d[4];
+        for (int k = 0; k < n; ++k) {
+            for (size_t i = 0; i < bytes[k].size(); ++i) bytes[k][i] = static_cast<uint8_t>(k * 29 + i * 5 + 3);
+            d[k] = datagram(p.to[kData], bytes[k], 0);
+        }
+        assert_int_equal(p.a->tx_burst(kData, d, n), n);
+        const std::vector<RxDatagram> rx = receive(*p.b, kData, n);
+        assert_int_equal(rx.size(), n);
+        for (int k = 0; k < n; ++k) assert_memory_equal(rx[k].buf, bytes[k].data(), bytes[k].size());
+        assert_ptr_equal(rx[1].buf, rx[0].buf + 1000);
+        if (tail) {
+            assert_int_equal(rx[1].len, 1000);
+            assert_ptr_equal(rx[2].buf, rx[1].buf + 1000);
+            assert_int_equal(rx[2].len, 100);
+        } else {
+            assert_int_equal(rx[1].len, 400);
+            assert_ptr_not_equal(rx[2].buf, rx[1].buf + 1000);
+            assert_ptr_equal(rx[3].buf, rx[2].buf + 100);
+        }
+    }
+}
+
 // A group of many pieces, or of a few and small, is copied into one and
 // sent so; a large group of a few pieces is not.  Datagrams of an 8-byte
 // header from one array and a payload from a buffer with gaps: 8 of 992
@@ -186,6 +221,7 @@ int main() {
         cmocka_unit_test(test_receive_slots_start_on_a_cache_line),
         cmocka_unit_test(test_pieces_that_continue_each_other_are_joined),
         cmocka_unit_test(test_a_short_datagram_is_padded_to_keep_its_group),
+        cmocka_unit_test(test_a_short_datagram_before_the_last_is_padded),
         cmocka_unit_test(test_groups_of_many_or_small_pieces_go_as_one),
         cmocka_unit_test(test_command_news_defers_an_idle_data_poll),
     };
