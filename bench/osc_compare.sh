@@ -26,7 +26,7 @@
 # not list is skipped with a note (osc_rttcc until it is installed).
 #
 # Default mode: osc_bench's latency tests (put, get, acc, fop, cas; flush
-# and fence) and bandwidth tests (put_bw, get_bw; acc_bw on request) from rank 0 on h1 to rank
+# and fence, pscw on request: -sync flush,fence,pscw) and bandwidth tests (put_bw, get_bw; acc_bw on request) from rank 0 on h1 to rank
 # 1 on h2 (-hosts: 2 unshaped hosts), 8 B to -max (4 MiB).  Two tables: per
 # (test, sync, bytes) each config's median over the runs of the per-run
 # latency (-metric p50: the median iteration; avg: the timed span over the
@@ -232,7 +232,8 @@ lat_table() {
             for (i = 1; i <= nl; ++i) if (L[i] != ref) printf "---:|"
             if (has_rttcc) printf "---|"
             printf "\n"
-            # rows in test order, then flush before fence, then by size
+            # rows in test order, then flush, fence, pscw, then by size
+            sync_rank["flush"] = 1; sync_rank["fence"] = 2; sync_rank["pscw"] = 3
             for (i = 2; i <= nr; ++i) for (j = i; j > 1 && later(rows[j - 1], rows[j]); --j) { t = rows[j]; rows[j] = rows[j - 1]; rows[j - 1] = t }
             for (k = 1; k <= nr; ++k) {
                 split(rows[k], f, " ")
@@ -255,12 +256,11 @@ lat_table() {
         }
         # The best any transport on raw UDP could do for this cell (round trips
         # of rt us and the bytes at the raw stream rate), as a ratio to ref.
-        function floor_ratio(rt, sync, bytes, ref_v,   rounds, xfer) {
+        function floor_ratio(rt, sync, bytes, ref_v,   xfer) {
             if (rt + 0 <= 0) return ""
             xfer = (stream + 0 > 0) ? bytes / stream : 0  # MB/s = bytes/us
             if (kind == "bw") return (window * bytes / (rt + window * xfer)) / ref_v
-            rounds = (sync == "fence") ? 2 : 1
-            return (rounds * rt + xfer) / ref_v
+            return (rt + xfer) / ref_v
         }
         function meets(x) { return kind == "bw" ? x >= 1.5 : x <= 0.7 }
         # ok; or MISS with the floors: "bound" when even raw UDP (udp_pingpong,
@@ -277,7 +277,7 @@ lat_table() {
         function later(a, b,   x, y) {
             split(a, x, " "); split(b, y, " ")
             if (x[1] != y[1]) return rank[x[1]] > rank[y[1]]
-            if (x[2] != y[2]) return x[2] == "fence"
+            if (x[2] != y[2]) return sync_rank[x[2]] > sync_rank[y[2]]
             return x[3] + 0 > y[3] + 0
         }' "$out/lat.all"
 }
@@ -386,7 +386,7 @@ if [ "$mode" = latency ]; then
         if [ -s "$out/udp" ]; then
             echo "Raw UDP round trip between the same hosts (tools/udp_pingpong, 8 B, busy-polled, median of" \
                  "$(wc -l <"$out/udp") runs): $(median_of "$out/udp") us.  It is the floor of put/acc + flush (a datagram each way)" \
-                 "and of get, fop and cas + flush; a fence is a flush and a barrier: two round trips." \
+                 "and of get, fop and cas + flush, and of a fence or a PSCW epoch between two ranks (the origin learns that the target has its data)." \
                  "The kernel as rttcc's wire uses it (udp_pingpong -wire: two sockets, receive stamps, recvmmsg):" \
                  "$(median_of "$out/wire") us.  A cell's floor adds its bytes at the raw stream rate below;" \
                  "\"bound\" marks a target that even raw UDP cannot meet."
