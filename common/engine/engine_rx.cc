@@ -125,6 +125,12 @@ bool Engine::handle_datagram(Channel ch, const RxDatagram &d, nanos now, std::un
             return false;
         }
         if ((h->flags & kFlagOrdered) && !seq_lt(h->seq, p->rx.next())) {
+            if (h->payload_len > cmd_payload_) {  // what a hold may keep: send_ordered's largest
+                broke_protocol(*p, "it sent an ordered message of " + std::to_string(h->payload_len) +
+                                       " bytes, more than " + std::to_string(cmd_payload_) +
+                                       ": it does not follow the rttcc protocol");
+                return false;
+            }
             hold(*p, *h, payload);
             return false;
         }
@@ -178,7 +184,7 @@ bool Engine::land_put(Peer &p, const PacketHeader &h, const uint8_t *payload, st
 // An ordered message came before a segment sent ahead of it: it waits
 // until everything before it has arrived (and so has landed, or been
 // served: puts land and requests are served on arrival).  The window
-// bounds how many one peer can have held.
+// bounds how many one peer can have held, and cmd_payload_ their size.
 void Engine::hold(Peer &p, const PacketHeader &h, const uint8_t *payload) {
     held_.push_back({p.id, h.seq, h.tag, std::vector<uint8_t>(payload, payload + h.payload_len)});
     count(p, &rttcc_stats_t::ordered_held);

@@ -157,6 +157,30 @@ static void test_an_ordered_message_queues_behind_a_stalled_message(void **) {
     assert_true(at_delivery(nodes, [&] { return nodes[1]->received.size() == 2 && nodes[1]->received[0].bytes == big; }));
 }
 
+// A peer that sends an ordered message larger than send_ordered makes,
+// with a gap below it (so that it would be held), breaks the protocol: it
+// is declared dead, saying why, and nothing is held or delivered.
+static void test_an_oversized_ordered_message_ends_the_peer(void **) {
+    MemNetwork net(4000);
+    auto nodes = make_nodes(net, 2);
+    const size_t len = nodes[1]->engine->config().cmd_mtu;  // more than a command datagram's payload
+    const std::vector<uint8_t> bytes(len, 0x6b);
+    PacketHeader h = forged_header(PacketType::DATA, static_cast<uint16_t>(len));
+    h.tag = kOrderedTag;
+    h.flags = kFlagOrdered;
+    h.seq = nodes[1]->engine->peer(0)->rx.next() + 1;  // one missing below it
+    h.tx_id = transmission_id(h.seq, 0);
+    iovec payload{const_cast<uint8_t *>(bytes.data()), bytes.size()};
+    h.mac = datagram_mac(RTTCC_AUTH_HEADER, published_key(*nodes[1]), h, &payload, 1);
+    inject(net, 0, 1, kData, h, bytes);
+    nodes[1]->engine->progress();
+    assert_int_equal(nodes[1]->dead.size(), 1);
+    assert_true(nodes[1]->dead_why[0].find("ordered message of") != std::string::npos);
+    assert_int_equal(nodes[1]->engine->stats().protocol_errors, 1);
+    assert_int_equal(nodes[1]->engine->stats().ordered_held, 0);
+    assert_true(nodes[1]->received.empty());
+}
+
 // What the call refuses: the engine's own RMA tag, and more than a
 // command-channel datagram's payload.
 static void test_send_ordered_refuses_what_it_cannot_order(void **) {
@@ -174,6 +198,7 @@ int main() {
         cmocka_unit_test(test_an_ordered_message_follows_a_lost_put),
         cmocka_unit_test(test_an_ordered_message_follows_posted_operations),
         cmocka_unit_test(test_an_ordered_message_queues_behind_a_stalled_message),
+        cmocka_unit_test(test_an_oversized_ordered_message_ends_the_peer),
         cmocka_unit_test(test_send_ordered_refuses_what_it_cannot_order),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);
