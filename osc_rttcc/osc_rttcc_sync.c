@@ -175,26 +175,38 @@ int osc_rttcc_sync(struct ompi_win_t *win)
     return OMPI_SUCCESS;
 }
 
-enum { PLAIN, ORDERED, ORDERED_ACK_NOW };
-
-/* A message of `kind` to `rank`; ORDERED: delivered there only after
- * everything this process sent it before; ORDERED_ACK_NOW: and
- * acknowledged at once, for the flush that follows. */
-static int send_message(mca_osc_rttcc_module_t *m, int rank, uint32_t kind, int how)
+/* A message of `kind` to `rank`; ordered: delivered there only after
+ * everything this process sent it before, and with `flush` (not NULL) a
+ * flush of all that too (flush_end waits for it). */
+static int send_message(mca_osc_rttcc_module_t *m, int rank, uint32_t kind, bool ordered, osc_rttcc_flush_t *flush)
 {
     mca_osc_rttcc_component_t *c = &mca_osc_rttcc_component;
     osc_rttcc_msg_t msg = {.kind = kind, .cid = m->cid, .rank = m->rank};
     struct iovec iov = {.iov_base = &msg, .iov_len = sizeof msg};
     int rc = OMPI_SUCCESS;
     OPAL_THREAD_LOCK(&c->lock);
+    if (NULL != flush) {
+        flush->kind = OSC_RTTCC_COOKIE_FLUSH;
+        flush->done = true;
+        flush->status = RTTCC_OK;
+    }
     if (rank == m->rank) {
         osc_rttcc_take_message(&msg);
     } else {
         const uint32_t peer = m->peers[rank].index;
-        int erc = PLAIN == how ? rttcc_engine_send(c->engine, peer, RTTCC_TAG_OSC, &iov, 1, NULL)
-                               : rttcc_engine_send_ordered(c->engine, peer, RTTCC_TAG_OSC, &msg, sizeof msg,
-                                                           ORDERED_ACK_NOW == how);
-        rc = RTTCC_DONE == erc ? OMPI_SUCCESS : RTTCC_ERR_UNREACH == erc ? OMPI_ERR_UNREACH : OMPI_ERROR;
+        if (NULL != flush) {
+            flush->done = false;
+            m->peers[rank].dirty = false;
+        }
+        int erc = ordered ? rttcc_engine_send_ordered(c->engine, peer, RTTCC_TAG_OSC, &msg, sizeof msg, flush)
+                          : rttcc_engine_send(c->engine, peer, RTTCC_TAG_OSC, &iov, 1, NULL);
+        if (NULL != flush && RTTCC_OK != erc) { /* nothing to flush, or failed: no callback comes */
+            flush->done = true;
+            flush->status = RTTCC_DONE == erc ? RTTCC_OK : erc;
+        }
+        rc = RTTCC_DONE == erc || RTTCC_OK == erc ? OMPI_SUCCESS
+             : RTTCC_ERR_UNREACH == erc           ? OMPI_ERR_UNREACH
+                                                  : OMPI_ERROR;
     }
     OPAL_THREAD_UNLOCK(&c->lock);
     return rc;
@@ -207,15 +219,15 @@ static int send_message(mca_osc_rttcc_module_t *m, int rank, uint32_t kind, int 
  * FENCE, that it has entered the fence and its operations here are done.
  * Two one-way trips after our last operation, where a flush and a barrier
  * take three.  The flush stays: without it an operation of our next epoch
- * could land before a resent one of this epoch.  With nothing to flush the
- * FENCE asks for no ACK: one would cost the other rank a send call. */
+ * could land before a resent one of this epoch.  It covers what went
+ * before the FENCE, not the FENCE, whose ACK is asked only if nothing
+ * before it asks (each ACK at once costs the other rank a send call). */
 static int fence_pair(mca_osc_rttcc_module_t *m)
 {
     const int peer = 1 - m->rank;
-    osc_rttcc_flush_t f;
+    osc_rttcc_flush_t f = {.kind = OSC_RTTCC_COOKIE_FLUSH, .done = true, .status = RTTCC_OK};
     osc_rttcc_release_target(m, peer);
-    int rc = send_message(m, peer, OSC_RTTCC_MSG_FENCE, m->peers[peer].dirty ? ORDERED_ACK_NOW : ORDERED);
-    flush_begin(m, peer, &f);
+    int rc = send_message(m, peer, OSC_RTTCC_MSG_FENCE, true, m->peers[peer].dirty ? &f : NULL);
     ++m->fences;
     while (OMPI_SUCCESS == rc && read_locked(&m->peer_fences) < m->fences) {
         opal_progress();
@@ -312,7 +324,7 @@ int osc_rttcc_post(ompi_group_t *group, int assert, struct ompi_win_t *win)
     m->pscw_exposure = true;
     opal_atomic_mb(); /* our stores to the window before the origins hear of the post */
     for (int i = 0; i < n && !(assert & MPI_MODE_NOCHECK) && OMPI_SUCCESS == rc; ++i) {
-        rc = send_message(m, ranks[i], OSC_RTTCC_MSG_POST, PLAIN);
+        rc = send_message(m, ranks[i], OSC_RTTCC_MSG_POST, false, NULL);
     }
     free(ranks);
     return rc;
@@ -360,7 +372,7 @@ int osc_rttcc_complete(struct ompi_win_t *win)
     }
     rc = osc_rttcc_release(m);
     for (int i = 0; i < n; ++i) { /* the target's wait ends once our operations there are done */
-        int trc = send_message(m, ranks[i], OSC_RTTCC_MSG_COMPLETE, ORDERED);
+        int trc = send_message(m, ranks[i], OSC_RTTCC_MSG_COMPLETE, true, NULL);
         rc = OMPI_SUCCESS == rc ? trc : rc;
     }
     for (int i = 0; i < n; ++i) { /* MPI_Win_complete: done here (origin buffers free, results in) */

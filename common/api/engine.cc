@@ -177,8 +177,8 @@ int rttcc_engine_send_now(rttcc_engine_t *engine, uint32_t peer, uint8_t tag, si
 }
 
 int rttcc_engine_send_ordered(rttcc_engine_t *engine, uint32_t peer, uint8_t tag, const void *data, size_t len,
-                              int ack_now) {
-    return guarded(nullptr, 0, [&] { return engine->impl->send_ordered(peer, tag, data, len, ack_now != 0); });
+                              void *flush_cookie) {
+    return guarded(nullptr, 0, [&] { return engine->impl->send_ordered(peer, tag, data, len, flush_cookie); });
 }
 
 int rttcc_engine_progress(rttcc_engine_t *engine) {

@@ -192,19 +192,28 @@ int Engine::flush(uint32_t index, uint8_t tag, void *cookie) {
     std::lock_guard<MaybeMutex> g(state_mu_);
     Peer *p = live_peer(index);
     if (!p) return RTTCC_ERR_UNREACH;
-    // A batch goes now, and its last segment asks for the ACK the flush
-    // waits for; so did our newest segment if it ends what is queued and
-    // asked at once (asks_for_ack); else a bare ACK request asks.
-    const bool batched = p->batch && !p->batch->empty();
-    const int rc = close_batch(*p, true, now);
+    bool asked;
+    const int rc = begin_flush(*p, tag, cookie, now, /*queue_only=*/false, &asked);
+    if (rc == RTTCC_OK && !asked) ask_for_ack(*p, now);  // a bare ACK request
+    return rc;
+}
+
+// A flush of everything sent to p so far: its batch closes with its last
+// segment asking for the ACK the flush waits for; so did our newest
+// segment if it ends what is queued and asked at once (asks_for_ack).
+// *asked says whether an ACK is coming so; if not, the caller asks.
+// RTTCC_DONE if nothing is outstanding.
+int Engine::begin_flush(Peer &p, uint8_t tag, void *cookie, nanos now, bool queue_only, bool *asked) {
+    const bool batched = p.batch && !p.batch->empty();
+    const int rc = close_batch(p, true, now, queue_only);
     if (rc != RTTCC_OK) return rc;
-    if (p->outstanding.empty()) return RTTCC_DONE;
-    p->flushes.push_back({p->next_message_no - 1, cookie, tag});
+    *asked = true;
+    if (p.outstanding.empty()) return RTTCC_DONE;
+    p.flushes.push_back({p.next_message_no - 1, cookie, tag});
     const TxSegment *newest = nullptr;
-    for (const TxSegment *t : p->tail)
-        if (t && t->seq == p->tx.next() - 1) newest = t;
-    const bool asked = newest && newest->asked_ack && !p->has_pending();
-    if (!batched && !asked) ask_for_ack(*p, now);
+    for (const TxSegment *t : p.tail)
+        if (t && t->seq == p.tx.next() - 1) newest = t;
+    *asked = batched || (newest && newest->asked_ack && !p.has_pending());
     return RTTCC_OK;
 }
 
@@ -262,20 +271,38 @@ int Engine::send_now(uint32_t index, uint8_t tag, size_t len, rttcc_fill_fn fill
 // so its sequence number is above every segment sent before it; the
 // receiver holds it until all of those have arrived (Engine::hold).  The
 // peer's batch of posted RMA operations closes first and leaves with it in
-// one send call.
-int Engine::send_ordered(uint32_t index, uint8_t tag, const void *data, size_t len, bool ack_now) {
+// one send call.  With flush_cookie, what was sent before it is flushed
+// too (begin_flush): the ACK the flush waits for is asked by the batch or
+// the newest segment, else by this message; no ACK request of its own.
+int Engine::send_ordered(uint32_t index, uint8_t tag, const void *data, size_t len, void *flush_cookie) {
     if (tag == RTTCC_TAG_RMA || len > cmd_payload_ || (len && !data)) return RTTCC_ERR_ARG;
-    const iovec iov{const_cast<void *>(data), len};
-    TxMessage m;
-    m.tag = m.client_tag = tag;
-    m.len = static_cast<uint32_t>(len);
-    m.ordered = true;
-    m.ack_now = ack_now;
-    if (len) m.iov[m.iovcnt++] = iov;
-    MessageBytes bytes;
-    bytes.iov = &iov;
-    bytes.iovcnt = 1;
-    return submit(index, m, false, bytes);
+    const nanos now = clock_.now();
+    std::lock_guard<MaybeMutex> g(state_mu_);
+    Peer *p = live_peer(index);
+    if (!p) return RTTCC_ERR_UNREACH;
+    if (len > p->seg_payload) return RTTCC_ERR_ARG;
+    uint8_t *copy = take_copy(len);  // len <= inline_max: the inline pool's
+    if (!copy) return RTTCC_ERR;
+    bool asked = true;
+    const int flushed = flush_cookie ? begin_flush(*p, tag, flush_cookie, now, /*queue_only=*/true, &asked)
+                                     : close_batch(*p, false, now, /*queue_only=*/true);
+    if (flushed != RTTCC_OK && flushed != RTTCC_DONE) {  // out of memory for the batch's copy: nothing was queued
+        inline_buffers_.put(copy, len);
+        return flushed;
+    }
+    TxMessage proto;
+    proto.tag = proto.client_tag = tag;
+    proto.len = static_cast<uint32_t>(len);
+    proto.ordered = true;
+    proto.ack_now = !asked;
+    TxMessage &m = new_message(*p, proto);
+    if (len) std::memcpy(copy, data, len);
+    m.inline_buf = copy;
+    m.iov[m.iovcnt++] = {copy, len};
+    enqueue(*p, m);
+    pump(*p, now, segments_within(*p, kPassBytes));
+    flush_all();
+    return flush_cookie && flushed == RTTCC_OK ? RTTCC_OK : RTTCC_DONE;
 }
 
 int Engine::progress() {

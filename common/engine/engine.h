@@ -114,7 +114,7 @@ public:
     int detach(uint8_t tag) { return clients_.detach(tag); }
     int send_now(uint32_t peer, uint8_t tag, size_t len, rttcc_fill_fn fill, void *ctx);
     // rttcc_engine_send_ordered.
-    int send_ordered(uint32_t peer, uint8_t tag, const void *data, size_t len, bool ack_now);
+    int send_ordered(uint32_t peer, uint8_t tag, const void *data, size_t len, void *flush_cookie);
     // The application's progress call (the agent makes its own passes).
     int progress();
     // When a progress pass next has timed work (engine clock): a
@@ -240,6 +240,7 @@ private:
     void flush_all();
     void fill_payload(TxDatagram &d, const TxMessage &m, uint32_t offset, uint32_t len) const;
     void finish_message(Peer &p, TxMessage &m, int status);
+    int begin_flush(Peer &p, uint8_t tag, void *cookie, nanos now, bool queue_only, bool *asked);
     void complete_flushes(Peer &p, int status);  // those no earlier message holds back (all, if status is an error)
     void unschedule(TxSegment &seg);
     void release_segment(TxSegment &seg, int status);

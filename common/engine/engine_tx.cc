@@ -22,11 +22,6 @@ int Engine::submit(uint32_t index, TxMessage &proto, bool only_if_open, const Me
         count(*p, &rttcc_stats_t::window_stalls);
         return RTTCC_ERR_BUSY;
     }
-    if (proto.ordered) {  // behind the operations posted so far, in one data segment
-        if (proto.len > p->seg_payload) return RTTCC_ERR_ARG;
-        const int rc = close_batch(*p, false, now, /*queue_only=*/true);  // cut below, in one send call
-        if (rc != RTTCC_OK) return rc;
-    }
     const bool copy = (bytes.iov || bytes.fill) && worth_copying(*p, proto);
     TxMessage &m = new_message(*p, proto);
     const bool copied = copy && copy_message(*p, m, bytes);

@@ -195,17 +195,19 @@ int rttcc_engine_put(rttcc_engine_t *engine, uint32_t peer, uint32_t key, uint64
  * unknown or dead peer. */
 int rttcc_engine_flush(rttcc_engine_t *engine, uint32_t peer, uint8_t tag, void *cookie);
 
-/* Sends a message of at most config.cmd_mtu - 72 bytes by copy (RTTCC_DONE)
- * that the peer delivers only once every message, put and RMA request this
- * process sent it before has arrived there: puts landed, requests served
+/* Sends a message of at most config.cmd_mtu - 72 bytes by copy that the
+ * peer delivers only once every message, put and RMA request this process
+ * sent it before has arrived there: puts landed, requests served
  * (operations posted with rttcc_rma_post go first, in the same send call).
  * What the peer learns from it is what a flush would tell the sender, a
  * round trip earlier (osc_rttcc's fence between two processes,
- * MPI_Win_complete).  ack_now: the peer acknowledges it at once, for a
- * rttcc_engine_flush that follows (which then sends no ACK request of its
- * own); else its ACK rides on the peer's next message. */
+ * MPI_Win_complete).  flush_cookie, if not NULL: also a flush, as
+ * rttcc_engine_flush(peer, tag, flush_cookie), of what was sent before the
+ * message (not of the message), whose ACK is asked without a datagram of
+ * its own.  RTTCC_DONE: sent, nothing to flush; RTTCC_OK: sent, the flush
+ * completes later. */
 int rttcc_engine_send_ordered(rttcc_engine_t *engine, uint32_t peer, uint8_t tag, const void *data, size_t len,
-                              int ack_now);
+                              void *flush_cookie);
 
 /* Writes `len` bytes of a message into `dst` (e.g. packs a datatype). */
 typedef void (*rttcc_fill_fn)(void *ctx, void *dst, size_t len);

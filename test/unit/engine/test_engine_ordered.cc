@@ -62,7 +62,7 @@ bool at_delivery(std::vector<std::unique_ptr<Node>> &nodes, C &&check) {
 }
 
 void send_note(Node &n) {
-    assert_int_equal(n.engine->send_ordered(1, kOrderedTag, kNote, sizeof kNote, false), RTTCC_DONE);
+    assert_int_equal(n.engine->send_ordered(1, kOrderedTag, kNote, sizeof kNote, nullptr), RTTCC_DONE);
 }
 
 }  // namespace
@@ -181,15 +181,49 @@ static void test_an_oversized_ordered_message_ends_the_peer(void **) {
     assert_true(nodes[1]->received.empty());
 }
 
+// With a flush cookie the call also flushes what was sent before it: the
+// flush completes within a round trip (three rounds; a delayed ACK would
+// take five), and no bare ACK request goes (node 0 sends no ACK packet).
+// Before it: posted puts (their batch asks for the ACK), a message whose
+// last segment asks (a put), or one that does not (a small copied
+// message: then the ordered message asks).  With nothing sent, RTTCC_DONE.
+static void test_an_ordered_message_flushes_what_went_before(void **) {
+    for (int before = 0; before < 4; ++before) {
+        MemNetwork net(4000);
+        auto nodes = make_nodes(net, 2);
+        rttcc_engine h0{nodes[0]->engine, ""}, h1{nodes[1]->engine, ""};
+        std::vector<uint8_t> dst(4096, 0), src = make_message(4, 4096);
+        uint32_t window = 0, key = 0;
+        assert_int_equal(rttcc_rma_window_open(&h1, &window), RTTCC_OK);
+        assert_int_equal(rttcc_rma_expose(&h1, window, 0, dst.data(), dst.size(), &key), RTTCC_OK);
+        iovec iov{src.data(), before == 1 ? src.size() : 8};
+        if (before == 0)
+            assert_int_equal(rttcc_rma_post(&h0, 1, key, 0, RTTCC_RMA_REPLACE, RTTCC_RMA_BYTE, src.data(), 64), RTTCC_DONE);
+        if (before == 1) assert_int_equal(nodes[0]->engine->put(1, key, 0, kTag, &iov, 1, nullptr), RTTCC_DONE);
+        if (before == 2) assert_int_equal(nodes[0]->engine->send(1, kTag, &iov, 1, nullptr), RTTCC_DONE);
+        int cookie = 0;
+        const int rc = nodes[0]->engine->send_ordered(1, kOrderedTag, kNote, sizeof kNote, &cookie);
+        if (before == 3) {
+            assert_int_equal(rc, RTTCC_DONE);
+            continue;
+        }
+        assert_int_equal(rc, RTTCC_OK);
+        assert_true(run_until(nodes, [&] { return position(nodes[0]->completed, &cookie) < nodes[0]->completed.size(); },
+                              30e-6));
+        assert_int_equal(nodes[0]->engine->stats().acks_tx, 0);
+        assert_int_equal(ordered_deliveries(*nodes[1]), 1);
+    }
+}
+
 // What the call refuses: the engine's own RMA tag, and more than a
 // command-channel datagram's payload.
 static void test_send_ordered_refuses_what_it_cannot_order(void **) {
     MemNetwork net(4000);
     auto nodes = make_nodes(net, 2);
     std::vector<uint8_t> big(nodes[0]->engine->config().cmd_mtu, 1);
-    assert_int_equal(nodes[0]->engine->send_ordered(1, RTTCC_TAG_RMA, kNote, sizeof kNote, false), RTTCC_ERR_ARG);
-    assert_int_equal(nodes[0]->engine->send_ordered(1, kOrderedTag, big.data(), big.size(), false), RTTCC_ERR_ARG);
-    assert_int_equal(nodes[0]->engine->send_ordered(5, kOrderedTag, kNote, sizeof kNote, false), RTTCC_ERR_UNREACH);
+    assert_int_equal(nodes[0]->engine->send_ordered(1, RTTCC_TAG_RMA, kNote, sizeof kNote, nullptr), RTTCC_ERR_ARG);
+    assert_int_equal(nodes[0]->engine->send_ordered(1, kOrderedTag, big.data(), big.size(), nullptr), RTTCC_ERR_ARG);
+    assert_int_equal(nodes[0]->engine->send_ordered(5, kOrderedTag, kNote, sizeof kNote, nullptr), RTTCC_ERR_UNREACH);
 }
 
 int main() {
@@ -199,6 +233,7 @@ int main() {
         cmocka_unit_test(test_an_ordered_message_follows_posted_operations),
         cmocka_unit_test(test_an_ordered_message_queues_behind_a_stalled_message),
         cmocka_unit_test(test_an_oversized_ordered_message_ends_the_peer),
+        cmocka_unit_test(test_an_ordered_message_flushes_what_went_before),
         cmocka_unit_test(test_send_ordered_refuses_what_it_cannot_order),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);
