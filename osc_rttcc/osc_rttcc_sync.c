@@ -9,9 +9,9 @@
  *                before it (rttcc_engine_send_ordered): its target hears
  *                it once our operations there are done, a round trip
  *                before our flush would learn it
- *   fence        two ranks: an ordered FENCE to the other and a flush of
- *                it, then wait for its FENCE; more: flush every target,
- *                then a barrier (design.md: why)
+ *   fence        two ranks: an ordered FENCE to the other, which also
+ *                flushes what went before it, then wait for its FENCE;
+ *                more: flush every target, then a barrier (design.md: why)
  *   PSCW         post: a POST message to each origin; start: wait for the
  *                POST of each target; complete: an ordered COMPLETE to
  *                each target, then our operations' local completion; wait:
