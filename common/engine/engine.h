@@ -131,6 +131,8 @@ public:
     uint32_t open_window();
     bool close_window(uint32_t window);
     uint32_t expose(uint32_t window, uint32_t peer, void *base, size_t len);
+    // rttcc_rma_settle: replies sent from the window's exposures become copies.
+    int settle(uint32_t window);
     // An origin's request to `peer` (its rseq is ours to fill in) with its
     // payload: copied (RTTCC_DONE) up to inline_max, and always when it has
     // no payload or is a compare-and-swap; else zero-copy with
@@ -282,6 +284,7 @@ private:
     void reply(Peer &p, uint32_t reply_key, uint8_t reply_tag, const uint8_t *bytes, size_t len,
                uint32_t exposure = 0);
     void copy_replies_from(uint32_t key);
+    bool copy_reply(Peer &p, TxMessage &m);
     void answer_lock_grants();
     void forget_requests(Peer &p);
     LockTable *window_locks(uint32_t window);
@@ -415,6 +418,7 @@ private:
     std::vector<LockTable::Request> lock_grants_;  // waiters a release let in, to answer
     std::vector<uint8_t> due_request_;   // a held RMA request whose turn came
     List<TxSegment, &TxSegment::link> resends_;  // due for retransmission, served first
+    List<TxMessage, &TxMessage::exposure_link> exposure_replies_;  // replies sent from an exposure (settle)
     List<Peer, &Peer::sends_link> sends_;        // peers with messages to cut and room to send
     std::vector<uint32_t> batching_;             // peers posted to since the last pass (RmaBatch::listed)
     List<Peer, &Peer::ack_link> acks_;           // peers owing a delayed ACK, oldest first

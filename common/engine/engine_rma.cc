@@ -366,7 +366,9 @@ void Engine::reply(Peer &p, uint32_t reply_key, uint8_t reply_tag, const uint8_t
     proto.exposure = exposure;
     proto.reply = true;
     if (!exposure) proto.inline_buf = const_cast<uint8_t *>(bytes);
-    enqueue(p, new_message(p, proto));
+    TxMessage &m = new_message(p, proto);
+    if (exposure) exposure_replies_.push_back(m);
+    enqueue(p, m);
     if (!p.sends_link.linked()) sends_.push_back(p);
 }
 
@@ -381,19 +383,45 @@ void Engine::copy_replies_from(uint32_t key) {
     TxMessage *m = p->outstanding.front();
     while (m) {
         TxMessage *next = p->outstanding.next(*m);
-        if (m->exposure == key) {
-            uint8_t *buf = take_copy(m->len);
-            if (!buf) {
-                declare_dead(*p, "this process is out of memory for a copy of an RMA reply while its window is freed");
-                return;
-            }
-            std::memcpy(buf, m->iov[0].iov_base, m->len);
-            m->iov[0] = {buf, m->len};
-            m->inline_buf = buf;
-            m->exposure = 0;
-        }
+        if (m->exposure == key && !copy_reply(*p, *m)) return;
         m = next;
     }
+}
+
+// The window's memory is about to change (its epoch at the target ended):
+// what is still sent from its exposures is copied as it is now, so that
+// segments cut or resent later carry the epoch's bytes.  A get's origin
+// waits for its reply before its epoch ends (a flush), but the target's
+// may end first: MPI_Win_wait returns once the origin's COMPLETE came, a
+// two-rank fence once its FENCE did, both behind the get's request.
+int Engine::settle(uint32_t window) {
+    std::lock_guard<MaybeMutex> g(state_mu_);
+    if (exposure_replies_.empty()) return RTTCC_OK;
+    flush_all();  // no staged datagram points into it either
+    for (TxMessage *m = exposure_replies_.front(); m;) {
+        TxMessage *next = exposure_replies_.next(*m);
+        const GrantTable::Grant *grant = grants_.find(m->exposure);
+        Peer *p = grant && grant->window == window ? live_peer(grant->peer) : nullptr;
+        if (p && !copy_reply(*p, *m)) return RTTCC_OK;  // p was declared dead: its messages went with it
+        m = next;
+    }
+    return RTTCC_OK;
+}
+
+// Makes reply m, sent from an exposure, an engine-owned copy.  Without
+// memory for it, p is declared dead (false): its reply cannot be kept.
+bool Engine::copy_reply(Peer &p, TxMessage &m) {
+    uint8_t *buf = take_copy(m.len);
+    if (!buf) {
+        declare_dead(p, "this process is out of memory for a copy of an RMA reply while its window changes");
+        return false;
+    }
+    std::memcpy(buf, m.iov[0].iov_base, m.len);
+    m.iov[0] = {buf, m.len};
+    m.inline_buf = buf;
+    m.exposure = 0;
+    m.exposure_link.unlink();
+    return true;
 }
 
 // Tells the requests in lock_grants_ that they hold their lock: a byte

@@ -382,6 +382,7 @@ void Engine::finish_message(Peer &p, TxMessage &m, int status) {
     release_copy(m);
     const bool oldest = p.outstanding.front() == &m;
     m.outstanding_link.unlink();
+    m.exposure_link.unlink();
     messages_.put(&m);
     if (!p.flushes.empty() && (oldest || status != RTTCC_OK)) complete_flushes(p, status);
 }

@@ -19,6 +19,7 @@ struct Peer;
 struct TxMessage {
     Link link;               // in its peer's pending queue, or the free list
     Link outstanding_link;   // in its peer's outstanding list until it completes (flushes wait on it)
+    Link exposure_link;      // in the engine's exposure_replies_ while sent from an exposure (below)
     uint64_t no = 0;         // its number among its peer's messages, from 1 (flushes count by it)
     void *cookie = nullptr;  // caller's completion cookie; nullptr when copied
     iovec iov[3] = {};       // the message bytes, in at most three pieces

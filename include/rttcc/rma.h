@@ -102,6 +102,13 @@ int rttcc_rma_apply(int op, int type, void *dst, const void *src, size_t count, 
 int rttcc_rma_window_open(rttcc_engine_t *engine, uint32_t *window);
 int rttcc_rma_window_close(rttcc_engine_t *engine, uint32_t window);
 
+/* The application is about to change `window`'s memory (the target's
+ * epoch ended: MPI_Win_wait, a fence): replies still being sent from its
+ * exposures (large gets, sent zero-copy, resent from there if lost) become
+ * engine copies of the bytes as they are now.  Free when none is in
+ * flight. */
+int rttcc_rma_settle(rttcc_engine_t *engine, uint32_t window);
+
 /* rttcc_engine_expose for `window`: requests naming the key may also read
  * (get), update (accumulate), lock the window and look up its regions. */
 int rttcc_rma_expose(rttcc_engine_t *engine, uint32_t window, uint32_t peer, void *base, size_t len,

@@ -169,6 +169,41 @@ static void test_a_large_get_replies_from_the_window_until_revoked(void **) {
     assert_int_equal(bad_requests(*nodes[1]), 0);
 }
 
+// The target's epoch ends while a large get's reply is still leaving from
+// its window (two segments per round trip): rttcc_rma_settle copies what
+// is left, so the bytes the application writes next never travel, and the
+// reply is the window as it was.  Settling another window copies nothing;
+// with no reply in flight it is free.
+static void test_settle_keeps_a_large_reply_as_it_was(void **) {
+    MemNetwork net(4000);
+    auto nodes = make_nodes(net, 2, {}, [](rttcc_config_t &c) {
+        c.send_credits = 2;
+        c.agent = false;
+    });
+    Handles h(nodes);
+    const uint32_t w = open_window(h, 1), other = open_window(h, 1);
+    const size_t len = 150000;
+    std::vector<uint8_t> window = make_message(2, len);
+    const std::vector<uint8_t> before = window;
+    const uint32_t key = expose(h, 1, w, 0, window.data(), window.size());
+    std::vector<uint8_t> got(len);
+    const uint32_t rp = nodes[0]->engine->grant(1, got.data(), len);
+    assert_int_equal(rttcc_rma_get(h[0], 1, key, 0, len, rp, kTag), RTTCC_DONE);
+    nodes[1]->engine->progress();  // serves it; two segments go
+    const size_t unsent = 2 * nodes[1]->engine->peer(0)->seg_payload + 100;
+    assert_true(unsent + 1000 <= len);
+    assert_int_equal(rttcc_rma_settle(h[1], other), RTTCC_OK);  // not this window's business:
+    std::fill(window.begin() + unsent, window.begin() + unsent + 1000, 0x11);  // this still travels
+    std::fill(window.begin(), window.begin() + 1000, 0x22);  // gone already
+    assert_int_equal(rttcc_rma_settle(h[1], w), RTTCC_OK);
+    std::fill(window.begin(), window.end(), 0x5a);  // the next epoch's
+    assert_true(run_until(nodes, [&] { return replies(*nodes[0], rp) == 1; }));
+    std::vector<uint8_t> want = before;
+    std::fill(want.begin() + unsent, want.begin() + unsent + 1000, 0x11);
+    assert_memory_equal(got.data(), want.data(), len);
+    assert_int_equal(rttcc_rma_settle(h[1], w), RTTCC_OK);  // nothing in flight
+}
+
 // A request and a reply go about 1 MiB at once (Engine::kPassBytes), as
 // any send: the whole window of 64 KiB datagrams at once kept a process
 // from reading for milliseconds.  An accumulate of 4 MiB leaves its call
@@ -638,6 +673,7 @@ int main() {
         cmocka_unit_test(test_a_get_lands_in_the_reply_grant),
         cmocka_unit_test(test_a_reply_does_not_ask_for_its_ack),
         cmocka_unit_test(test_a_large_get_replies_from_the_window_until_revoked),
+        cmocka_unit_test(test_settle_keeps_a_large_reply_as_it_was),
         cmocka_unit_test(test_requests_and_replies_go_about_a_mebibyte_at_once),
         cmocka_unit_test(test_requests_outside_an_exposure_are_dropped),
         cmocka_unit_test(test_accumulates_sum_and_fetch_the_old_values),
