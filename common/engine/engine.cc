@@ -281,27 +281,37 @@ int Engine::send_ordered(uint32_t index, uint8_t tag, const void *data, size_t l
     Peer *p = live_peer(index);
     if (!p) return RTTCC_ERR_UNREACH;
     if (len > p->seg_payload) return RTTCC_ERR_ARG;
-    uint8_t *copy = take_copy(len);  // len <= inline_max: the inline pool's
-    if (!copy) return RTTCC_ERR;
-    bool asked = true;
-    const int flushed = flush_cookie ? begin_flush(*p, tag, flush_cookie, now, /*queue_only=*/true, &asked)
-                                     : close_batch(*p, false, now, /*queue_only=*/true);
-    if (flushed != RTTCC_OK && flushed != RTTCC_DONE) {  // out of memory for the batch's copy: nothing was queued
-        inline_buffers_.put(copy, len);
-        return flushed;
-    }
+    // Everything that may fail comes first: once a flush is registered its
+    // cookie is the engine's to complete, and a failure after it would
+    // hand the caller an error for a flush still pending.
     TxMessage proto;
     proto.tag = proto.client_tag = tag;
     proto.len = static_cast<uint32_t>(len);
     proto.ordered = true;
+    TxMessage *m = messages_.get();
+    proto.inline_buf = take_copy(len);
+    if (!proto.inline_buf) {
+        messages_.put(m);
+        return RTTCC_ERR;
+    }
+    if (len) std::memcpy(proto.inline_buf, data, len);
+    proto.iov[proto.iovcnt++] = {proto.inline_buf, len};
+    bool asked = true;
+    const int flushed = flush_cookie ? begin_flush(*p, tag, flush_cookie, now, /*queue_only=*/true, &asked)
+                                     : close_batch(*p, false, now, /*queue_only=*/true);
+    if (flushed != RTTCC_OK && flushed != RTTCC_DONE) {  // out of memory for the batch's copy: nothing was queued
+        release_copy(proto);
+        messages_.put(m);
+        return flushed;
+    }
     proto.ack_now = !asked;
-    TxMessage &m = new_message(*p, proto);
-    if (len) std::memcpy(copy, data, len);
-    m.inline_buf = copy;
-    m.iov[m.iovcnt++] = {copy, len};
-    enqueue(*p, m);
-    pump(*p, now, segments_within(*p, kPassBytes));
-    flush_all();
+    enqueue(*p, new_message(*p, proto, m));
+    try {
+        pump(*p, now, segments_within(*p, kPassBytes));
+        flush_all();
+    } catch (const std::bad_alloc &) {  // queued: a later pass sends it
+        if (!p->sends_link.linked()) sends_.push_back(*p);
+    }
     return flush_cookie && flushed == RTTCC_OK ? RTTCC_OK : RTTCC_DONE;
 }
 

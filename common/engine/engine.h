@@ -218,7 +218,7 @@ private:
     size_t copy_size(const TxMessage &m) const;
     void join_header(TxDatagram &d, const PacketHeader &h) const;
     Peer *live_peer(uint32_t index);  // nullptr for one unknown or dead
-    TxMessage &new_message(Peer &p, const TxMessage &proto);
+    TxMessage &new_message(Peer &p, const TxMessage &proto, TxMessage *slot = nullptr);
     void enqueue(Peer &p, TxMessage &m);
     uint8_t *take_copy(size_t len);
     void release_copy(TxMessage &m);
@@ -263,6 +263,7 @@ private:
     bool accept_segment(Peer &p, const PacketHeader &h, const Arrival &a);
     bool land_put(Peer &p, const PacketHeader &h, const uint8_t *payload, std::unique_lock<MaybeMutex> &lock);
     void hold(Peer &p, const PacketHeader &h, const uint8_t *payload);
+    bool holds_from(uint32_t id) const;
     int deliver_held();
     void take_busy(Peer &p, const PacketHeader &h, const uint8_t *payload, const Arrival &a);
 

@@ -53,7 +53,13 @@ int Engine::request(uint32_t index, RmaRequest r, const iovec *iov, int iovcnt, 
     Peer *p = live_peer(index);
     if (!p) return RTTCC_ERR_UNREACH;
     const int rc = close_batch(*p, false, now, /*queue_only=*/true);  // what was posted goes first, in one send call
-    return rc == RTTCC_OK ? send_request(*p, r, iov, iovcnt, cookie, false, now) : rc;
+    if (rc != RTTCC_OK) return rc;
+    const int sent = send_request(*p, r, iov, iovcnt, cookie, false, now);
+    if (sent != RTTCC_OK && sent != RTTCC_DONE) {  // the batch still goes
+        pump(*p, now, segments_within(*p, kPassBytes));
+        flush_all();
+    }
+    return sent;
 }
 
 // Numbers r and queues it with its payload (well formed): copied

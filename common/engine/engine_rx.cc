@@ -124,7 +124,7 @@ bool Engine::handle_datagram(Channel ch, const RxDatagram &d, nanos now, std::un
             take_request(*p, payload, h->payload_len);
             return false;
         }
-        if ((h->flags & kFlagOrdered) && !seq_lt(h->seq, p->rx.next())) {
+        if ((h->flags & kFlagOrdered) && (!seq_lt(h->seq, p->rx.next()) || holds_from(p->id))) {
             if (h->payload_len > cmd_payload_) {  // what a hold may keep: send_ordered's largest
                 broke_protocol(*p, "it sent an ordered message of " + std::to_string(h->payload_len) +
                                        " bytes, more than " + std::to_string(cmd_payload_) +
@@ -186,8 +186,19 @@ bool Engine::land_put(Peer &p, const PacketHeader &h, const uint8_t *payload, st
 // served: puts land and requests are served on arrival).  The window
 // bounds how many one peer can have held, and cmd_payload_ their size.
 void Engine::hold(Peer &p, const PacketHeader &h, const uint8_t *payload) {
-    held_.push_back({p.id, h.seq, h.tag, std::vector<uint8_t>(payload, payload + h.payload_len)});
+    try {
+        held_.push_back({p.id, h.seq, h.tag, std::vector<uint8_t>(payload, payload + h.payload_len)});
+    } catch (const std::bad_alloc &) {  // it was acknowledged: it cannot be dropped
+        declare_dead(p, "this process is out of memory to hold an ordered message");
+        return;
+    }
     count(p, &rttcc_stats_t::ordered_held);
+}
+
+// Is a message of peer `id` held?  Then a later one waits behind it, even
+// if everything before that one is in: ordered messages keep their order.
+bool Engine::holds_from(uint32_t id) const {
+    return std::any_of(held_.begin(), held_.end(), [&](const HeldMessage &m) { return m.peer == id; });
 }
 
 // Delivers the held ordered messages whose turn has come, each peer's in

@@ -102,8 +102,8 @@ Peer *Engine::live_peer(uint32_t index) {
 // Under state_mu_, as the helpers below: a message to p, a copy of
 // `proto`, numbered and outstanding (flushes wait for it); enqueue() it
 // once filled in.
-TxMessage &Engine::new_message(Peer &p, const TxMessage &proto) {
-    TxMessage &m = *messages_.get();
+TxMessage &Engine::new_message(Peer &p, const TxMessage &proto, TxMessage *slot) {
+    TxMessage &m = slot ? *slot : *messages_.get();
     m = proto;
     m.no = p.next_message_no++;
     p.outstanding.push_back(m);

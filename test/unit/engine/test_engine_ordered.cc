@@ -157,6 +157,37 @@ static void test_an_ordered_message_queues_behind_a_stalled_message(void **) {
     assert_true(at_delivery(nodes, [&] { return nodes[1]->received.size() == 2 && nodes[1]->received[0].bytes == big; }));
 }
 
+// Two ordered messages keep their order: O1 is held behind a lost segment;
+// the segment's resend and O2 then come in one burst, so O2 finds nothing
+// missing before it, but waits behind O1 all the same.
+static void test_ordered_messages_keep_their_order(void **) {
+    MemNetwork net(4000);
+    auto nodes = make_nodes(net, 2);
+    std::vector<uint8_t> big = make_message(5, 3 * nodes[0]->engine->peer(1)->seg_payload);
+    DropFirst drop;
+    drop.arm(*nodes[0], [](const PacketHeader &h) { return h.type == static_cast<uint8_t>(PacketType::CHUNK); });
+    iovec iov{big.data(), big.size()};
+    const int rc = nodes[0]->engine->send(1, kTag, &iov, 1, &big);
+    assert_true(rc == RTTCC_OK || rc == RTTCC_DONE);
+    const uint8_t o1[] = {1}, o2[] = {2};
+    assert_int_equal(nodes[0]->engine->send_ordered(1, kOrderedTag, o1, 1, nullptr), RTTCC_DONE);
+    next_round(nodes);
+    nodes[1]->engine->progress();  // the rest of the message and O1, held
+    assert_int_equal(nodes[1]->engine->stats().ordered_held, 1);
+    only_node0(nodes, 200, [&] { return nodes[0]->engine->stats().retx > 0; });  // the SACK brings the resend
+    assert_true(nodes[0]->engine->stats().retx > 0);
+    assert_int_equal(nodes[0]->engine->send_ordered(1, kOrderedTag, o2, 1, nullptr), RTTCC_DONE);
+    next_round(nodes);
+    nodes[1]->engine->progress();  // the resend and O2 in one burst
+    assert_true(run_until(nodes, [&] { return ordered_deliveries(*nodes[1]) == 2; }));
+    std::vector<uint8_t> order;
+    for (const auto &r : nodes[1]->received)
+        if (r.tag == kOrderedTag) order.push_back(r.bytes[0]);
+    assert_int_equal(order.size(), 2);
+    assert_int_equal(order[0], 1);
+    assert_int_equal(order[1], 2);
+}
+
 // A peer that sends an ordered message larger than send_ordered makes,
 // with a gap below it (so that it would be held), breaks the protocol: it
 // is declared dead, saying why, and nothing is held or delivered.
@@ -233,6 +264,7 @@ int main() {
         cmocka_unit_test(test_an_ordered_message_follows_posted_operations),
         cmocka_unit_test(test_an_ordered_message_queues_behind_a_stalled_message),
         cmocka_unit_test(test_an_oversized_ordered_message_ends_the_peer),
+        cmocka_unit_test(test_ordered_messages_keep_their_order),
         cmocka_unit_test(test_an_ordered_message_flushes_what_went_before),
         cmocka_unit_test(test_send_ordered_refuses_what_it_cannot_order),
     };
