@@ -106,6 +106,7 @@ typedef struct osc_rttcc_peer_t {
     uint32_t unfinished;  /* operations to it not complete here (replies, zero-copy sends) */
     bool dirty;           /* sent something since its last flush */
     uint32_t posts;       /* MPI_Win_post messages from it not yet used by a start */
+    bool dead;            /* its engine declared it dead: nothing more comes from it */
     osc_rttcc_piece_t *queue;   /* pieces waiting for the schedule, in order */
     int nqueue, cap_queue;
     uint64_t queued_bytes;
@@ -147,6 +148,7 @@ typedef struct mca_osc_rttcc_module_t {
     uint32_t completes;             /* MPI_Win_complete messages in for the current post */
     uint32_t fences;                /* fences of a two-rank window this process made ... */
     uint32_t peer_fences;           /* ... and FENCE messages its peer sent */
+    uint32_t dead;                  /* ranks its engine declared dead (peers[r].dead) */
     int locks;                      /* targets locked by MPI_Win_lock */
     bool lock_all;                  /* between MPI_Win_lock_all and MPI_Win_unlock_all */
     bool lock_all_nocheck;
@@ -257,6 +259,8 @@ int osc_rttcc_flush(int target, struct ompi_win_t *win);
 int osc_rttcc_flush_all(struct ompi_win_t *win);
 int osc_rttcc_flush_local(int target, struct ompi_win_t *win);
 int osc_rttcc_flush_local_all(struct ompi_win_t *win);
+/* Engine peer `index` died: every window's rank on it is marked (under the component lock). */
+void osc_rttcc_peer_died(uint32_t index);
 /* A message of another module (post, complete) arrived; under the component lock. */
 void osc_rttcc_take_message(const osc_rttcc_msg_t *m);
 /* May this process access `target` now (an epoch is open towards it)? */

@@ -177,6 +177,7 @@ static void on_peer_dead(void *user, uint32_t peer, const char *why)
     (void) user;
     OPAL_THREAD_LOCK(&c->lock);
     const size_t failed = osc_rttcc_fail_replies(peer);
+    osc_rttcc_peer_died(peer);
     OPAL_THREAD_UNLOCK(&c->lock);
     opal_output_verbose(10, c->output, "osc:rttcc: peer %u dead (%s): %zu awaited replies given up, their operations fail",
                         peer, why, failed);

@@ -45,6 +45,16 @@ static uint32_t read_locked(const uint32_t *x)
     return v;
 }
 
+/* Its engine declared rank r dead: a message awaited from it never comes. */
+static bool dead_locked(const mca_osc_rttcc_module_t *m, int r)
+{
+    mca_osc_rttcc_component_t *c = &mca_osc_rttcc_component;
+    OPAL_THREAD_LOCK(&c->lock);
+    bool v = m->peers[r].dead;
+    OPAL_THREAD_UNLOCK(&c->lock);
+    return v;
+}
+
 bool osc_rttcc_in_epoch(const mca_osc_rttcc_module_t *m, int target)
 {
     const osc_rttcc_peer_t *p = &m->peers[target];
@@ -212,6 +222,18 @@ static int send_message(mca_osc_rttcc_module_t *m, int rank, uint32_t kind, bool
     return rc;
 }
 
+/* The window's exposure epoch ended: the application may change its
+ * memory now.  A large get's reply still leaving from it (its origin's
+ * COMPLETE or FENCE came behind the request, not the reply) becomes the
+ * engine's copy first. */
+static void settle(mca_osc_rttcc_module_t *m)
+{
+    mca_osc_rttcc_component_t *c = &mca_osc_rttcc_component;
+    OPAL_THREAD_LOCK(&c->lock);
+    (void) rttcc_rma_settle(c->engine, m->window);
+    OPAL_THREAD_UNLOCK(&c->lock);
+}
+
 /* ---------------------------------------------------------------- fence */
 
 /* Fence of a two-rank window: an ordered FENCE to the other rank tells it
@@ -230,6 +252,10 @@ static int fence_pair(mca_osc_rttcc_module_t *m)
     int rc = send_message(m, peer, OSC_RTTCC_MSG_FENCE, true, m->peers[peer].dirty ? &f : NULL);
     ++m->fences;
     while (OMPI_SUCCESS == rc && read_locked(&m->peer_fences) < m->fences) {
+        if (dead_locked(m, peer)) {
+            rc = OMPI_ERR_UNREACH;
+            break;
+        }
         opal_progress();
     }
     const int frc = flush_end(m, peer, &f);
@@ -259,6 +285,7 @@ int osc_rttcc_fence(int assert, struct ompi_win_t *win)
     for (int t = 0; t < m->size; ++t) {
         forget_regions(&m->peers[t]);
     }
+    settle(m);
     if (m->fence) {
         ++mca_osc_rttcc_component.counters.epochs;
     }
@@ -345,6 +372,13 @@ int osc_rttcc_start(ompi_group_t *group, int assert, struct ompi_win_t *win)
     for (int i = 0; i < n; ++i) {
         osc_rttcc_peer_t *p = &m->peers[ranks[i]];
         while (!(assert & MPI_MODE_NOCHECK) && 0 == read_locked(&p->posts)) {
+            if (dead_locked(m, ranks[i])) { /* its POST never comes */
+                for (int j = 0; j < i; ++j) {
+                    m->peers[ranks[j]].in_access = false;
+                }
+                free(ranks);
+                return OMPI_ERR_UNREACH;
+            }
             opal_progress();
         }
         OPAL_THREAD_LOCK(&c->lock);
@@ -367,21 +401,29 @@ int osc_rttcc_complete(struct ompi_win_t *win)
         return OMPI_ERR_RMA_SYNC;
     }
     int *ranks = ranks_of(m, m->start_group, &n);
-    if (NULL == ranks) {
+    osc_rttcc_flush_t *f = malloc((size_t) (n ? n : 1) * sizeof *f);
+    if (NULL == ranks || NULL == f) {
+        free(ranks);
+        free(f);
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
     rc = osc_rttcc_release(m);
     for (int i = 0; i < n; ++i) { /* the target's wait ends once our operations there are done */
-        int trc = send_message(m, ranks[i], OSC_RTTCC_MSG_COMPLETE, true, NULL);
+        f[i] = (osc_rttcc_flush_t){.kind = OSC_RTTCC_COOKIE_FLUSH, .done = true, .status = RTTCC_OK};
+        /* With pieces still to be acknowledged or answered, the COMPLETE
+         * also flushes them: so their ACK is asked now (behind a COMPLETE,
+         * a zero-copy piece no longer ends its queue and asks nothing). */
+        const bool waits = 0 != read_locked(&m->peers[ranks[i]].unfinished);
+        int trc = send_message(m, ranks[i], OSC_RTTCC_MSG_COMPLETE, true, waits ? &f[i] : NULL);
         rc = OMPI_SUCCESS == rc ? trc : rc;
     }
     for (int i = 0; i < n; ++i) { /* MPI_Win_complete: done here (origin buffers free, results in) */
-        while (0 != read_locked(&m->peers[ranks[i]].unfinished)) {
-            opal_progress();
-        }
+        int trc = flush_end(m, ranks[i], &f[i]);
+        rc = OMPI_SUCCESS == rc ? trc : rc;
         m->peers[ranks[i]].in_access = false;
         forget_regions(&m->peers[ranks[i]]);
     }
+    free(f);
     free(ranks);
     OBJ_RELEASE(m->start_group);
     m->start_group = NULL;
@@ -390,12 +432,26 @@ int osc_rttcc_complete(struct ompi_win_t *win)
     return rc;
 }
 
+/* Is a rank of `group` dead? */
+static bool group_has_dead(mca_osc_rttcc_module_t *m, ompi_group_t *group)
+{
+    int n;
+    int *ranks = ranks_of(m, group, &n);
+    bool dead = false;
+    for (int i = 0; NULL != ranks && i < n && !dead; ++i) {
+        dead = dead_locked(m, ranks[i]);
+    }
+    free(ranks);
+    return dead;
+}
+
 static void end_exposure(mca_osc_rttcc_module_t *m)
 {
     mca_osc_rttcc_component_t *c = &mca_osc_rttcc_component;
     OPAL_THREAD_LOCK(&c->lock);
     m->completes -= ompi_group_size(m->post_group);
     OPAL_THREAD_UNLOCK(&c->lock);
+    settle(m);
     OBJ_RELEASE(m->post_group);
     m->post_group = NULL;
     m->pscw_exposure = false;
@@ -409,6 +465,9 @@ int osc_rttcc_wait(struct ompi_win_t *win)
         return OMPI_ERR_RMA_SYNC;
     }
     while (read_locked(&m->completes) < (uint32_t) ompi_group_size(m->post_group)) {
+        if (0 != read_locked(&m->dead) && group_has_dead(m, m->post_group)) {
+            return OMPI_ERR_UNREACH; /* a COMPLETE never comes */
+        }
         opal_progress();
     }
     end_exposure(m);

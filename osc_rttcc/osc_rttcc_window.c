@@ -59,6 +59,20 @@ mca_osc_rttcc_module_t *osc_rttcc_module_of(uint32_t cid)
     return NULL;
 }
 
+void osc_rttcc_peer_died(uint32_t index)
+{
+    opal_list_item_t *item;
+    OPAL_LIST_FOREACH(item, &mca_osc_rttcc_component.modules, opal_list_item_t) {
+        mca_osc_rttcc_module_t *m = (mca_osc_rttcc_module_t *) ((char *) item - offsetof(mca_osc_rttcc_module_t, item));
+        for (int r = 0; r < m->size; ++r) {
+            if (r != m->rank && m->peers[r].index == index && !m->peers[r].dead) {
+                m->peers[r].dead = true;
+                ++m->dead;
+            }
+        }
+    }
+}
+
 /* Exposes [base, base + len) to every other rank; keys[rank] (0 for self). */
 static int expose_all(mca_osc_rttcc_module_t *m, void *base, size_t len, uint32_t *keys)
 {

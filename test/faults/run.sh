@@ -136,6 +136,10 @@ STACK="--mca btl rttcc,self --mca btl_rttcc_peer_timeout_ms 3000 $osc" \
     peer_loss "osc: gets from a frozen" 2 'peer 1 dead .*: [1-9][0-9]* awaited replies given up' get
 PML=cm STACK="$cm --mca mtl_rttcc_peer_timeout_ms 3000 $osc" \
     peer_loss "osc, pml cm: gets from a frozen" 2 'peer 1 dead .*: [1-9][0-9]* awaited replies given up' get
+# A two-rank fence waits for the frozen rank's FENCE: progress goes on, and
+# the death ends the job (the BTL's error, or the fence's).
+STACK="--mca btl rttcc,self --mca btl_rttcc_peer_timeout_ms 3000 $osc" \
+    peer_loss "osc: a fence with a frozen" 2 'lost contact with process|a fence with a dead peer failed' fence
 
 # 2b. A rank that computes outside MPI is alive.  Rank 1 of busy_peer
 #     computes (no MPI call) after its receive, before it, or with messages

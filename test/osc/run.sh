@@ -62,6 +62,8 @@ plan=(
     "accumulate:4:-types $unsupported_pairs -flavor create,allocate,dynamic::pt2pt"
     "windows:2 3 5"
     "windows:8:-loop 100"
+    # a target writes its window as its epoch ends, while large gets from it may still be on their way
+    "epochs:2 3:-iters 4::sm"
     "passive:2:-busy 2 -flavor create,allocate,dynamic -expect-progress 1"
     "passive:5:-busy 3 -iters 50 -expect-progress 1"
     "threads:2 3:-flavor create,allocate,dynamic::pt2pt"
@@ -78,6 +80,7 @@ cm_plan=(
     "datatypes:2:-elements 24,2400 -ops put,get,acc -flavor allocate"
     "accumulate:3:-types ^$unsupported_pairs"
     "windows:3"
+    "epochs:2:-bytes 4M -iters 3::sm"
     "passive:3:-busy 2 -iters 50 -expect-progress 1"
     "threads:2:::pt2pt"
     "errors:2:-cases $errors_detected"
