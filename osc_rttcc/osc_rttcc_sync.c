@@ -67,14 +67,15 @@ static void forget_regions(osc_rttcc_peer_t *p)
     p->nregions = 0;
 }
 
+/* A flush with nothing to wait for (flush_end returns at once). */
+static const osc_rttcc_flush_t flush_done = {.kind = OSC_RTTCC_COOKIE_FLUSH, .done = true, .status = RTTCC_OK};
+
 /* Asks the engine for remote completion towards `target` (flush_end waits). */
 static int flush_begin(mca_osc_rttcc_module_t *m, int target, osc_rttcc_flush_t *f)
 {
     mca_osc_rttcc_component_t *c = &mca_osc_rttcc_component;
     osc_rttcc_peer_t *p = &m->peers[target];
-    f->kind = OSC_RTTCC_COOKIE_FLUSH;
-    f->done = true;
-    f->status = RTTCC_OK;
+    *f = flush_done;
     if (target == m->rank || !p->dirty) {
         return OMPI_SUCCESS;
     }
@@ -196,9 +197,7 @@ static int send_message(mca_osc_rttcc_module_t *m, int rank, uint32_t kind, bool
     int rc = OMPI_SUCCESS;
     OPAL_THREAD_LOCK(&c->lock);
     if (NULL != flush) {
-        flush->kind = OSC_RTTCC_COOKIE_FLUSH;
-        flush->done = true;
-        flush->status = RTTCC_OK;
+        *flush = flush_done;
     }
     if (rank == m->rank) {
         osc_rttcc_take_message(&msg);
@@ -247,7 +246,7 @@ static void settle(mca_osc_rttcc_module_t *m)
 static int fence_pair(mca_osc_rttcc_module_t *m)
 {
     const int peer = 1 - m->rank;
-    osc_rttcc_flush_t f = {.kind = OSC_RTTCC_COOKIE_FLUSH, .done = true, .status = RTTCC_OK};
+    osc_rttcc_flush_t f = flush_done;
     osc_rttcc_release_target(m, peer);
     int rc = send_message(m, peer, OSC_RTTCC_MSG_FENCE, true, m->peers[peer].dirty ? &f : NULL);
     ++m->fences;
@@ -409,7 +408,7 @@ int osc_rttcc_complete(struct ompi_win_t *win)
     }
     rc = osc_rttcc_release(m);
     for (int i = 0; i < n; ++i) { /* the target's wait ends once our operations there are done */
-        f[i] = (osc_rttcc_flush_t){.kind = OSC_RTTCC_COOKIE_FLUSH, .done = true, .status = RTTCC_OK};
+        f[i] = flush_done;
         /* With pieces still to be acknowledged or answered, the COMPLETE
          * also flushes them: so their ACK is asked now (behind a COMPLETE,
          * a zero-copy piece no longer ends its queue and asks nothing). */

@@ -347,7 +347,7 @@ int Engine::pass(const RxTurn &, bool by_agent) {
             if (got < static_cast<int>(rx_.size())) break;
         }
     }
-    delivered += deliver_held();
+    if (!held_.empty()) delivered += deliver_held();  // rare: ordered messages behind a gap
     {
         std::lock_guard<MaybeMutex> g(state_mu_);
         const nanos now = clock_.now();  // after receiving: deliveries may have taken a while

@@ -206,11 +206,10 @@ bool Engine::holds_from(uint32_t id) const {
 // calls nobody back): the application's next pass does.  Only the receive
 // turn's holder touches held_.
 int Engine::deliver_held() {
-    if (quiet_ || held_.empty()) return 0;
+    if (quiet_) return 0;
     int delivered = 0;
     std::unique_lock<MaybeMutex> lock(state_mu_);
-    for (bool again = true; again;) {
-        again = false;
+    for (;;) {
         size_t next = held_.size();  // the due one of least sequence number of its peer
         for (size_t i = 0; i < held_.size(); ++i) {
             const Peer &p = *peers_[held_[i].peer];
@@ -226,7 +225,6 @@ int Engine::deliver_held() {
         if (cb.on_recv) cb.on_recv(cb.user, m.peer, m.tag, m.bytes.data(), m.bytes.size());
         ++delivered;
         lock.lock();
-        again = true;
     }
     held_.erase(std::remove_if(held_.begin(), held_.end(), [&](const HeldMessage &m) { return peers_[m.peer]->dead; }),
                 held_.end());

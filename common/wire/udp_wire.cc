@@ -201,24 +201,21 @@ int UdpWire::group(Channel ch, TxDatagram *d, int n) {
         TxGroup g{i, 1, 0, false, 0};
         size_t total = size;
         const bool can_group = gso_ && size * 2 <= kMaxGsoBytes;
-        // Would d[k], padded to `size`, and a full d[k + 1] still fit the group?
-        auto full_follows = [&](int k) {
-            return k + 1 < n && d[k + 1].dest == d[i].dest && datagram_bytes(d[k + 1]) == size &&
-                   g.count + 2 <= kMaxGsoSegments && total + 2 * size <= kMaxGsoBytes;
-        };
-        // Would d[k], padded, and d[k + 1], shorter and the burst's last to the peer, fit?
-        auto tail_follows = [&](int k) {
-            const bool to_peer = k + 1 < n && d[k + 1].dest == d[i].dest;
-            const size_t next = to_peer ? datagram_bytes(d[k + 1]) : 0;
-            return to_peer && next < size && (k + 2 == n || d[k + 2].dest != d[i].dest) &&
-                   g.count + 2 <= kMaxGsoSegments && total + size + next <= kMaxGsoBytes;
+        // Is d[k] worth padding to `size`: does d[k + 1], to the same peer,
+        // continue the group (full) or end it (shorter, the burst's last to
+        // the peer), with both fitting?
+        auto pad_for_next = [&](int k) {
+            if (k + 1 >= n || d[k + 1].dest != d[i].dest) return false;
+            const size_t next = datagram_bytes(d[k + 1]);
+            const bool ends = next < size && (k + 2 == n || d[k + 2].dest != d[i].dest);
+            return (next == size || ends) && g.count + 2 <= kMaxGsoSegments && total + size + next <= kMaxGsoBytes;
         };
         while (can_group && i + g.count < n && g.count < kMaxGsoSegments) {
             const int k = i + g.count;
             const size_t nsize = datagram_bytes(d[k]);
             if (d[k].dest != d[i].dest || nsize > size || total + nsize > kMaxGsoBytes) break;
             // only the last segment may be short
-            const bool last = nsize < size && !full_follows(k) && !tail_follows(k);
+            const bool last = nsize < size && !pad_for_next(k);
             total += last ? nsize : size;
             ++g.count;
             if (last) break;
