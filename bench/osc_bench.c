@@ -4,7 +4,7 @@
  * every test verifies the data it moved.
  *
  *   mpirun -np 2 --mca osc pt2pt ./osc_bench [-tests put,get,acc,fop,cas,put_bw,get_bw,acc_bw]
- *       [-sync flush,fence,pscw] [-min BYTES] [-max BYTES] [-window W] [-scale F] [-win allocate|create]
+ *       [-sync flush,fence,pscw,lock] [-min BYTES] [-max BYTES] [-window W] [-scale F] [-win allocate|create]
  *   mpirun -np N ... ./osc_bench -tests alltoall [-sizes B,B,..] [-iters N] [-warmup W]
  *       [-min_iters M] [-budget S] [-time S] [-win allocate|create]
  *
@@ -23,7 +23,10 @@
  *   fence        per iteration the op and MPI_Win_fence on both ranks;
  *   pscw         per iteration MPI_Win_start, the op and MPI_Win_complete
  *                at the origin, MPI_Win_post and MPI_Win_wait at the
- *                target (on request: not in the default -sync).
+ *                target (on request: not in the default -sync);
+ *   lock         per iteration MPI_Win_lock(exclusive, 1), the op and
+ *                MPI_Win_unlock(1) (osu_put_latency -s lock), the target
+ *                passive in MPI_Barrier (on request).
  * Iterations W warm-up + N timed: 100 + 1000 up to 8 KiB, 20 + 200 up to
  * 256 KiB, 5 + 50 above, each times -scale (1); us is the timed span
  * over N (as osu_*_latency), p50_us the median iteration.
@@ -75,7 +78,12 @@
 
 enum test { T_PUT, T_GET, T_ACC, T_FOP, T_CAS, T_PUT_BW, T_GET_BW, T_ACC_BW, T_ALLTOALL, T_COUNT };
 static const char *const test_names[T_COUNT] = {"put", "get", "acc", "fop", "cas", "put_bw", "get_bw", "acc_bw", "alltoall"};
-enum sync { S_FLUSH = 1, S_FENCE = 2, S_PSCW = 4 };
+enum sync { S_FLUSH = 1, S_FENCE = 2, S_PSCW = 4, S_LOCK = 8 };
+
+static const char *sync_name(enum sync s)
+{
+    return S_FLUSH == s ? "flush" : S_FENCE == s ? "fence" : S_PSCW == s ? "pscw" : "lock";
+}
 enum { MAX_SIZES = 64, BW_BYTES = 64 << 20 };
 
 typedef struct opts {
@@ -346,7 +354,7 @@ static void report(enum test t, enum sync s, size_t bytes, int iters, int window
 {
     const double ops = (double) iters * (window ? window : 1);
     printf("RESULT test=%s sync=%s bytes=%zu iters=%d", test_names[t],
-           S_FLUSH == s ? "flush" : S_FENCE == s ? "fence" : "pscw", bytes,
+           sync_name(s), bytes,
            iters);
     if (window) {
         printf(" window=%d", window);
@@ -388,6 +396,16 @@ static void latency(pair_t *p, const opts_t *o, enum test t, enum sync s, size_t
             CHECK(MPI_Win_fence(i + 1 == warm + iters ? MPI_MODE_NOSUCCEED : 0, p->w.win));
         }
         stamps[iters] = MPI_Wtime();
+    } else if (S_LOCK == s && 0 == p->rank) {
+        for (long i = 0; i < warm + iters; ++i) {
+            if (i >= warm) {
+                stamps[i - warm] = MPI_Wtime();
+            }
+            CHECK(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 1, 0, p->w.win));
+            issue(p, t, bytes, i, 0);
+            CHECK(MPI_Win_unlock(1, p->w.win));
+        }
+        stamps[iters] = MPI_Wtime();
     } else if (S_PSCW == s) {
         MPI_Group all, other;
         const int peer = 1 - p->rank;
@@ -410,7 +428,7 @@ static void latency(pair_t *p, const opts_t *o, enum test t, enum sync s, size_t
         MPI_Group_free(&other);
         MPI_Group_free(&all);
     }
-    CHECK(MPI_Barrier(p->comm)); /* the target waits here through the flush variant */
+    CHECK(MPI_Barrier(p->comm)); /* the target waits here through flush and lock */
     verify(p, t, bytes, bytes, warm + iters, 0);
     if (0 == p->rank) {
         const double span = stamps[iters] - stamps[0];
@@ -471,7 +489,7 @@ static void pair_tests(const opts_t *o)
         fail("out of memory (bytes, -)", (long) o->max, 0);
     }
     for (enum test t = T_PUT; t <= T_CAS; ++t) {
-        for (enum sync s = S_FLUSH; (o->tests & 1u << t) && s <= S_PSCW; s <<= 1) {
+        for (enum sync s = S_FLUSH; (o->tests & 1u << t) && s <= S_LOCK; s <<= 1) {
             for (size_t b = o->min; (o->syncs & s) && b <= o->max; b *= 2) {
                 latency(&p, o, t, s, b, stamps);
                 if (T_FOP == t || T_CAS == t) {
@@ -692,7 +710,7 @@ static unsigned parse_names(const char *v, const char *const *names, int count)
 
 static int parse(opts_t *o, int argc, char **argv)
 {
-    static const char *const syncs[] = {"flush", "fence", "pscw"};
+    static const char *const syncs[] = {"flush", "fence", "pscw", "lock"};
     for (int i = 1; i < argc; i += 2) {
         const char *k = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (NULL == v) {
@@ -700,7 +718,7 @@ static int parse(opts_t *o, int argc, char **argv)
         } else if (0 == strcmp(k, "-tests")) {
             o->tests = parse_names(v, test_names, T_COUNT);
         } else if (0 == strcmp(k, "-sync")) {
-            o->syncs = parse_names(v, syncs, 3);
+            o->syncs = parse_names(v, syncs, 4);
         } else if (0 == strcmp(k, "-min")) {
             o->min = parse_size(v);
         } else if (0 == strcmp(k, "-max")) {
@@ -764,7 +782,7 @@ int main(int argc, char **argv)
     if (!parse(&o, argc, argv) || n < 2) {
         if (0 == rank) {
             fprintf(stderr, "usage: mpirun -np 2 osc_bench [-tests put,get,acc,fop,cas,put_bw,get_bw,acc_bw,alltoall]"
-                            " [-sync flush,fence,pscw] [-min BYTES (>= 8, n * 8)] [-max BYTES] [-window W] [-scale F]"
+                            " [-sync flush,fence,pscw,lock] [-min BYTES (>= 8, n * 8)] [-max BYTES] [-window W] [-scale F]"
                             " [-win allocate|create] [-sizes B,B,.. (>= 16, n * 8)] [-iters N] [-warmup W]"
                             " [-min_iters M] [-budget S] [-time S]\n");
         }

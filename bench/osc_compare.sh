@@ -26,7 +26,7 @@
 # not list is skipped with a note (osc_rttcc until it is installed).
 #
 # Default mode: osc_bench's latency tests (put, get, acc, fop, cas; flush
-# and fence, pscw on request: -sync flush,fence,pscw) and bandwidth tests (put_bw, get_bw; acc_bw on request) from rank 0 on h1 to rank
+# and fence; pscw and lock on request: -sync flush,fence,pscw,lock) and bandwidth tests (put_bw, get_bw; acc_bw on request) from rank 0 on h1 to rank
 # 1 on h2 (-hosts: 2 unshaped hosts), 8 B to -max (4 MiB).  Two tables: per
 # (test, sync, bytes) each config's median over the runs of the per-run
 # latency (-metric p50: the median iteration; avg: the timed span over the
@@ -233,7 +233,7 @@ lat_table() {
             if (has_rttcc) printf "---|"
             printf "\n"
             # rows in test order, then flush, fence, pscw, then by size
-            sync_rank["flush"] = 1; sync_rank["fence"] = 2; sync_rank["pscw"] = 3
+            sync_rank["flush"] = 1; sync_rank["fence"] = 2; sync_rank["pscw"] = 3; sync_rank["lock"] = 4
             for (i = 2; i <= nr; ++i) for (j = i; j > 1 && later(rows[j - 1], rows[j]); --j) { t = rows[j]; rows[j] = rows[j - 1]; rows[j - 1] = t }
             for (k = 1; k <= nr; ++k) {
                 split(rows[k], f, " ")
@@ -386,7 +386,8 @@ if [ "$mode" = latency ]; then
         if [ -s "$out/udp" ]; then
             echo "Raw UDP round trip between the same hosts (tools/udp_pingpong, 8 B, busy-polled, median of" \
                  "$(wc -l <"$out/udp") runs): $(median_of "$out/udp") us.  It is the floor of put/acc + flush (a datagram each way)" \
-                 "and of get, fop and cas + flush, and of a fence or a PSCW epoch between two ranks (the origin learns that the target has its data)." \
+                 "and of get, fop and cas + flush, of a fence or a PSCW epoch between two ranks (the origin learns that the target has its data)," \
+                 "and of a lock epoch (a lazy lock travels with the epoch's operations and its unlock)." \
                  "The kernel as rttcc's wire uses it (udp_pingpong -wire: two sockets, receive stamps, recvmmsg):" \
                  "$(median_of "$out/wire") us.  A cell's floor adds its bytes at the raw stream rate below;" \
                  "\"bound\" marks a target that even raw UDP cannot meet."

@@ -67,7 +67,7 @@ plan=(
     "rttcc_bench:2 4:-max 65536 -reps 1 -bibw"
     # bench/osc_compare.sh's benchmark, over osc_rttcc (test/osc/ has the one-sided tests)
     "osc_bench:2:-scale 0.02 -max 256K:--mca osc rttcc"
-    "osc_bench:2:-scale 0.02 -max 64K -win create -tests put,get,acc,fop,cas -sync flush,fence,pscw:--mca osc rttcc"
+    "osc_bench:2:-scale 0.02 -max 64K -win create -tests put,get,acc,fop,cas -sync flush,fence,pscw,lock:--mca osc rttcc"
     "osc_bench:4:-tests alltoall -sizes 1K,64K -iters 3 -warmup 1:--mca osc rttcc"
 )
 # pml/cm over mtl_rttcc (BTL=tcp,self runs leave these out)
