@@ -18,7 +18,8 @@
  *                every origin's COMPLETE in
  *   locks        the target's engine keeps the lock table (rttcc_rma_lock),
  *                so a lock is granted while the target computes; unlock
- *                flushes, then releases (no reply needed)
+ *                is ordered behind our operations there, flushes them in
+ *                the same send call, and needs no reply of its own
  */
 #include <stdlib.h>
 
@@ -523,6 +524,26 @@ static void unlock_target(mca_osc_rttcc_module_t *m, int target)
     OPAL_THREAD_UNLOCK(&c->lock);
 }
 
+/* Releases the lock of another rank's window behind our operations there,
+ * in their send call (rttcc_rma_unlock_ordered), and waits for them. */
+static int unlock_ordered(mca_osc_rttcc_module_t *m, int target)
+{
+    mca_osc_rttcc_component_t *c = &mca_osc_rttcc_component;
+    osc_rttcc_peer_t *p = &m->peers[target];
+    osc_rttcc_flush_t f = flush_done;
+    osc_rttcc_release_target(m, target);
+    OPAL_THREAD_LOCK(&c->lock);
+    f.done = false;
+    p->dirty = false;
+    int erc = rttcc_rma_unlock_ordered(c->engine, p->index, p->window, RTTCC_TAG_OSC, &f);
+    if (RTTCC_OK != erc) { /* nothing to flush, or failed: no callback comes */
+        f.done = true;
+        f.status = RTTCC_DONE == erc ? RTTCC_OK : erc;
+    }
+    OPAL_THREAD_UNLOCK(&c->lock);
+    return flush_end(m, target, &f);
+}
+
 int osc_rttcc_lock(int type, int target, int assert, struct ompi_win_t *win)
 {
     mca_osc_rttcc_module_t *m = OSC_RTTCC_MODULE(win);
@@ -565,8 +586,8 @@ int osc_rttcc_unlock(int target, struct ompi_win_t *win)
     if (!p->lock) {
         return OMPI_ERR_RMA_SYNC;
     }
-    rc = flush_target(m, target);
-    if (!p->lock_nocheck) {
+    rc = p->lock_nocheck || target == m->rank ? flush_target(m, target) : unlock_ordered(m, target);
+    if (!p->lock_nocheck && target == m->rank) {
         unlock_target(m, target);
     }
     p->lock = 0;

@@ -143,6 +143,13 @@ int rttcc_rma_unlock(rttcc_engine_t *engine, uint32_t peer, uint32_t window, uin
     return send(engine, peer, request(rttcc::RmaKind::kUnlock, window, 0, 0, 0, tag));
 }
 
+int rttcc_rma_unlock_ordered(rttcc_engine_t *engine, uint32_t peer, uint32_t window, uint8_t tag,
+                             void *flush_cookie) {
+    return guarded(
+        [&] { return engine->impl->request_ordered(peer, request(rttcc::RmaKind::kUnlock, window, 0, 0, 0, tag),
+                                                   flush_cookie); });
+}
+
 int rttcc_rma_lookup(rttcc_engine_t *engine, uint32_t peer, uint32_t window, uint64_t addr, size_t len,
                      uint32_t reply_key, uint8_t tag) {
     return send(engine, peer, request(rttcc::RmaKind::kLookup, window, addr, len, reply_key, tag));

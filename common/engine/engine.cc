@@ -281,11 +281,20 @@ int Engine::send_ordered(uint32_t index, uint8_t tag, const void *data, size_t l
     Peer *p = live_peer(index);
     if (!p) return RTTCC_ERR_UNREACH;
     if (len > p->seg_payload) return RTTCC_ERR_ARG;
+    return queue_ordered(*p, tag, data, len, nullptr, flush_cookie, now);
+}
+
+// send_ordered's work, under state_mu_: `len` bytes of `data`, or the RMA
+// request *r (numbered here, once nothing can fail: a number taken and not
+// sent would stall every later request of ours at the target).
+int Engine::queue_ordered(Peer &p, uint8_t tag, const void *data, size_t len, RmaRequest *r, void *flush_cookie,
+                          nanos now) {
     // Everything that may fail comes first: once a flush is registered its
     // cookie is the engine's to complete, and a failure after it would
     // hand the caller an error for a flush still pending.
     TxMessage proto;
-    proto.tag = proto.client_tag = tag;
+    proto.tag = r ? RTTCC_TAG_RMA : tag;
+    proto.client_tag = tag;
     proto.len = static_cast<uint32_t>(len);
     proto.ordered = true;
     TxMessage *m = messages_.get();
@@ -294,23 +303,27 @@ int Engine::send_ordered(uint32_t index, uint8_t tag, const void *data, size_t l
         messages_.put(m);
         return RTTCC_ERR;
     }
-    if (len) std::memcpy(proto.inline_buf, data, len);
     proto.iov[proto.iovcnt++] = {proto.inline_buf, len};
     bool asked = true;
-    const int flushed = flush_cookie ? begin_flush(*p, tag, flush_cookie, now, /*queue_only=*/true, &asked)
-                                     : close_batch(*p, false, now, /*queue_only=*/true);
+    const int flushed = flush_cookie ? begin_flush(p, tag, flush_cookie, now, /*queue_only=*/true, &asked)
+                                     : close_batch(p, false, now, /*queue_only=*/true);
     if (flushed != RTTCC_OK && flushed != RTTCC_DONE) {  // out of memory for the batch's copy: nothing was queued
         release_copy(proto);
         messages_.put(m);
         return flushed;
     }
+    if (r) {
+        r->rseq = p.next_request++;
+        data = r;
+    }
+    if (len) std::memcpy(proto.inline_buf, data, len);
     proto.ack_now = !asked;
-    enqueue(*p, new_message(*p, proto, m));
+    enqueue(p, new_message(p, proto, m));
     try {
-        pump(*p, now, segments_within(*p, kPassBytes));
+        pump(p, now, segments_within(p, kPassBytes));
         flush_all();
     } catch (const std::bad_alloc &) {  // queued: a later pass sends it
-        if (!p->sends_link.linked()) sends_.push_back(*p);
+        if (!p.sends_link.linked()) sends_.push_back(p);
     }
     return flush_cookie && flushed == RTTCC_OK ? RTTCC_OK : RTTCC_DONE;
 }

@@ -138,6 +138,9 @@ public:
     // no payload or is a compare-and-swap; else zero-copy with
     // on_send_done(cookie) of the client of r.reply_tag.
     int request(uint32_t peer, RmaRequest r, const iovec *iov, int iovcnt, void *cookie);
+    // A request without payload as an ordered message (send_ordered, with
+    // its flush_cookie): rttcc_rma_unlock_ordered.
+    int request_ordered(uint32_t peer, RmaRequest r, void *flush_cookie);
     // rttcc_rma_post: an entry for peer's batch (rma_batch.h), copied.
     int post(uint32_t peer, const RmaBatchEntry &e, const void *bytes);
     // This process's own window: the same updates and locks, under state_mu_.
@@ -243,6 +246,8 @@ private:
     void fill_payload(TxDatagram &d, const TxMessage &m, uint32_t offset, uint32_t len) const;
     void finish_message(Peer &p, TxMessage &m, int status);
     int begin_flush(Peer &p, uint8_t tag, void *cookie, nanos now, bool queue_only, bool *asked);
+    int queue_ordered(Peer &p, uint8_t tag, const void *data, size_t len, RmaRequest *r, void *flush_cookie,
+                      nanos now);
     void complete_flushes(Peer &p, int status);  // those no earlier message holds back (all, if status is an error)
     void unschedule(TxSegment &seg);
     void release_segment(TxSegment &seg, int status);

@@ -62,6 +62,20 @@ int Engine::request(uint32_t index, RmaRequest r, const iovec *iov, int iovcnt, 
     return sent;
 }
 
+// The target serves it once everything sent before it has arrived: puts
+// landed, earlier requests served (Engine::hold).  MPI_Win_unlock's release
+// so rides behind the epoch's operations, in their send call.
+int Engine::request_ordered(uint32_t index, RmaRequest r, void *flush_cookie) {
+    if (r.reply_tag == RTTCC_TAG_RMA || r.kind == static_cast<uint8_t>(RmaKind::kBatch) ||
+        !well_formed(r, 0, cfg_.max_message))
+        return RTTCC_ERR_ARG;
+    const nanos now = clock_.now();
+    std::lock_guard<MaybeMutex> g(state_mu_);
+    Peer *p = live_peer(index);
+    if (!p) return RTTCC_ERR_UNREACH;
+    return queue_ordered(*p, r.reply_tag, nullptr, sizeof r, &r, flush_cookie, now);
+}
+
 // Numbers r and queues it with its payload (well formed): copied
 // (RTTCC_DONE) up to inline_max and for all but accumulates, else zero-copy.
 int Engine::send_request(Peer &p, RmaRequest &r, const iovec *iov, int iovcnt, void *cookie, bool ack_now,

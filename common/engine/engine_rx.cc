@@ -120,10 +120,6 @@ bool Engine::handle_datagram(Channel ch, const RxDatagram &d, nanos now, std::un
     const bool request = h->tag == RTTCC_TAG_RMA;  // served here, under the lock, calling nobody
     if (h->type == static_cast<uint8_t>(PacketType::DATA)) {
         count(*p, &rttcc_stats_t::msgs_rx);
-        if (request) {
-            take_request(*p, payload, h->payload_len);
-            return false;
-        }
         if ((h->flags & kFlagOrdered) && (!seq_lt(h->seq, p->rx.next()) || holds_from(p->id))) {
             if (h->payload_len > cmd_payload_) {  // what a hold may keep: send_ordered's largest
                 broke_protocol(*p, "it sent an ordered message of " + std::to_string(h->payload_len) +
@@ -132,6 +128,10 @@ bool Engine::handle_datagram(Channel ch, const RxDatagram &d, nanos now, std::un
                 return false;
             }
             hold(*p, *h, payload);
+            return false;
+        }
+        if (request) {
+            take_request(*p, payload, h->payload_len);
             return false;
         }
         lock.unlock();
@@ -202,11 +202,12 @@ bool Engine::holds_from(uint32_t id) const {
 }
 
 // Delivers the held ordered messages whose turn has come, each peer's in
-// sequence order; those of dead peers go.  Not on a quiet pass (the agent
-// calls nobody back): the application's next pass does.  Only the receive
-// turn's holder touches held_.
+// sequence order; those of dead peers go.  A held RMA request is served
+// (under the lock, calling nobody: also on the liveness agent's quiet
+// passes, so a held unlock releases its lock while the target computes);
+// a client's message waits for the application's next pass on a quiet one.
+// Only the receive turn's holder touches held_.
 int Engine::deliver_held() {
-    if (quiet_) return 0;
     int delivered = 0;
     std::unique_lock<MaybeMutex> lock(state_mu_);
     for (;;) {
@@ -214,12 +215,17 @@ int Engine::deliver_held() {
         for (size_t i = 0; i < held_.size(); ++i) {
             const Peer &p = *peers_[held_[i].peer];
             if (p.dead || !seq_lt(held_[i].seq, p.rx.next())) continue;
+            if (quiet_ && held_[i].tag != RTTCC_TAG_RMA) continue;
             if (next == held_.size() || (held_[i].peer == held_[next].peer && seq_lt(held_[i].seq, held_[next].seq)))
                 next = i;
         }
         if (next == held_.size()) break;
         HeldMessage m = std::move(held_[next]);
         held_.erase(held_.begin() + static_cast<std::ptrdiff_t>(next));
+        if (m.tag == RTTCC_TAG_RMA) {
+            take_request(*peers_[m.peer], m.bytes.data(), m.bytes.size());
+            continue;
+        }
         lock.unlock();
         const rttcc_callbacks_t &cb = clients_.of(m.tag);
         if (cb.on_recv) cb.on_recv(cb.user, m.peer, m.tag, m.bytes.data(), m.bytes.size());

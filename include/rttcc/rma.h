@@ -187,6 +187,15 @@ int rttcc_rma_lock(rttcc_engine_t *engine, uint32_t peer, uint32_t window, int e
                    uint8_t tag);
 int rttcc_rma_unlock(rttcc_engine_t *engine, uint32_t peer, uint32_t window, uint8_t tag);
 
+/* Unlock as an ordered message (rttcc_engine_send_ordered): the target
+ * releases the lock only once everything sent to it before has arrived
+ * (zero-copy puts landed too), so no flush need come first.  With
+ * flush_cookie, what went before is flushed (on_flush of the client of
+ * `tag`; RTTCC_OK: pending, RTTCC_DONE: nothing to wait for), in the same
+ * send call as the epoch's batch. */
+int rttcc_rma_unlock_ordered(rttcc_engine_t *engine, uint32_t peer, uint32_t window, uint8_t tag,
+                             void *flush_cookie);
+
 /* Dynamic windows: finds the region of the target's window `window` that
  * `peer` exposed to us (rttcc_rma_expose) and that holds [addr, addr + len);
  * its rttcc_rma_region_t lands in reply_key (key 0: none holds it). */

@@ -499,6 +499,50 @@ static void test_window_locks(void **) {
     assert_int_equal(rttcc_rma_unlock_local(h[1], w), RTTCC_ERR_ARG);
 }
 
+// An ordered unlock (MPI_Win_unlock's) releases the lock only once the
+// holder's zero-copy put has landed, also when the put's first datagram
+// was lost and resent after the unlock arrived: the next holder, let in by
+// it, finds every byte.  With a plain unlock it would find a hole.
+static void test_an_ordered_unlock_waits_for_a_lost_put(void **) {
+    for (bool lose : {true, false}) {
+        MemNetwork net(4000);
+        auto nodes = make_nodes(net, 3);
+        Handles h(nodes);
+        const uint32_t w = open_window(h, 1);
+        std::vector<uint8_t> src = make_message(3, 4 * nodes[0]->engine->peer(1)->seg_payload);
+        std::vector<uint8_t> mem(src.size(), 0);
+        const uint32_t key = expose(h, 1, w, 0, mem.data(), mem.size());
+        expose(h, 1, w, 2, mem.data(), mem.size());
+        uint8_t held0 = 0, held2 = 0;
+        const uint32_t r0 = nodes[0]->engine->grant(1, &held0, 1), r2 = nodes[2]->engine->grant(1, &held2, 1);
+        assert_int_equal(rttcc_rma_lock(h[0], 1, w, 1, r0, kTag), RTTCC_DONE);
+        assert_true(run_until(nodes, [&] { return replies(*nodes[0], r0) == 1; }));
+        assert_int_equal(rttcc_rma_lock(h[2], 1, w, 1, r2, kTag), RTTCC_DONE);
+        settle(nodes);
+        assert_int_equal(replies(*nodes[2], r2), 0);
+
+        bool drop = lose;
+        nodes[0]->faults->drop_if = [&](Channel ch, const TxDatagram &d) {
+            const auto &hd = *static_cast<const PacketHeader *>(d.iov[0].iov_base);
+            return ch == kData && hd.type == static_cast<uint8_t>(PacketType::PUT) && std::exchange(drop, false);
+        };
+        iovec iov{src.data(), src.size()};
+        const int rc = nodes[0]->engine->put(1, key, 0, kTag, &iov, 1, &src);
+        assert_true(rc == RTTCC_OK || rc == RTTCC_DONE);
+        assert_int_equal(rttcc_rma_unlock_ordered(h[0], 1, w, kTag, nullptr), RTTCC_DONE);
+        bool whole_when_granted = false;
+        assert_true(run_until(nodes, [&] {
+            if (replies(*nodes[2], r2) == 0) return false;
+            whole_when_granted = mem == src;
+            return true;
+        }));
+        assert_true(whole_when_granted);
+        assert_false(drop);
+        assert_int_equal(nodes[1]->engine->stats().ordered_held, lose ? 1 : 0);
+        assert_int_equal(bad_requests(*nodes[1]), 0);
+    }
+}
+
 // Waiters behind this process's own exclusive lock are let in by its
 // unlock; a waiter behind a peer that dies is let in when it is declared
 // dead, and the dead peer's held requests are dropped.
@@ -682,6 +726,7 @@ int main() {
         cmocka_unit_test(test_requests_are_applied_in_order_over_a_faulty_wire),
         cmocka_unit_test(test_requests_out_of_any_legal_order_end_the_peer),
         cmocka_unit_test(test_window_locks),
+        cmocka_unit_test(test_an_ordered_unlock_waits_for_a_lost_put),
         cmocka_unit_test(test_unlock_local_and_a_dead_holder_let_waiters_in),
         cmocka_unit_test(test_lookup_finds_the_region_holding_an_address),
         cmocka_unit_test(test_the_agent_serves_requests),
