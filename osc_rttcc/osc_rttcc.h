@@ -52,7 +52,9 @@ BEGIN_C_DECLS
     X(forced, "targets started although not eligible (reorder window, backoff, idle)")    \
     X(overflows, "rounds run before the epoch's end: queue_bytes were queued")            \
     X(posted, "puts, gets and accumulates sent in batches with the others to their target (post_bytes)") \
-    X(lock_waits, "locks of this process's own window that found it taken and waited")
+    X(lock_waits, "locks of this process's own window that found it taken and waited")       \
+    X(lazy_locks, "lock epochs whose lock, operations and unlock went as one request (lazy_lock)") \
+    X(lazy_locks_taken, "lazy locks taken before their unlock: an operation or flush needed the lock held")
 
 typedef struct mca_osc_rttcc_counters_t {
 #define MCA_OSC_RTTCC_COUNTER_FIELD(name, help) volatile int64_t name;
@@ -70,6 +72,7 @@ typedef struct mca_osc_rttcc_component_t {
     rttcc_schedule_params_t sched; /* osc_rttcc_policy and the scheduler's tunables */
     size_t eager_bytes;          /* operations smaller than this go at once, unscheduled */
     size_t post_bytes;           /* puts and accumulates up to this go in a batch (rttcc_rma_post) */
+    bool lazy_lock;              /* MPI_Win_lock asks for nothing: the lock goes with the epoch's batch */
     size_t queue_bytes;          /* most bytes a window keeps queued for its schedule */
     rttcc_engine_t *engine;      /* the process engine we are a client of, NULL if none */
     opal_mutex_t lock;           /* everything below, and every module's state */
@@ -102,6 +105,7 @@ typedef struct osc_rttcc_peer_t {
     uint32_t window;      /* its engine window number (locks, lookups) */
     int lock;             /* MPI_LOCK_SHARED/EXCLUSIVE held on it by an MPI_Win_lock, else 0 */
     bool lock_nocheck;    /* ... with MPI_MODE_NOCHECK: no lock was asked for */
+    bool lock_lazy;       /* ... not asked for yet: it goes with the batch at unlock (osc_rttcc_lock_now) */
     bool in_access;       /* in the PSCW access group of the current start */
     uint32_t unfinished;  /* operations to it not complete here (replies, zero-copy sends) */
     bool dirty;           /* sent something since its last flush */
@@ -233,9 +237,15 @@ int osc_rttcc_rget_accumulate(const void *origin, int ocount, ompi_datatype_t *o
 /* An operation's piece is done (a zero-copy send acknowledged, a reply landed); under the component lock. */
 void osc_rttcc_op_piece_done(osc_rttcc_op_t *op, int status);
 /* Asks the target's engine for its window lock; *granted is set when it is
- * held or the request failed (*status: why). */
-int osc_rttcc_request_lock(mca_osc_rttcc_module_t *m, int target, int exclusive, volatile bool *granted, int *status,
-                           uint8_t *landing);
+ * held or the request failed (*status: why).  with_batch: a lazy lock's
+ * end (rttcc_rma_lock_batch): *granted is set once the target applied the
+ * held batch under the lock and let it go, at once if nothing was posted. */
+int osc_rttcc_request_lock(mca_osc_rttcc_module_t *m, int target, int exclusive, bool with_batch,
+                           volatile bool *granted, int *status, uint8_t *landing);
+/* A lazy lock of `target` (MPI_Win_lock asked for nothing yet) is taken
+ * now, and waited for: an operation that cannot wait in its batch, or a
+ * flush, needs it held.  OMPI_SUCCESS at once if there is none. */
+int osc_rttcc_lock_now(mca_osc_rttcc_module_t *m, int target);
 /* The operation waiting for the reply into grant `key`, taken out of the
  * replies table; NULL if none (under the component lock). */
 osc_rttcc_op_t *osc_rttcc_reply_take(uint32_t key);

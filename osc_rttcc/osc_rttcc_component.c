@@ -47,6 +47,7 @@ mca_osc_rttcc_component_t mca_osc_rttcc_component = {
     },
     .eager_bytes = 65536,
     .post_bytes = 8192,
+    .lazy_lock = true,
     .queue_bytes = 256u << 20,
 };
 
@@ -91,6 +92,12 @@ static int rttcc_register(void)
         "holds (rttcc_inline_max less 56 bytes of headers); larger pieces go alone.  Plain gets (MPI_Get) are batched "
         "whatever their size, as their replies are not copies (0 = every operation goes alone)",
         MCA_BASE_VAR_TYPE_SIZE_T, NULL, OPAL_INFO_LVL_5, &c->post_bytes);
+    var("lazy_lock",
+        "MPI_Win_lock of another rank's window asks for nothing: the epoch's small puts, accumulates without "
+        "a result and plain gets (post_bytes) wait, and MPI_Win_unlock sends the lock, them and the unlock as "
+        "one request, one round trip in all; any other operation, or a flush, takes the lock first and waits "
+        "for it.  false: MPI_Win_lock asks for the lock and waits for it",
+        MCA_BASE_VAR_TYPE_BOOL, NULL, OPAL_INFO_LVL_5, &c->lazy_lock);
     var("queue_bytes", "Most bytes a window keeps queued for its schedule: beyond, the round runs at once",
         MCA_BASE_VAR_TYPE_SIZE_T, NULL, OPAL_INFO_LVL_6, &c->queue_bytes);
 #define MCA_OSC_RTTCC_PVAR(name, help) (void) rttcc_mca_register_counter(v, #name, help, &c->counters.name);

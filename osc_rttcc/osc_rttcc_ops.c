@@ -242,8 +242,8 @@ size_t osc_rttcc_fail_replies(uint32_t index)
     return failed;
 }
 
-int osc_rttcc_request_lock(mca_osc_rttcc_module_t *m, int target, int exclusive, volatile bool *granted, int *status,
-                           uint8_t *landing)
+int osc_rttcc_request_lock(mca_osc_rttcc_module_t *m, int target, int exclusive, bool with_batch,
+                           volatile bool *granted, int *status, uint8_t *landing)
 {
     mca_osc_rttcc_component_t *c = &mca_osc_rttcc_component;
     osc_rttcc_peer_t *p = &m->peers[target];
@@ -255,8 +255,11 @@ int osc_rttcc_request_lock(mca_osc_rttcc_module_t *m, int target, int exclusive,
     if (OMPI_SUCCESS == rc) {
         op->done = granted;
         op->status_out = status;
-        int erc = rttcc_rma_lock(c->engine, p->index, p->window, exclusive, key, RTTCC_TAG_OSC);
-        if (RTTCC_OK != erc && RTTCC_DONE != erc) {
+        int erc = with_batch ? rttcc_rma_lock_batch(c->engine, p->index, p->window, exclusive, key, RTTCC_TAG_OSC)
+                             : rttcc_rma_lock(c->engine, p->index, p->window, exclusive, key, RTTCC_TAG_OSC);
+        if (with_batch && RTTCC_DONE == erc) { /* nothing was posted: nothing to lock */
+            reply_cancel(op, key);
+        } else if (RTTCC_OK != erc && RTTCC_DONE != erc) {
             reply_cancel(op, key);
             rc = op->status = engine_error(erc);
         }
@@ -641,6 +644,46 @@ static bool post_small(issue_t *s, const rma_call_t *a, size_t bytes, int *rc)
     return RTTCC_ERR_BUSY != erc;
 }
 
+/* A plain get of contiguous bytes (at most post_bytes) from a target whose
+ * lock is lazy joins its held batch, its reply granted as the common path
+ * grants it: the lock, the get and the unlock still go as one request.
+ * False as post_small says it. */
+static bool get_small(issue_t *s, const rma_call_t *a, size_t bytes, int *rc)
+{
+    mca_osc_rttcc_component_t *c = &mca_osc_rttcc_component;
+    mca_osc_rttcc_module_t *m = s->m;
+    uint8_t *data = contiguous(a->origin, a->ocount, a->odt);
+    ptrdiff_t lb, extent;
+    uint32_t key, reply = 0;
+    uint64_t offset;
+    if (NULL == data || !ompi_datatype_is_contiguous_memory_layout(a->tdt, a->tcount)) {
+        return false;
+    }
+    ompi_datatype_get_true_extent(a->tdt, &lb, &extent);
+    if (OMPI_SUCCESS != locate(m, a->target, target_at(m, a->target, a->disp) + lb, bytes, &key, &offset)) {
+        return false;
+    }
+    OPAL_THREAD_LOCK(&c->lock);
+    osc_rttcc_op_t *op = op_new(m, a->target, NULL);
+    int erc = RTTCC_ERR;
+    if (NULL != op && OMPI_SUCCESS == reply_grant(op, data, bytes, &reply)) {
+        erc = post_piece(s, m->peers[a->target].index, key, offset, data, bytes, reply);
+        if (RTTCC_DONE != erc) {
+            reply_cancel(op, reply);
+        }
+    }
+    if (RTTCC_DONE == erc) {
+        ++c->counters.posted;
+        m->peers[a->target].dirty = true;
+    }
+    if (NULL != op) {
+        osc_rttcc_op_piece_done(op, RTTCC_OK); /* the issuer's part */
+    }
+    OPAL_THREAD_UNLOCK(&c->lock);
+    *rc = RTTCC_DONE == erc ? OMPI_SUCCESS : RTTCC_ERR == erc ? OMPI_ERR_OUT_OF_RESOURCE : engine_error(erc);
+    return RTTCC_ERR_BUSY != erc;
+}
+
 static int rma_call(rma_call_t *a, struct ompi_win_t *win)
 {
     mca_osc_rttcc_module_t *m = OSC_RTTCC_MODULE(win);
@@ -677,7 +720,14 @@ static int rma_call(rma_call_t *a, struct ompi_win_t *win)
     if ((KIND_PUT == a->kind || (KIND_ACC == a->kind && !a->fetch && !raw)) && !self && NULL == a->request &&
         0 < bytes && bytes <= c->post_bytes && !osc_rttcc_schedules(m, a->target, bytes) &&
         post_small(&s, a, bytes, &rc)) {
+        return rc; /* in a lazy lock's batch too */
+    }
+    if (KIND_GET == a->kind && !a->atomic && !self && NULL == a->request && m->peers[a->target].lock_lazy &&
+        0 < bytes && bytes <= c->post_bytes && get_small(&s, a, bytes, &rc)) {
         return rc;
+    }
+    if (!self && OMPI_SUCCESS != (rc = osc_rttcc_lock_now(m, a->target))) {
+        return rc; /* anything else needs the lock held first */
     }
     rc = raw ? check_run(&(check_ctx_t){m, a->target}, target_at(m, a->target, a->disp), bytes)
              : check_target(m, a->target, a->tdt, a->tcount, target_at(m, a->target, a->disp));
@@ -889,6 +939,9 @@ int osc_rttcc_compare_and_swap(const void *origin, const void *compare, void *re
         return RTTCC_OK == rttcc_rma_compare_and_swap_local(c->engine, type, to, compare, origin, result)
                    ? OMPI_SUCCESS
                    : OMPI_ERR_BAD_PARAM;
+    }
+    if (OMPI_SUCCESS != (rc = osc_rttcc_lock_now(m, target))) {
+        return rc;
     }
     OPAL_THREAD_LOCK(&c->lock);
     osc_rttcc_op_t *op = NULL;

@@ -17,7 +17,12 @@
  *                each target, then our operations' local completion; wait:
  *                every origin's COMPLETE in
  *   locks        the target's engine keeps the lock table (rttcc_rma_lock),
- *                so a lock is granted while the target computes; unlock
+ *                so a lock is granted while the target computes.  Lazy
+ *                (lazy_lock): MPI_Win_lock asks for nothing, the epoch's
+ *                batched puts and accumulates wait in the engine, and
+ *                unlock sends lock, batch and unlock as one request whose
+ *                answer says all is done (one round trip); anything else
+ *                takes the lock first (osc_rttcc_lock_now).  Taken: unlock
  *                is ordered behind our operations there, flushes them in
  *                the same send call, and needs no reply of its own
  */
@@ -129,6 +134,18 @@ static int flush_every(mca_osc_rttcc_module_t *m)
     return rc;
 }
 
+/* Every lazy lock of the window is taken (osc_rttcc_lock_now). */
+static int lock_every_lazy(mca_osc_rttcc_module_t *m)
+{
+    for (int t = 0; t < m->size; ++t) {
+        int rc = osc_rttcc_lock_now(m, t);
+        if (OMPI_SUCCESS != rc) {
+            return rc;
+        }
+    }
+    return OMPI_SUCCESS;
+}
+
 int osc_rttcc_flush(int target, struct ompi_win_t *win)
 {
     mca_osc_rttcc_module_t *m = OSC_RTTCC_MODULE(win);
@@ -138,7 +155,8 @@ int osc_rttcc_flush(int target, struct ompi_win_t *win)
     if (!m->lock_all && !m->peers[target].lock) {
         return OMPI_ERR_RMA_SYNC;
     }
-    return flush_target(m, target);
+    int rc = osc_rttcc_lock_now(m, target);
+    return OMPI_SUCCESS == rc ? flush_target(m, target) : rc;
 }
 
 int osc_rttcc_flush_all(struct ompi_win_t *win)
@@ -147,7 +165,8 @@ int osc_rttcc_flush_all(struct ompi_win_t *win)
     if (!m->lock_all && 0 == m->locks) {
         return OMPI_ERR_RMA_SYNC;
     }
-    return flush_every(m);
+    int rc = lock_every_lazy(m);
+    return OMPI_SUCCESS == rc ? flush_every(m) : rc;
 }
 
 /* Local completion: the origin buffers may be reused. */
@@ -159,6 +178,10 @@ int osc_rttcc_flush_local(int target, struct ompi_win_t *win)
     }
     if (!m->lock_all && !m->peers[target].lock) {
         return OMPI_ERR_RMA_SYNC;
+    }
+    int rc = osc_rttcc_lock_now(m, target); /* a held get's reply comes once it goes */
+    if (OMPI_SUCCESS != rc) {
+        return rc;
     }
     osc_rttcc_release_target(m, target);
     while (0 != read_locked(&m->peers[target].unfinished)) {
@@ -172,6 +195,10 @@ int osc_rttcc_flush_local_all(struct ompi_win_t *win)
     mca_osc_rttcc_module_t *m = OSC_RTTCC_MODULE(win);
     if (!m->lock_all && 0 == m->locks) {
         return OMPI_ERR_RMA_SYNC;
+    }
+    int rc = lock_every_lazy(m);
+    if (OMPI_SUCCESS != rc) {
+        return rc;
     }
     osc_rttcc_release(m);
     while (0 != read_locked(&m->unfinished)) {
@@ -509,7 +536,47 @@ static int lock_begin(mca_osc_rttcc_module_t *m, int target, int type, volatile 
         *granted = true;
         return OMPI_SUCCESS;
     }
-    return osc_rttcc_request_lock(m, target, exclusive, granted, status, landing);
+    return osc_rttcc_request_lock(m, target, exclusive, false, granted, status, landing);
+}
+
+/* Asks for target's lock (with_batch: a lazy one's, with its batch, see
+ * osc_rttcc_request_lock) and waits for the answer. */
+static int lock_and_wait(mca_osc_rttcc_module_t *m, int target, int type, bool with_batch)
+{
+    volatile bool granted = false;
+    uint8_t landing;
+    int status = OMPI_SUCCESS;
+    int rc = with_batch ? osc_rttcc_request_lock(m, target, MPI_LOCK_EXCLUSIVE == type, true, &granted, &status,
+                                                 &landing)
+                        : lock_begin(m, target, type, &granted, &status, &landing);
+    if (OMPI_SUCCESS != rc) {
+        return rc;
+    }
+    osc_rttcc_wait_for(&granted);
+    return status;
+}
+
+/* Whether a lazy lock's batch may be held (rttcc_rma_hold_batch). */
+static int hold_batch(mca_osc_rttcc_module_t *m, int target, int hold)
+{
+    mca_osc_rttcc_component_t *c = &mca_osc_rttcc_component;
+    OPAL_THREAD_LOCK(&c->lock);
+    int erc = rttcc_rma_hold_batch(c->engine, m->peers[target].index, hold);
+    OPAL_THREAD_UNLOCK(&c->lock);
+    return RTTCC_OK == erc ? OMPI_SUCCESS : RTTCC_ERR_UNREACH == erc ? OMPI_ERR_UNREACH : OMPI_ERROR;
+}
+
+int osc_rttcc_lock_now(mca_osc_rttcc_module_t *m, int target)
+{
+    osc_rttcc_peer_t *p = &m->peers[target];
+    if (!p->lock_lazy) {
+        return OMPI_SUCCESS;
+    }
+    p->lock_lazy = false;
+    ++mca_osc_rttcc_component.counters.lazy_locks_taken;
+    int rc = lock_and_wait(m, target, p->lock, false);
+    int hrc = hold_batch(m, target, 0); /* what waited goes behind the lock */
+    return OMPI_SUCCESS == rc ? hrc : rc;
 }
 
 static void unlock_target(mca_osc_rttcc_module_t *m, int target)
@@ -548,9 +615,7 @@ int osc_rttcc_lock(int type, int target, int assert, struct ompi_win_t *win)
 {
     mca_osc_rttcc_module_t *m = OSC_RTTCC_MODULE(win);
     osc_rttcc_peer_t *p;
-    volatile bool granted;
-    uint8_t landing;
-    int rc, status;
+    int rc = OMPI_SUCCESS;
     if (ompi_win_peer_invalid(win, target)) {
         return OMPI_ERR_BAD_PARAM;
     }
@@ -559,15 +624,15 @@ int osc_rttcc_lock(int type, int target, int assert, struct ompi_win_t *win)
         return OMPI_ERR_RMA_SYNC;
     }
     p->lock_nocheck = (assert & MPI_MODE_NOCHECK) || m->no_locks;
-    if (!p->lock_nocheck) {
-        rc = lock_begin(m, target, type, &granted, &status, &landing);
-        if (OMPI_SUCCESS != rc) {
-            return rc;
-        }
-        osc_rttcc_wait_for(&granted);
-        if (OMPI_SUCCESS != status) {
-            return status;
-        }
+    p->lock_lazy = !p->lock_nocheck && target != m->rank && mca_osc_rttcc_component.lazy_lock;
+    if (p->lock_lazy) {
+        rc = hold_batch(m, target, 1);
+    } else if (!p->lock_nocheck) {
+        rc = lock_and_wait(m, target, type, false);
+    }
+    if (OMPI_SUCCESS != rc) {
+        p->lock_lazy = false;
+        return rc;
     }
     p->lock = type;
     ++m->locks;
@@ -586,7 +651,17 @@ int osc_rttcc_unlock(int target, struct ompi_win_t *win)
     if (!p->lock) {
         return OMPI_ERR_RMA_SYNC;
     }
-    rc = p->lock_nocheck || target == m->rank ? flush_target(m, target) : unlock_ordered(m, target);
+    if (p->lock_lazy) { /* the lock, the batch and the unlock in one request */
+        p->lock_lazy = false;
+        ++mca_osc_rttcc_component.counters.lazy_locks;
+        rc = lock_and_wait(m, target, p->lock, true);
+        p->dirty = false; /* applied: the answer came after it */
+        while (0 != read_locked(&p->unfinished)) {
+            opal_progress();
+        }
+    } else {
+        rc = p->lock_nocheck || target == m->rank ? flush_target(m, target) : unlock_ordered(m, target);
+    }
     if (!p->lock_nocheck && target == m->rank) {
         unlock_target(m, target);
     }

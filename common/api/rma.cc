@@ -150,6 +150,15 @@ int rttcc_rma_unlock_ordered(rttcc_engine_t *engine, uint32_t peer, uint32_t win
                                                    flush_cookie); });
 }
 
+int rttcc_rma_hold_batch(rttcc_engine_t *engine, uint32_t peer, int hold) {
+    return guarded([&] { return engine->impl->hold_batch(peer, hold != 0); });
+}
+
+int rttcc_rma_lock_batch(rttcc_engine_t *engine, uint32_t peer, uint32_t window, int exclusive, uint32_t reply_key,
+                         uint8_t tag) {
+    return guarded([&] { return engine->impl->lock_batch(peer, window, exclusive != 0, reply_key, tag); });
+}
+
 int rttcc_rma_lookup(rttcc_engine_t *engine, uint32_t peer, uint32_t window, uint64_t addr, size_t len,
                      uint32_t reply_key, uint8_t tag) {
     return send(engine, peer, request(rttcc::RmaKind::kLookup, window, addr, len, reply_key, tag));

@@ -138,6 +138,9 @@ public:
     // no payload or is a compare-and-swap; else zero-copy with
     // on_send_done(cookie) of the client of r.reply_tag.
     int request(uint32_t peer, RmaRequest r, const iovec *iov, int iovcnt, void *cookie);
+    // rttcc_rma_hold_batch, rttcc_rma_lock_batch: a lazy lock's batch.
+    int hold_batch(uint32_t peer, bool hold);
+    int lock_batch(uint32_t peer, uint32_t window, bool exclusive, uint32_t reply_key, uint8_t tag);
     // A request without payload as an ordered message (send_ordered, with
     // its flush_cookie): rttcc_rma_unlock_ordered.
     int request_ordered(uint32_t peer, RmaRequest r, void *flush_cookie);
@@ -283,6 +286,14 @@ private:
     size_t batch_entry_cap() const;
     size_t batch_cap() const;
     bool serve_batch(Peer &p, const RmaRequest &r, const uint8_t *payload, size_t n);
+    bool batch_fits(const Peer &p, const uint8_t *payload, size_t n, uint32_t entries, uint32_t window) const;
+    void apply_batch(Peer &p, const uint8_t *payload, size_t n, uint32_t entries, bool copy_replies);
+    bool serve_locked_batch(Peer &p, const RmaRequest &r, const uint8_t *payload, size_t n);
+    void finish_locked_batch(Peer &p, uint32_t window, uint32_t reply_key, uint8_t reply_tag, const uint8_t *payload,
+                             size_t n, uint32_t entries);
+    static bool batch_kind(const RmaRequest &r) {
+        return r.kind == static_cast<uint8_t>(RmaKind::kBatch) || r.kind == static_cast<uint8_t>(RmaKind::kLockedBatch);
+    }
     void take_request(Peer &p, const uint8_t *msg, size_t len);
     void serve_request(Peer &p, const uint8_t *msg, size_t len);
     bool serve(Peer &p, const RmaRequest &r, const uint8_t *payload, size_t n);

@@ -43,8 +43,7 @@ uint32_t Engine::expose(uint32_t window, uint32_t peer, void *base, size_t len) 
 }
 
 int Engine::request(uint32_t index, RmaRequest r, const iovec *iov, int iovcnt, void *cookie) {
-    if (iovcnt < 0 || iovcnt > 2 || r.reply_tag == RTTCC_TAG_RMA || r.kind == static_cast<uint8_t>(RmaKind::kBatch))
-        return RTTCC_ERR_ARG;
+    if (iovcnt < 0 || iovcnt > 2 || r.reply_tag == RTTCC_TAG_RMA || batch_kind(r)) return RTTCC_ERR_ARG;
     size_t payload = 0;
     for (int i = 0; i < iovcnt; ++i) payload += iov[i].iov_len;
     if (!well_formed(r, payload, cfg_.max_message)) return RTTCC_ERR_ARG;
@@ -66,9 +65,7 @@ int Engine::request(uint32_t index, RmaRequest r, const iovec *iov, int iovcnt, 
 // landed, earlier requests served (Engine::hold).  MPI_Win_unlock's release
 // so rides behind the epoch's operations, in their send call.
 int Engine::request_ordered(uint32_t index, RmaRequest r, void *flush_cookie) {
-    if (r.reply_tag == RTTCC_TAG_RMA || r.kind == static_cast<uint8_t>(RmaKind::kBatch) ||
-        !well_formed(r, 0, cfg_.max_message))
-        return RTTCC_ERR_ARG;
+    if (r.reply_tag == RTTCC_TAG_RMA || batch_kind(r) || !well_formed(r, 0, cfg_.max_message)) return RTTCC_ERR_ARG;
     const nanos now = clock_.now();
     std::lock_guard<MaybeMutex> g(state_mu_);
     Peer *p = live_peer(index);
@@ -137,6 +134,7 @@ int Engine::post(uint32_t index, const RmaBatchEntry &e, const void *bytes) {
     if (!p->batch) p->batch = std::make_unique<RmaBatch>();
     RmaBatch &b = *p->batch;
     if (!b.fits(e, cap)) {  // the clock is read only here: a post is a copy
+        if (b.held) return RTTCC_ERR_BUSY;  // a lazy lock's batch is full: the caller takes the lock first
         const int rc = close_batch(*p, false, clock_.now());
         if (rc != RTTCC_OK) return rc;
     }
@@ -153,7 +151,7 @@ int Engine::post(uint32_t index, const RmaBatchEntry &e, const void *bytes) {
 // Sends p's batch, if it has one, as one request.  Out of memory for its
 // copy, it stays (nothing posted is lost) and the caller hears RTTCC_ERR.
 int Engine::close_batch(Peer &p, bool ack_now, nanos now, bool queue_only) {
-    if (!p.batch || p.batch->empty()) return RTTCC_OK;
+    if (!p.batch || p.batch->empty() || p.batch->held) return RTTCC_OK;
     RmaBatch &b = *p.batch;
     RmaRequest r{};
     r.kind = static_cast<uint8_t>(RmaKind::kBatch);
@@ -178,6 +176,55 @@ void Engine::close_batches(nanos now) {
             batching_[kept++] = id;  // out of memory for its copy: the next pass tries again
     }
     batching_.resize(kept);
+}
+
+// A lazy lock (MPI_Win_lock that asks for nothing yet): what is posted to
+// the peer stays in its batch, which no pass, flush or full batch sends
+// (a post that does not fit says RTTCC_ERR_BUSY), until lock_batch sends
+// it with the lock, or the hold ends (the lock was taken the usual way).
+int Engine::hold_batch(uint32_t index, bool hold) {
+    std::lock_guard<MaybeMutex> g(state_mu_);
+    Peer *p = live_peer(index);
+    if (!p) return RTTCC_ERR_UNREACH;
+    if (!p->batch) p->batch = std::make_unique<RmaBatch>();
+    RmaBatch &b = *p->batch;
+    b.held = hold;
+    if (!hold && !b.empty() && !b.listed) {  // the next pass sends it
+        batching_.push_back(p->id);
+        b.listed = true;
+    }
+    return RTTCC_OK;
+}
+
+// Sends the held batch as one LOCKED_BATCH (rma_request.h): the target
+// takes the lock, applies it, lets the lock go and answers one byte into
+// reply_key.  RTTCC_DONE: the batch was empty, nothing goes, no answer.
+int Engine::lock_batch(uint32_t index, uint32_t window, bool exclusive, uint32_t reply_key, uint8_t tag) {
+    if (tag == RTTCC_TAG_RMA || reply_key == 0 || reply_key > kPutKeyMask) return RTTCC_ERR_ARG;
+    const nanos now = clock_.now();
+    std::lock_guard<MaybeMutex> g(state_mu_);
+    Peer *p = live_peer(index);
+    if (!p) return RTTCC_ERR_UNREACH;
+    if (!p->batch || p->batch->empty()) {
+        if (p->batch) p->batch->held = false;
+        return RTTCC_DONE;
+    }
+    RmaBatch &b = *p->batch;
+    RmaRequest r{};
+    r.kind = static_cast<uint8_t>(RmaKind::kLockedBatch);
+    r.op = exclusive ? 1 : 0;
+    r.key = window;
+    r.reply_key = reply_key;
+    r.reply_tag = tag;
+    r.offset = b.entries();
+    r.len = b.size();
+    const iovec iov = {const_cast<uint8_t *>(b.data()), b.size()};
+    const int rc = send_request(*p, r, &iov, 1, nullptr, false, now);
+    if (rc != RTTCC_DONE) return rc;  // out of memory for its copy: still held
+    count(*p, &rttcc_stats_t::rma_batches);
+    b.clear();
+    b.held = false;
+    return RTTCC_OK;
 }
 
 int Engine::apply_local(int op, int type, void *dst, const void *src, size_t count, void *old) {
@@ -268,6 +315,7 @@ void Engine::serve_request(Peer &p, const uint8_t *msg, size_t len) {
 bool Engine::serve(Peer &p, const RmaRequest &r, const uint8_t *payload, size_t n) {
     if (!well_formed(r, n, cfg_.max_message)) return false;
     if (r.kind == static_cast<uint8_t>(RmaKind::kBatch)) return serve_batch(p, r, payload, n);  // exposures of its own
+    if (r.kind == static_cast<uint8_t>(RmaKind::kLockedBatch)) return serve_locked_batch(p, r, payload, n);
     const bool names_window = r.kind == static_cast<uint8_t>(RmaKind::kLock) ||
                               r.kind == static_cast<uint8_t>(RmaKind::kUnlock) ||
                               r.kind == static_cast<uint8_t>(RmaKind::kLookup);
@@ -316,6 +364,7 @@ bool Engine::serve(Peer &p, const RmaRequest &r, const uint8_t *payload, size_t 
             answer_lock_grants();
             return true;
         case RmaKind::kBatch:
+        case RmaKind::kLockedBatch:
             break;  // served above
         case RmaKind::kLookup: {
             const GrantTable::Grant *holder = grants_.exposure_holding(r.key, p.id, r.offset, r.len);
@@ -337,17 +386,30 @@ bool Engine::serve(Peer &p, const RmaRequest &r, const uint8_t *payload, size_t 
 // the bytes as they were into the origin's grant, then applies; a large
 // plain get's reply is sent from the exposure itself.
 bool Engine::serve_batch(Peer &p, const RmaRequest &r, const uint8_t *payload, size_t n) {
+    if (!batch_fits(p, payload, n, static_cast<uint32_t>(r.offset), 0)) return false;
+    apply_batch(p, payload, n, static_cast<uint32_t>(r.offset), /*copy_replies=*/false);
+    return true;
+}
+
+// Are a batch's entries all fine (serve_batch), and, with `window` (not 0),
+// all into that window?
+bool Engine::batch_fits(const Peer &p, const uint8_t *payload, size_t n, uint32_t entries, uint32_t window) const {
     size_t replies = 0;
-    const bool fine = for_each_entry(payload, n, r.offset, [&](const RmaBatchEntry &e, const uint8_t *) {
+    return for_each_entry(payload, n, entries, [&](const RmaBatchEntry &e, const uint8_t *) {
         const GrantTable::Grant *exposure = grants_.exposure(p.id, e.key);
-        replies += reply_bytes(e);
-        return exposure && window_locks(exposure->window) && e.len <= cfg_.max_message &&
-               grants_.target(p.id, e.key, e.offset, e.len) && replies <= kBatchReplies;
+        replies += window && (e.flags & kPlainGet) ? e.len : reply_bytes(e);  // a locked batch copies every reply
+        return exposure && (window == 0 || exposure->window == window) && windows_.count(exposure->window) &&
+               e.len <= cfg_.max_message && grants_.target(p.id, e.key, e.offset, e.len) && replies <= kBatchReplies;
     });
-    if (!fine) return false;
-    for_each_entry(payload, n, r.offset, [&](const RmaBatchEntry &e, const uint8_t *operand) {
+}
+
+// Applies a batch batch_fits accepted.  copy_replies: a large plain get's
+// reply is copied too (a locked batch's: the window may change once the
+// lock goes).
+void Engine::apply_batch(Peer &p, const uint8_t *payload, size_t n, uint32_t entries, bool copy_replies) {
+    for_each_entry(payload, n, entries, [&](const RmaBatchEntry &e, const uint8_t *operand) {
         uint8_t *at = grants_.target(p.id, e.key, e.offset, e.len);
-        if ((e.flags & kPlainGet) && e.len > cfg_.inline_max) {  // no copy, as a large kGet's
+        if ((e.flags & kPlainGet) && e.len > cfg_.inline_max && !copy_replies) {  // no copy, as a large kGet's
             reply(p, e.reply_key, e.reply_tag, at, e.len, e.key);
             return true;
         }
@@ -357,7 +419,48 @@ bool Engine::serve_batch(Peer &p, const RmaRequest &r, const uint8_t *payload, s
         if (old) reply(p, e.reply_key, e.reply_tag, old, e.len);
         return true;
     });
+}
+
+// A lazy lock with its batch: applied now if the lock is free, else it
+// waits in the lock's queue with a copy of its entries (answer_lock_grants
+// applies it when its turn comes).  Its entries must all be into the window
+// it locks.
+bool Engine::serve_locked_batch(Peer &p, const RmaRequest &r, const uint8_t *payload, size_t n) {
+    LockTable *locks = window_locks(r.key);
+    const auto entries = static_cast<uint32_t>(r.offset);
+    if (!locks || !batch_fits(p, payload, n, entries, r.key)) return false;
+    LockTable::Request q{p.id, r.op != 0, r.reply_key, r.reply_tag, r.key, entries};
+    if (locks->free_for(q.exclusive)) {
+        locks->acquire(std::move(q));
+        finish_locked_batch(p, r.key, r.reply_key, r.reply_tag, payload, n, entries);
+        return true;
+    }
+    try {
+        q.batch.assign(payload, payload + n);
+    } catch (const std::bad_alloc &) {
+        declare_dead(p, "this process is out of memory to keep a batch waiting for its lock");
+        return true;
+    }
+    count(p, &rttcc_stats_t::locked_batches_waited);
+    locks->acquire(std::move(q));
     return true;
+}
+
+// The locked batch holds its lock: apply it (checked again: an exposure may
+// have gone while it waited; then nothing is applied), let the lock go,
+// answer.
+void Engine::finish_locked_batch(Peer &p, uint32_t window, uint32_t reply_key, uint8_t reply_tag,
+                                 const uint8_t *payload, size_t n, uint32_t entries) {
+    if (batch_fits(p, payload, n, entries, window))
+        apply_batch(p, payload, n, entries, /*copy_replies=*/true);
+    else
+        drop(&rttcc_stats_t::drop_bad_put);
+    if (LockTable *locks = window_locks(window)) locks->release(p.id, &lock_grants_);
+    if (p.dead) return;
+    if (uint8_t *buf = reply_buffer(p, 1)) {
+        *buf = 1;
+        reply(p, reply_key, reply_tag, buf, 1);
+    }
 }
 
 // Engine memory for a reply of `len` bytes to p.  Without any (the system
@@ -449,9 +552,16 @@ bool Engine::copy_reply(Peer &p, TxMessage &m) {
 // may grant more: the loop takes those too.)
 void Engine::answer_lock_grants() {
     while (!lock_grants_.empty()) {
-        const LockTable::Request r = lock_grants_.back();
+        const LockTable::Request r = std::move(lock_grants_.back());
         lock_grants_.pop_back();
         Peer *p = r.who == LockTable::kSelf ? nullptr : live_peer(r.who);
+        if (!r.batch.empty()) {  // a lazy lock's batch: applied, and the lock goes again
+            if (p)
+                finish_locked_batch(*p, r.window, r.reply_key, r.reply_tag, r.batch.data(), r.batch.size(), r.entries);
+            else if (LockTable *locks = window_locks(r.window))
+                locks->release(r.who, &lock_grants_);
+            continue;
+        }
         if (!p) continue;
         if (uint8_t *buf = reply_buffer(*p, 1)) {
             *buf = 1;

@@ -11,11 +11,12 @@
 // Who holds or waits is a number: a peer's index, or kSelf for this
 // process (which never waits: try_acquire).  A granted waiter comes back
 // whole, so its owner can answer it (the engine puts a byte into its
-// reply key).
+// reply key, or applies the batch a lazy lock brought: rttcc_rma_lock_batch).
 #pragma once
 #include <algorithm>
 #include <cstdint>
 #include <deque>
+#include <utility>
 #include <vector>
 
 namespace rttcc {
@@ -25,25 +26,35 @@ public:
     static constexpr uint32_t kSelf = UINT32_MAX;  // this process (peers are < 2^24)
 
     struct Request {
+        Request(uint32_t who_, bool exclusive_, uint32_t reply_key_, uint8_t reply_tag_, uint32_t window_ = 0,
+                uint32_t entries_ = 0)
+            : who(who_), exclusive(exclusive_), reply_key(reply_key_), reply_tag(reply_tag_), window(window_),
+              entries(entries_) {}
         uint32_t who;        // peer index, or kSelf
         bool exclusive;
         uint32_t reply_key;  // where its grant is told (the engine's business)
         uint8_t reply_tag;
+        uint32_t window;             // the engine's: the window this table locks
+        uint32_t entries;            // a lazy lock's batch (rma_batch.h), applied once granted
+        std::vector<uint8_t> batch;  //   (empty for a plain lock request)
     };
 
+    // Would a request for `exclusive` be granted now?
+    bool free_for(bool exclusive) const { return waiting_.empty() && compatible(exclusive); }
+
     // Takes the lock for r, or queues r behind the waiters; true if granted now.
-    bool acquire(const Request &r) {
-        if (!waiting_.empty() || !compatible(r.exclusive)) {
-            waiting_.push_back(r);
+    bool acquire(Request r) {
+        if (!free_for(r.exclusive)) {
+            waiting_.push_back(std::move(r));
             return false;
         }
-        holders_.push_back(r);
+        holders_.push_back(holder(r));
         return true;
     }
 
     // Takes the lock only if it is free for `exclusive` now and nobody waits.
     bool try_acquire(uint32_t who, bool exclusive) {
-        if (!waiting_.empty() || !compatible(exclusive)) return false;
+        if (!free_for(exclusive)) return false;
         holders_.push_back(Request{who, exclusive, 0, 0});
         return true;
     }
@@ -77,10 +88,12 @@ private:
         if (holders_.empty()) return true;
         return !exclusive && !holders_.front().exclusive;  // an exclusive holder is alone
     }
+    // A holder keeps who it is, not the batch it brought (the grant takes that).
+    static Request holder(const Request &r) { return Request{r.who, r.exclusive, r.reply_key, r.reply_tag, r.window}; }
     void grant_waiters(std::vector<Request> *granted) {
         while (!waiting_.empty() && compatible(waiting_.front().exclusive)) {
-            holders_.push_back(waiting_.front());
-            granted->push_back(waiting_.front());
+            holders_.push_back(holder(waiting_.front()));
+            granted->push_back(std::move(waiting_.front()));
             waiting_.pop_front();
         }
     }

@@ -111,7 +111,7 @@ public:
     // Would entry e fit with the others: its header and operand in the
     // request's `cap` bytes, its reply in kBatchReplies?
     bool fits(const RmaBatchEntry &e, size_t cap) const {  // size() <= cap and replies_ <= kBatchReplies
-        return sizeof e + operand_bytes(e) <= cap - size() && reply_bytes(e) <= kBatchReplies - replies_;
+        return sizeof e + operand_bytes(e) <= cap - size() && reply_cost(e) <= kBatchReplies - replies_;
     }
     static bool fits_alone(const RmaBatchEntry &e, size_t cap) {
         return sizeof e + operand_bytes(e) <= cap && reply_bytes(e) <= kBatchReplies;
@@ -128,7 +128,7 @@ public:
         bytes_.resize(need);
         std::memcpy(bytes_.data() + at, &e, sizeof e);
         if (operand_bytes(e)) std::memcpy(bytes_.data() + at + sizeof e, bytes, operand_bytes(e));
-        replies_ += reply_bytes(e);
+        replies_ += reply_cost(e);
         ++entries_;
     }
 
@@ -139,8 +139,12 @@ public:
     }
 
     bool listed = false;  // in the engine's list of batches a progress pass sends
+    bool held = false;    // a lazy lock's: leaves only as its LOCKED_BATCH (rttcc_rma_lock_batch)
 
 private:
+    // A held batch's plain gets are answered with copies too (LOCKED_BATCH).
+    size_t reply_cost(const RmaBatchEntry &e) const { return held && (e.flags & kPlainGet) ? e.len : reply_bytes(e); }
+
     std::vector<uint8_t> bytes_;
     size_t replies_ = 0;  // the bytes its entries' replies bring back
     uint32_t entries_ = 0;

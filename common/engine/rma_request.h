@@ -18,6 +18,13 @@
 //   reply     bytes    old elements       old element    one byte    -       rttcc_rma_     -
 //                      (if reply_key)                    (when held)         region_t
 //
+// LOCKED_BATCH (a lazy lock: rttcc_rma_lock_batch) is a LOCK, a BATCH of
+// entries into that window and an UNLOCK in one: op exclusive, key the
+// window, offset and len as a BATCH's; once the lock is held (it waits in
+// the lock's queue meanwhile, with a copy of its entries) the entries are
+// applied with copied replies, the lock is released, and one byte lands
+// in reply_key.
+//
 // Replies are puts into the origin's grant reply_key at offset 0, on its
 // client tag rtag.  A GET's reply larger than inline_max is sent from the
 // exposure itself unless it is atomic (op 1: the bytes as they are when it
@@ -36,7 +43,7 @@
 
 namespace rttcc {
 
-enum class RmaKind : uint8_t { kGet = 1, kAcc, kCas, kLock, kUnlock, kLookup, kBatch };
+enum class RmaKind : uint8_t { kGet = 1, kAcc, kCas, kLock, kUnlock, kLookup, kBatch, kLockedBatch };
 
 #pragma pack(push, 1)
 struct RmaRequest {
@@ -78,6 +85,9 @@ inline bool well_formed(const RmaRequest &r, size_t payload, size_t max_message)
             return replies && payload == 0;
         case RmaKind::kBatch:  // its entries: for_each_entry
             return r.reply_key == 0 && r.len == payload && r.offset != 0 &&
+                   r.offset <= payload / sizeof(RmaBatchEntry);
+        case RmaKind::kLockedBatch:
+            return replies && r.op <= 1 && r.len == payload && r.offset != 0 &&
                    r.offset <= payload / sizeof(RmaBatchEntry);
     }
     return false;

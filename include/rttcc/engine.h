@@ -92,6 +92,7 @@ typedef struct rttcc_callbacks {
     X(drop_bad_put, "dropped: a put or an RMA request outside what was granted or exposed to its sender, or inconsistent") \
     X(rma_posted, "small puts and accumulates gathered into batches (rttcc_rma_post)") \
     X(rma_batches, "batches sent: one request each, however many puts and accumulates it carries") \
+    X(locked_batches_waited, "lazy locks' batches (rttcc_rma_lock_batch) that came while their lock was held: they waited for it") \
     X(protocol_errors, "peers declared dead for sending what the protocol never sends (puts, early control messages beyond their caps)") \
     X(window_stalls, "times a send found its peer's window or credits full")       \
     X(wire_stalls, "times the wire refused a datagram (socket buffer full)")       \

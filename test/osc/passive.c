@@ -10,8 +10,12 @@
  * none (a target that computes must not stall passive target epochs).
  *
  * Then mutual exclusion: every rank increments a counter at the last rank
- * under MPI_LOCK_EXCLUSIVE (get, flush, put) -iters times, with an owner
- * field it must find free on entry and its own on exit.
+ * under MPI_LOCK_EXCLUSIVE (get, flush, put), with an owner field it must
+ * find free on entry and its own on exit, and a tally that must not move
+ * while it holds the lock; in between it adds to the tally in epochs of
+ * one accumulate (lazy locks); -iters epochs in all.  Then flushes inside
+ * epochs whose lock is still lazy: a get complete after MPI_Win_flush_local,
+ * a put read back after MPI_Win_flush.
  *
  *   passive [-busy 3] [-iters 100] [-flavor allocate] [-expect-progress 1]
  */
@@ -180,23 +184,34 @@ static void computing_target(enum ot_flavor f, int rank, int nprocs, double busy
     free(all);
 }
 
-/* Counter and owner at the last rank, only ever touched under the exclusive lock. */
+/* Counter, owner and a tally at the last rank, only ever touched under the
+ * exclusive lock.  Odd iterations add to the tally in an epoch of that
+ * accumulate alone (a lazy lock: lock, accumulate and unlock travel as one
+ * request, osc_rttcc_lazy_lock); even ones increment the counter (get,
+ * flush, put: the lock is taken at the get) and read the tally twice while
+ * they hold the lock: it must not move in between. */
 static void exclusive(enum ot_flavor f, int rank, int nprocs, int iters)
 {
     ot_win w;
     int target = nprocs - 1;
-    int64_t state[2], mine;
-    ot_win_new(&w, f, MPI_COMM_WORLD, 1, 16, 1, MPI_INFO_NULL);
+    int64_t state[3], mine, tally[2], one = 1;
+    ot_win_new(&w, f, MPI_COMM_WORLD, 1, sizeof state, 1, MPI_INFO_NULL);
     OT(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, rank, 0, w.win));
     state[0] = 0;
     state[1] = -1;
+    state[2] = 0;
     memcpy(w.part[0], state, sizeof state);
     OT(MPI_Win_unlock(rank, w.win));
     OT(MPI_Barrier(MPI_COMM_WORLD));
     MPI_Aint at = ot_disp(&w, target, 0, 0);
     for (int i = 0; i < iters; ++i) {
         OT(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, target, 0, w.win));
-        OT(MPI_Get(state, 2, MPI_INT64_T, target, at, 2, MPI_INT64_T, w.win));
+        if (i % 2) {
+            OT(MPI_Accumulate(&one, 1, MPI_INT64_T, target, at + 16, 1, MPI_INT64_T, MPI_SUM, w.win));
+            OT(MPI_Win_unlock(target, w.win));
+            continue;
+        }
+        OT(MPI_Get(state, 3, MPI_INT64_T, target, at, 3, MPI_INT64_T, w.win));
         OT(MPI_Win_flush(target, w.win));
         if (-1 != state[1]) {
             ot_fail("%s window: exclusive lock held, but rank %lld is inside too", ot_flavor_names[f],
@@ -207,10 +222,16 @@ static void exclusive(enum ot_flavor f, int rank, int nprocs, int iters)
         OT(MPI_Put(state, 2, MPI_INT64_T, target, at, 2, MPI_INT64_T, w.win));
         OT(MPI_Win_flush(target, w.win));
         OT(MPI_Get(&mine, 1, MPI_INT64_T, target, at + 8, 1, MPI_INT64_T, w.win));
+        OT(MPI_Get(&tally[1], 1, MPI_INT64_T, target, at + 16, 1, MPI_INT64_T, w.win));
         OT(MPI_Win_flush(target, w.win));
         if (mine != rank) {
             ot_fail("%s window: exclusive lock held, but the owner field became %lld", ot_flavor_names[f],
                     (long long) mine);
+        }
+        tally[0] = state[2];
+        if (tally[1] != tally[0]) {
+            ot_fail("%s window: exclusive lock held, but the tally went from %lld to %lld", ot_flavor_names[f],
+                    (long long) tally[0], (long long) tally[1]);
         }
         state[1] = -1;
         OT(MPI_Put(&state[1], 1, MPI_INT64_T, target, at + 8, 1, MPI_INT64_T, w.win));
@@ -220,11 +241,50 @@ static void exclusive(enum ot_flavor f, int rank, int nprocs, int iters)
     if (rank == target) {
         OT(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, rank, 0, w.win));
         memcpy(state, w.part[0], sizeof state);
-        int64_t want[2] = {(int64_t) iters * nprocs, -1};
-        ot_check(state, want, sizeof state, "%s window: counter and owner after %d exclusive increments by %d ranks",
-                 ot_flavor_names[f], iters, nprocs);
+        int64_t want[3] = {(int64_t) (iters - iters / 2) * nprocs, -1, (int64_t) (iters / 2) * nprocs};
+        ot_check(state, want, sizeof state,
+                 "%s window: counter, owner and tally after %d exclusive epochs by %d ranks", ot_flavor_names[f],
+                 iters, nprocs);
         OT(MPI_Win_unlock(rank, w.win));
     }
+    ot_win_free(&w);
+}
+
+/* The flushes inside a lock epoch whose lock is still lazy (nothing asked
+ * yet): MPI_Win_flush_local must return with a get's bytes in place, and
+ * MPI_Win_flush with a put landed (read back in the same epoch). */
+static void flushes_in_lazy_epochs(enum ot_flavor f, int rank, int nprocs, int iters)
+{
+    ot_win w;
+    int target = 0;
+    int64_t word = -1, back = -1;
+    ot_win_new(&w, f, MPI_COMM_WORLD, 1, 8 * (size_t) nprocs, 1, MPI_INFO_NULL);
+    OT(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, rank, 0, w.win));
+    for (int r = 0; r < nprocs; ++r) {
+        ((int64_t *) w.part[0])[r] = 1000 + r;
+    }
+    OT(MPI_Win_unlock(rank, w.win));
+    OT(MPI_Barrier(MPI_COMM_WORLD));
+    MPI_Aint mine = ot_disp(&w, target, 0, 8 * (size_t) rank);
+    for (int i = 0; rank != target && i < iters; ++i) {
+        OT(MPI_Win_lock(i % 2 ? MPI_LOCK_SHARED : MPI_LOCK_EXCLUSIVE, target, 0, w.win));
+        OT(MPI_Get(&word, 1, MPI_INT64_T, target, mine, 1, MPI_INT64_T, w.win));
+        OT(MPI_Win_flush_local(target, w.win));
+        if (word != 1000 + rank + i) {
+            ot_fail("%s window: after MPI_Win_flush_local the get brought %lld, not %lld", ot_flavor_names[f],
+                    (long long) word, (long long) (1000 + rank + i));
+        }
+        word += 1;
+        OT(MPI_Put(&word, 1, MPI_INT64_T, target, mine, 1, MPI_INT64_T, w.win));
+        OT(MPI_Win_flush(target, w.win));
+        OT(MPI_Get(&back, 1, MPI_INT64_T, target, mine, 1, MPI_INT64_T, w.win));
+        OT(MPI_Win_unlock(target, w.win));
+        if (back != word) {
+            ot_fail("%s window: after MPI_Win_flush a get read %lld, not the %lld put", ot_flavor_names[f],
+                    (long long) back, (long long) word);
+        }
+    }
+    OT(MPI_Barrier(MPI_COMM_WORLD));
     ot_win_free(&w);
 }
 
@@ -245,6 +305,7 @@ int main(int argc, char **argv)
         if (ot_listed(flavors, ot_flavor_names[f])) {
             computing_target((enum ot_flavor) f, rank, nprocs, busy, expect_progress);
             exclusive((enum ot_flavor) f, rank, nprocs, iters);
+            flushes_in_lazy_epochs((enum ot_flavor) f, rank, nprocs, iters);
         }
     }
     mt_pass("passive");

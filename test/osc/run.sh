@@ -66,6 +66,9 @@ plan=(
     "epochs:2 3:-iters 4::sm"
     "passive:2:-busy 2 -flavor create,allocate,dynamic -expect-progress 1"
     "passive:5:-busy 3 -iters 50 -expect-progress 1"
+    # locks asked for at MPI_Win_lock, as before osc_rttcc_lazy_lock
+    "passive:3:-busy 1 -iters 30 -expect-progress 1:--mca osc_rttcc_lazy_lock 0:pt2pt,sm"
+    "ops:2:-sizes 1,7,1000,65536 -sync lock_excl,lock_shared:--mca osc_rttcc_lazy_lock 0:pt2pt,sm"
     "threads:2 3:-flavor create,allocate,dynamic::pt2pt"
     "threads:4:-threads 8 -iters 20::pt2pt"
     "errors:2 4:-cases $errors_detected"

@@ -543,6 +543,81 @@ static void test_an_ordered_unlock_waits_for_a_lost_put(void **) {
     }
 }
 
+// A lazy lock's batch (rttcc_rma_hold_batch, rttcc_rma_lock_batch): held,
+// posted puts wait at the origin through progress passes and a full batch
+// (RTTCC_ERR_BUSY); lock_batch sends them with the lock as one request,
+// applied at once when the lock is free, after the holder's unlock when it
+// is not; the lock is free again after it, and one byte answers it.
+static void test_a_lazy_lock_applies_its_batch_under_the_lock(void **) {
+    for (bool contended : {false, true}) {
+        MemNetwork net(4000);
+        auto nodes = make_nodes(net, 3);
+        Handles h(nodes);
+        const uint32_t w = open_window(h, 1);
+        std::vector<uint8_t> mem(64, 0);
+        const uint32_t key = expose(h, 1, w, 0, mem.data(), mem.size());
+        expose(h, 1, w, 2, mem.data(), mem.size());
+        uint8_t held2 = 0, done0 = 0;
+        const uint32_t r2 = nodes[2]->engine->grant(1, &held2, 1), d0 = nodes[0]->engine->grant(1, &done0, 1);
+        if (contended) {
+            assert_int_equal(rttcc_rma_lock(h[2], 1, w, 1, r2, kTag), RTTCC_DONE);
+            assert_true(run_until(nodes, [&] { return replies(*nodes[2], r2) == 1; }));
+        }
+        assert_int_equal(rttcc_rma_hold_batch(h[0], 1, 1), RTTCC_OK);
+        const uint8_t a[8] = {1, 2, 3, 4, 5, 6, 7, 8}, b[8] = {9, 9, 9, 9, 9, 9, 9, 9};
+        assert_int_equal(rttcc_rma_post(h[0], 1, key, 0, RTTCC_RMA_REPLACE, RTTCC_RMA_BYTE, a, 8), RTTCC_DONE);
+        assert_int_equal(rttcc_rma_post(h[0], 1, key, 8, RTTCC_RMA_REPLACE, RTTCC_RMA_BYTE, b, 8), RTTCC_DONE);
+        settle(nodes);  // progress passes send nothing
+        assert_true(std::all_of(mem.begin(), mem.end(), [](uint8_t v) { return v == 0; }));
+        assert_int_equal(rttcc_rma_lock_batch(h[0], 1, w, 1, d0, kTag), RTTCC_OK);
+        settle(nodes);
+        if (contended) {  // it waits for the lock
+            assert_int_equal(replies(*nodes[0], d0), 0);
+            assert_int_equal(mem[0], 0);
+            assert_int_equal(nodes[1]->engine->stats().locked_batches_waited, 1);
+            assert_int_equal(rttcc_rma_unlock(h[2], 1, w, kTag), RTTCC_DONE);
+        }
+        assert_true(run_until(nodes, [&] { return replies(*nodes[0], d0) == 1; }));
+        assert_int_equal(done0, 1);
+        assert_memory_equal(mem.data(), a, 8);
+        assert_memory_equal(mem.data() + 8, b, 8);
+        // The lock is free again: node 2 gets it.
+        assert_int_equal(rttcc_rma_lock(h[2], 1, w, 1, r2, kTag), RTTCC_DONE);
+        assert_true(run_until(nodes, [&] { return replies(*nodes[2], r2) == (contended ? 2u : 1u); }));
+        assert_int_equal(bad_requests(*nodes[1]), 0);
+    }
+}
+
+// A held batch that is full refuses the next post (RTTCC_ERR_BUSY) instead
+// of sending; an empty one sends nothing (RTTCC_DONE); after the hold ends
+// the batch goes as usual.
+static void test_a_held_batch_never_leaves_by_itself(void **) {
+    MemNetwork net(4000);
+    auto nodes = make_nodes(net, 2);
+    Handles h(nodes);
+    const uint32_t w = open_window(h, 1);
+    std::vector<uint8_t> mem(1 << 20, 0);
+    const uint32_t key = expose(h, 1, w, 0, mem.data(), mem.size());
+    uint8_t done = 0;
+    const uint32_t d = nodes[0]->engine->grant(1, &done, 1);
+    assert_int_equal(rttcc_rma_hold_batch(h[0], 1, 1), RTTCC_OK);
+    assert_int_equal(rttcc_rma_lock_batch(h[0], 1, w, 1, d, kTag), RTTCC_DONE);  // nothing posted
+    assert_int_equal(rttcc_rma_hold_batch(h[0], 1, 1), RTTCC_OK);
+    const std::vector<uint8_t> bytes(1000, 7);
+    int posted = 0, rc;
+    while ((rc = rttcc_rma_post(h[0], 1, key, 1000u * posted, RTTCC_RMA_REPLACE, RTTCC_RMA_BYTE, bytes.data(),
+                                bytes.size())) == RTTCC_DONE)
+        ++posted;
+    assert_int_equal(rc, RTTCC_ERR_BUSY);
+    assert_true(posted > 1);
+    settle(nodes);
+    assert_int_equal(mem[0], 0);
+    assert_int_equal(nodes[0]->engine->stats().rma_batches, 0);
+    assert_int_equal(rttcc_rma_hold_batch(h[0], 1, 0), RTTCC_OK);
+    assert_true(run_until(nodes, [&] { return mem[1000u * posted - 1] == 7; }));
+    assert_int_equal(replies(*nodes[0], d), 0);
+}
+
 // Waiters behind this process's own exclusive lock are let in by its
 // unlock; a waiter behind a peer that dies is let in when it is declared
 // dead, and the dead peer's held requests are dropped.
@@ -727,6 +802,8 @@ int main() {
         cmocka_unit_test(test_requests_out_of_any_legal_order_end_the_peer),
         cmocka_unit_test(test_window_locks),
         cmocka_unit_test(test_an_ordered_unlock_waits_for_a_lost_put),
+        cmocka_unit_test(test_a_lazy_lock_applies_its_batch_under_the_lock),
+        cmocka_unit_test(test_a_held_batch_never_leaves_by_itself),
         cmocka_unit_test(test_unlock_local_and_a_dead_holder_let_waiters_in),
         cmocka_unit_test(test_lookup_finds_the_region_holding_an_address),
         cmocka_unit_test(test_the_agent_serves_requests),
