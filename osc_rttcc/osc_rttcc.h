@@ -80,6 +80,8 @@ typedef struct mca_osc_rttcc_component_t {
     struct osc_rttcc_op_t *spare_ops; /* finished operations kept for reuse: a put costs no malloc */
     int nspare_ops;
     opal_list_t modules;         /* windows alive, by their communicator's id for messages */
+    struct osc_rttcc_lazy_t *lazy; /* the lazy locks now open: their engine peer's batch is held */
+    int nlazy, lazy_cap;
     mca_osc_rttcc_counters_t counters;
 } mca_osc_rttcc_component_t;
 
@@ -106,6 +108,7 @@ typedef struct osc_rttcc_peer_t {
     int lock;             /* MPI_LOCK_SHARED/EXCLUSIVE held on it by an MPI_Win_lock, else 0 */
     bool lock_nocheck;    /* ... with MPI_MODE_NOCHECK: no lock was asked for */
     bool lock_lazy;       /* ... not asked for yet: it goes with the batch at unlock (osc_rttcc_lock_now) */
+    volatile bool lock_taking; /* ... being taken by one thread (osc_rttcc_lock_now) */
     bool in_access;       /* in the PSCW access group of the current start */
     uint32_t unfinished;  /* operations to it not complete here (replies, zero-copy sends) */
     bool dirty;           /* sent something since its last flush */
@@ -242,6 +245,17 @@ void osc_rttcc_op_piece_done(osc_rttcc_op_t *op, int status);
  * held batch under the lock and let it go, at once if nothing was posted. */
 int osc_rttcc_request_lock(mca_osc_rttcc_module_t *m, int target, int exclusive, bool with_batch,
                            volatile bool *granted, int *status, uint8_t *landing);
+/* A lazy lock that holds its engine peer's batch. */
+typedef struct osc_rttcc_lazy_t {
+    struct mca_osc_rttcc_module_t *m;
+    int target;
+} osc_rttcc_lazy_t;
+
+/* Another window's operation to the same process cannot join a held batch
+ * (it would travel, and be refused, under that window's lock): the lazy
+ * locks held there by other windows, or other targets' epochs, are taken
+ * first (osc_rttcc_lock_now). */
+int osc_rttcc_lazy_conflicts(struct mca_osc_rttcc_module_t *m, int target);
 /* A lazy lock of `target` (MPI_Win_lock asked for nothing yet) is taken
  * now, and waited for: an operation that cannot wait in its batch, or a
  * flush, needs it held.  OMPI_SUCCESS at once if there is none. */

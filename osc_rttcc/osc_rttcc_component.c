@@ -233,6 +233,9 @@ static int rttcc_finalize(void)
         free(op);
     }
     c->nspare_ops = 0;
+    free(c->lazy);
+    c->lazy = NULL;
+    c->nlazy = c->lazy_cap = 0;
     OBJ_DESTRUCT(&c->modules);
     OBJ_DESTRUCT(&c->replies);
     OBJ_DESTRUCT(&c->lock);

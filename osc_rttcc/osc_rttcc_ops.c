@@ -717,6 +717,9 @@ static int rma_call(rma_call_t *a, struct ompi_win_t *win)
         }
     }
     count_call(a, bytes);
+    if (!self && 0 != c->nlazy && OMPI_SUCCESS != (rc = osc_rttcc_lazy_conflicts(m, a->target))) {
+        return rc;
+    }
     if ((KIND_PUT == a->kind || (KIND_ACC == a->kind && !a->fetch && !raw)) && !self && NULL == a->request &&
         0 < bytes && bytes <= c->post_bytes && !osc_rttcc_schedules(m, a->target, bytes) &&
         post_small(&s, a, bytes, &rc)) {
@@ -940,7 +943,8 @@ int osc_rttcc_compare_and_swap(const void *origin, const void *compare, void *re
                    ? OMPI_SUCCESS
                    : OMPI_ERR_BAD_PARAM;
     }
-    if (OMPI_SUCCESS != (rc = osc_rttcc_lock_now(m, target))) {
+    if (OMPI_SUCCESS != (rc = osc_rttcc_lock_now(m, target)) ||
+        (0 != c->nlazy && OMPI_SUCCESS != (rc = osc_rttcc_lazy_conflicts(m, target)))) {
         return rc;
     }
     OPAL_THREAD_LOCK(&c->lock);

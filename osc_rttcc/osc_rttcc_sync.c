@@ -32,6 +32,7 @@
 
 #include "opal/runtime/opal_progress.h"
 #include "opal/sys/atomic.h"
+#include "opal/threads/thread_usage.h"
 
 void osc_rttcc_wait_for(volatile bool *flag)
 {
@@ -47,6 +48,15 @@ static uint32_t read_locked(const uint32_t *x)
     mca_osc_rttcc_component_t *c = &mca_osc_rttcc_component;
     OPAL_THREAD_LOCK(&c->lock);
     uint32_t v = *x;
+    OPAL_THREAD_UNLOCK(&c->lock);
+    return v;
+}
+
+static bool read_flag(const volatile bool *x)
+{
+    mca_osc_rttcc_component_t *c = &mca_osc_rttcc_component;
+    OPAL_THREAD_LOCK(&c->lock);
+    bool v = *x;
     OPAL_THREAD_UNLOCK(&c->lock);
     return v;
 }
@@ -566,16 +576,93 @@ static int hold_batch(mca_osc_rttcc_module_t *m, int target, int hold)
     return RTTCC_OK == erc ? OMPI_SUCCESS : RTTCC_ERR_UNREACH == erc ? OMPI_ERR_UNREACH : OMPI_ERROR;
 }
 
+/* The lazy lock of (m, target) holds its peer's batch now (under the
+ * component lock): false if another window's lazy lock holds it already,
+ * or there is no memory to note it (the lock is then taken eagerly). */
+static bool lazy_note(mca_osc_rttcc_module_t *m, int target)
+{
+    mca_osc_rttcc_component_t *c = &mca_osc_rttcc_component;
+    const uint32_t index = m->peers[target].index;
+    for (int i = 0; i < c->nlazy; ++i) {
+        if (c->lazy[i].m->peers[c->lazy[i].target].index == index) {
+            return false;
+        }
+    }
+    if (c->nlazy == c->lazy_cap) {
+        int cap = c->lazy_cap ? 2 * c->lazy_cap : 8;
+        osc_rttcc_lazy_t *grown = realloc(c->lazy, (size_t) cap * sizeof *grown);
+        if (NULL == grown) {
+            return false;
+        }
+        c->lazy = grown;
+        c->lazy_cap = cap;
+    }
+    c->lazy[c->nlazy++] = (osc_rttcc_lazy_t) {m, target};
+    return true;
+}
+
+/* (m, target)'s lazy lock no longer holds the batch (under the component lock). */
+static void lazy_forget(mca_osc_rttcc_module_t *m, int target)
+{
+    mca_osc_rttcc_component_t *c = &mca_osc_rttcc_component;
+    for (int i = 0; i < c->nlazy; ++i) {
+        if (c->lazy[i].m == m && c->lazy[i].target == target) {
+            c->lazy[i] = c->lazy[--c->nlazy];
+            return;
+        }
+    }
+}
+
+int osc_rttcc_lazy_conflicts(mca_osc_rttcc_module_t *m, int target)
+{
+    mca_osc_rttcc_component_t *c = &mca_osc_rttcc_component;
+    const uint32_t index = m->peers[target].index;
+    for (;;) {
+        osc_rttcc_lazy_t other = {NULL, 0};
+        OPAL_THREAD_LOCK(&c->lock);
+        for (int i = 0; i < c->nlazy && NULL == other.m; ++i) {
+            const osc_rttcc_lazy_t *l = &c->lazy[i];
+            if (l->m->peers[l->target].index == index && (l->m != m || l->target != target)) {
+                other = *l;
+            }
+        }
+        OPAL_THREAD_UNLOCK(&c->lock);
+        if (NULL == other.m) {
+            return OMPI_SUCCESS;
+        }
+        int rc = osc_rttcc_lock_now(other.m, other.target);
+        if (OMPI_SUCCESS != rc) {
+            return rc;
+        }
+    }
+}
+
+/* One thread takes a lazy lock; another that needs it meanwhile waits
+ * until it is held (MPI_THREAD_MULTIPLE: threads share an epoch). */
 int osc_rttcc_lock_now(mca_osc_rttcc_module_t *m, int target)
 {
+    mca_osc_rttcc_component_t *c = &mca_osc_rttcc_component;
     osc_rttcc_peer_t *p = &m->peers[target];
-    if (!p->lock_lazy) {
+    OPAL_THREAD_LOCK(&c->lock);
+    const bool mine = p->lock_lazy;
+    p->lock_lazy = false;
+    p->lock_taking |= mine;
+    if (mine) {
+        lazy_forget(m, target);
+    }
+    OPAL_THREAD_UNLOCK(&c->lock);
+    if (!mine) {
+        while (read_flag(&p->lock_taking)) {
+            opal_progress();
+        }
         return OMPI_SUCCESS;
     }
-    p->lock_lazy = false;
-    ++mca_osc_rttcc_component.counters.lazy_locks_taken;
+    ++c->counters.lazy_locks_taken;
     int rc = lock_and_wait(m, target, p->lock, false);
     int hrc = hold_batch(m, target, 0); /* what waited goes behind the lock */
+    OPAL_THREAD_LOCK(&c->lock);
+    p->lock_taking = false;
+    OPAL_THREAD_UNLOCK(&c->lock);
     return OMPI_SUCCESS == rc ? hrc : rc;
 }
 
@@ -613,6 +700,7 @@ static int unlock_ordered(mca_osc_rttcc_module_t *m, int target)
 
 int osc_rttcc_lock(int type, int target, int assert, struct ompi_win_t *win)
 {
+    mca_osc_rttcc_component_t *c = &mca_osc_rttcc_component;
     mca_osc_rttcc_module_t *m = OSC_RTTCC_MODULE(win);
     osc_rttcc_peer_t *p;
     int rc = OMPI_SUCCESS;
@@ -624,13 +712,23 @@ int osc_rttcc_lock(int type, int target, int assert, struct ompi_win_t *win)
         return OMPI_ERR_RMA_SYNC;
     }
     p->lock_nocheck = (assert & MPI_MODE_NOCHECK) || m->no_locks;
-    p->lock_lazy = !p->lock_nocheck && target != m->rank && mca_osc_rttcc_component.lazy_lock;
+    p->lock_lazy = false;
+    /* Single-threaded only: another thread's operation could join the held
+     * batch between its check (osc_rttcc_lazy_conflicts) and its post. */
+    if (!p->lock_nocheck && target != m->rank && c->lazy_lock && !opal_using_threads()) {
+        OPAL_THREAD_LOCK(&c->lock);
+        p->lock_lazy = lazy_note(m, target);
+        OPAL_THREAD_UNLOCK(&c->lock);
+    }
     if (p->lock_lazy) {
         rc = hold_batch(m, target, 1);
     } else if (!p->lock_nocheck) {
         rc = lock_and_wait(m, target, type, false);
     }
     if (OMPI_SUCCESS != rc) {
+        OPAL_THREAD_LOCK(&c->lock);
+        lazy_forget(m, target);
+        OPAL_THREAD_UNLOCK(&c->lock);
         p->lock_lazy = false;
         return rc;
     }
@@ -652,6 +750,9 @@ int osc_rttcc_unlock(int target, struct ompi_win_t *win)
         return OMPI_ERR_RMA_SYNC;
     }
     if (p->lock_lazy) { /* the lock, the batch and the unlock in one request */
+        OPAL_THREAD_LOCK(&mca_osc_rttcc_component.lock);
+        lazy_forget(m, target);
+        OPAL_THREAD_UNLOCK(&mca_osc_rttcc_component.lock);
         p->lock_lazy = false;
         ++mca_osc_rttcc_component.counters.lazy_locks;
         rc = lock_and_wait(m, target, p->lock, true);

@@ -15,7 +15,8 @@
  * while it holds the lock; in between it adds to the tally in epochs of
  * one accumulate (lazy locks); -iters epochs in all.  Then flushes inside
  * epochs whose lock is still lazy: a get complete after MPI_Win_flush_local,
- * a put read back after MPI_Win_flush.
+ * a put read back after MPI_Win_flush; and another window's epoch to the
+ * same process in the middle of a lazy one.
  *
  *   passive [-busy 3] [-iters 100] [-flavor allocate] [-expect-progress 1]
  */
@@ -288,6 +289,46 @@ static void flushes_in_lazy_epochs(enum ot_flavor f, int rank, int nprocs, int i
     ot_win_free(&w);
 }
 
+/* Two windows to the same process: while rank 0's lock epoch of window a
+ * is lazy (its put waits in the batch the engine holds for rank 1), a
+ * lock_all epoch of window b puts, flushes and reads back there.  b's
+ * operations must not wait with a's (they would travel under a's lock). */
+static void two_windows(enum ot_flavor f, int rank, int iters)
+{
+    ot_win a, b;
+    int64_t x, y, back;
+    ot_win_new(&a, f, MPI_COMM_WORLD, 1, 8, 1, MPI_INFO_NULL);
+    ot_win_new(&b, f, MPI_COMM_WORLD, 1, 8, 1, MPI_INFO_NULL);
+    OT(MPI_Barrier(MPI_COMM_WORLD));
+    for (int i = 0; 0 == rank && i < iters; ++i) {
+        x = 100 + i;
+        y = 200 + i;
+        OT(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 1, 0, a.win));
+        OT(MPI_Put(&x, 1, MPI_INT64_T, 1, ot_disp(&a, 1, 0, 0), 1, MPI_INT64_T, a.win));
+        OT(MPI_Win_lock_all(0, b.win));
+        OT(MPI_Put(&y, 1, MPI_INT64_T, 1, ot_disp(&b, 1, 0, 0), 1, MPI_INT64_T, b.win));
+        OT(MPI_Win_flush(1, b.win));
+        OT(MPI_Get(&back, 1, MPI_INT64_T, 1, ot_disp(&b, 1, 0, 0), 1, MPI_INT64_T, b.win));
+        OT(MPI_Win_flush(1, b.win));
+        OT(MPI_Win_unlock_all(b.win));
+        if (back != y) {
+            ot_fail("%s windows: window b read back %lld, not %lld, during a's lock epoch", ot_flavor_names[f],
+                    (long long) back, (long long) y);
+        }
+        OT(MPI_Win_unlock(1, a.win));
+        OT(MPI_Win_lock(MPI_LOCK_SHARED, 1, 0, a.win));
+        OT(MPI_Get(&back, 1, MPI_INT64_T, 1, ot_disp(&a, 1, 0, 0), 1, MPI_INT64_T, a.win));
+        OT(MPI_Win_unlock(1, a.win));
+        if (back != x) {
+            ot_fail("%s windows: window a read back %lld, not %lld, after its epoch", ot_flavor_names[f],
+                    (long long) back, (long long) x);
+        }
+    }
+    OT(MPI_Barrier(MPI_COMM_WORLD));
+    ot_win_free(&b);
+    ot_win_free(&a);
+}
+
 int main(int argc, char **argv)
 {
     int rank, nprocs;
@@ -306,6 +347,7 @@ int main(int argc, char **argv)
             computing_target((enum ot_flavor) f, rank, nprocs, busy, expect_progress);
             exclusive((enum ot_flavor) f, rank, nprocs, iters);
             flushes_in_lazy_epochs((enum ot_flavor) f, rank, nprocs, iters);
+            two_windows((enum ot_flavor) f, rank, iters);
         }
     }
     mt_pass("passive");
