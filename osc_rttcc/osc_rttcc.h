@@ -266,6 +266,8 @@ osc_rttcc_op_t *osc_rttcc_reply_take(uint32_t key);
 /* Every operation waiting for a reply from engine peer `index` fails (it
  * died); returns how many replies it gave up.  Under the component lock. */
 size_t osc_rttcc_fail_replies(uint32_t index);
+/* ... those of one window's operations to one target only (m not NULL). */
+size_t osc_rttcc_fail_replies_of(uint32_t index, const mca_osc_rttcc_module_t *m, int target);
 
 /* osc_rttcc_sync.c */
 int osc_rttcc_fence(int assert, struct ompi_win_t *win);

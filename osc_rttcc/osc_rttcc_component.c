@@ -96,7 +96,7 @@ static int rttcc_register(void)
         "MPI_Win_lock of another rank's window asks for nothing: the epoch's small puts, accumulates without "
         "a result and plain gets (post_bytes) wait, and MPI_Win_unlock sends the lock, them and the unlock as "
         "one request, one round trip in all; any other operation, or a flush, takes the lock first and waits "
-        "for it.  false: MPI_Win_lock asks for the lock and waits for it",
+        "for it.  false, and always with MPI_THREAD_MULTIPLE: MPI_Win_lock asks for the lock and waits for it",
         MCA_BASE_VAR_TYPE_BOOL, NULL, OPAL_INFO_LVL_5, &c->lazy_lock);
     var("queue_bytes", "Most bytes a window keeps queued for its schedule: beyond, the round runs at once",
         MCA_BASE_VAR_TYPE_SIZE_T, NULL, OPAL_INFO_LVL_6, &c->queue_bytes);

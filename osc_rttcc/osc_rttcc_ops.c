@@ -221,6 +221,11 @@ static int sent(osc_rttcc_op_t *op, int rc)
 
 size_t osc_rttcc_fail_replies(uint32_t index)
 {
+    return osc_rttcc_fail_replies_of(index, NULL, 0);
+}
+
+size_t osc_rttcc_fail_replies_of(uint32_t index, const mca_osc_rttcc_module_t *m, int target)
+{
     mca_osc_rttcc_component_t *c = &mca_osc_rttcc_component;
     size_t failed = 0;
     uint32_t slot, next_slot;
@@ -229,7 +234,7 @@ size_t osc_rttcc_fail_replies(uint32_t index)
     while (OPAL_SUCCESS == rc) {
         osc_rttcc_op_t *op = value;
         rc = opal_hash_table_get_next_key_uint32(&c->replies, &next_slot, &value, node, &next_node);
-        if (op->module->peers[op->target].index == index) {
+        if (op->module->peers[op->target].index == index && (NULL == m || (op->module == m && op->target == target))) {
             const uint32_t key = slot * kGather;
             (void) osc_rttcc_reply_take(key);
             rttcc_engine_revoke(c->engine, key);
@@ -257,6 +262,7 @@ int osc_rttcc_request_lock(mca_osc_rttcc_module_t *m, int target, int exclusive,
         op->status_out = status;
         int erc = with_batch ? rttcc_rma_lock_batch(c->engine, p->index, p->window, exclusive, key, RTTCC_TAG_OSC)
                              : rttcc_rma_lock(c->engine, p->index, p->window, exclusive, key, RTTCC_TAG_OSC);
+        c->counters.lazy_locks += with_batch && RTTCC_OK == erc;
         if (with_batch && RTTCC_DONE == erc) { /* nothing was posted: nothing to lock */
             reply_cancel(op, key);
         } else if (RTTCC_OK != erc && RTTCC_DONE != erc) {

@@ -554,7 +554,7 @@ static int lock_begin(mca_osc_rttcc_module_t *m, int target, int type, volatile 
 static int lock_and_wait(mca_osc_rttcc_module_t *m, int target, int type, bool with_batch)
 {
     volatile bool granted = false;
-    uint8_t landing;
+    uint8_t landing = 1; /* the answer: 0 if the target refused the batch */
     int status = OMPI_SUCCESS;
     int rc = with_batch ? osc_rttcc_request_lock(m, target, MPI_LOCK_EXCLUSIVE == type, true, &granted, &status,
                                                  &landing)
@@ -563,6 +563,15 @@ static int lock_and_wait(mca_osc_rttcc_module_t *m, int target, int type, bool w
         return rc;
     }
     osc_rttcc_wait_for(&granted);
+    if (OMPI_SUCCESS == status && 1 != landing) { /* refused: none of it applied, its gets never answered */
+        mca_osc_rttcc_component_t *c = &mca_osc_rttcc_component;
+        OPAL_THREAD_LOCK(&c->lock);
+        (void) osc_rttcc_fail_replies_of(m->peers[target].index, m, target);
+        OPAL_THREAD_UNLOCK(&c->lock);
+        opal_output_verbose(10, c->output, "osc:rttcc: rank %d refused a lock epoch's operations (outside its "
+                            "window)", target);
+        status = OMPI_ERR_RMA_RANGE;
+    }
     return status;
 }
 
@@ -659,7 +668,9 @@ int osc_rttcc_lock_now(mca_osc_rttcc_module_t *m, int target)
     }
     ++c->counters.lazy_locks_taken;
     int rc = lock_and_wait(m, target, p->lock, false);
-    int hrc = hold_batch(m, target, 0); /* what waited goes behind the lock */
+    /* What waited goes behind the lock; without the lock it must not go
+     * (its operations fail with this error). */
+    int hrc = hold_batch(m, target, OMPI_SUCCESS == rc ? 0 : -1);
     OPAL_THREAD_LOCK(&c->lock);
     p->lock_taking = false;
     OPAL_THREAD_UNLOCK(&c->lock);
@@ -754,8 +765,14 @@ int osc_rttcc_unlock(int target, struct ompi_win_t *win)
         lazy_forget(m, target);
         OPAL_THREAD_UNLOCK(&mca_osc_rttcc_component.lock);
         p->lock_lazy = false;
-        ++mca_osc_rttcc_component.counters.lazy_locks;
         rc = lock_and_wait(m, target, p->lock, true);
+        if (OMPI_SUCCESS != rc && OMPI_ERR_RMA_RANGE != rc) { /* not sent: the batch is still held */
+            int erc = lock_and_wait(m, target, p->lock, false); /* the eager way, else it is dropped */
+            (void) hold_batch(m, target, OMPI_SUCCESS == erc ? 0 : -1);
+            if (OMPI_SUCCESS == erc) {
+                rc = unlock_ordered(m, target);
+            }
+        }
         p->dirty = false; /* applied: the answer came after it */
         while (0 != read_locked(&p->unfinished)) {
             opal_progress();

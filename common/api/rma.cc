@@ -151,7 +151,9 @@ int rttcc_rma_unlock_ordered(rttcc_engine_t *engine, uint32_t peer, uint32_t win
 }
 
 int rttcc_rma_hold_batch(rttcc_engine_t *engine, uint32_t peer, int hold) {
-    return guarded([&] { return engine->impl->hold_batch(peer, hold != 0); });
+    using Hold = rttcc::Engine::BatchHold;
+    if (hold < -1 || hold > 1) return RTTCC_ERR_ARG;
+    return guarded([&] { return engine->impl->hold_batch(peer, hold > 0 ? Hold::kHold : hold < 0 ? Hold::kDiscard : Hold::kRelease); });
 }
 
 int rttcc_rma_lock_batch(rttcc_engine_t *engine, uint32_t peer, uint32_t window, int exclusive, uint32_t reply_key,

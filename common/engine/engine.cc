@@ -204,7 +204,7 @@ int Engine::flush(uint32_t index, uint8_t tag, void *cookie) {
 // *asked says whether an ACK is coming so; if not, the caller asks.
 // RTTCC_DONE if nothing is outstanding.
 int Engine::begin_flush(Peer &p, uint8_t tag, void *cookie, nanos now, bool queue_only, bool *asked) {
-    const bool batched = p.batch && !p.batch->empty();
+    const bool batched = p.batch && !p.batch->empty() && !p.batch->held;  // a held one stays
     const int rc = close_batch(p, true, now, queue_only);
     if (rc != RTTCC_OK) return rc;
     *asked = true;
@@ -357,10 +357,12 @@ int Engine::pass(const RxTurn &, bool by_agent) {
         for (int b = 0; b < kMaxBursts && read < kPassBytes; ++b) {
             int got = 0;
             delivered += receive(static_cast<Channel>(ch), &got, &read);
+            // Rare: ordered messages behind a gap.  After each burst, as a
+            // held request due holds back the requests after it (request_order.h).
+            if (!held_.empty()) delivered += deliver_held();
             if (got < static_cast<int>(rx_.size())) break;
         }
     }
-    if (!held_.empty()) delivered += deliver_held();  // rare: ordered messages behind a gap
     {
         std::lock_guard<MaybeMutex> g(state_mu_);
         const nanos now = clock_.now();  // after receiving: deliveries may have taken a while

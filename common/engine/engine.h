@@ -139,7 +139,8 @@ public:
     // on_send_done(cookie) of the client of r.reply_tag.
     int request(uint32_t peer, RmaRequest r, const iovec *iov, int iovcnt, void *cookie);
     // rttcc_rma_hold_batch, rttcc_rma_lock_batch: a lazy lock's batch.
-    int hold_batch(uint32_t peer, bool hold);
+    enum class BatchHold { kRelease, kHold, kDiscard };
+    int hold_batch(uint32_t peer, BatchHold hold);
     int lock_batch(uint32_t peer, uint32_t window, bool exclusive, uint32_t reply_key, uint8_t tag);
     // A request without payload as an ordered message (send_ordered, with
     // its flush_cookie): rttcc_rma_unlock_ordered.
@@ -291,6 +292,8 @@ private:
     bool serve_locked_batch(Peer &p, const RmaRequest &r, const uint8_t *payload, size_t n);
     void finish_locked_batch(Peer &p, uint32_t window, uint32_t reply_key, uint8_t reply_tag, const uint8_t *payload,
                              size_t n, uint32_t entries);
+    void answer_locked_batch(Peer &p, uint32_t reply_key, uint8_t reply_tag, bool applied);
+    void settle_window(uint32_t window);
     static bool batch_kind(const RmaRequest &r) {
         return r.kind == static_cast<uint8_t>(RmaKind::kBatch) || r.kind == static_cast<uint8_t>(RmaKind::kLockedBatch);
     }

@@ -182,14 +182,29 @@ void Engine::close_batches(nanos now) {
 // the peer stays in its batch, which no pass, flush or full batch sends
 // (a post that does not fit says RTTCC_ERR_BUSY), until lock_batch sends
 // it with the lock, or the hold ends (the lock was taken the usual way).
-int Engine::hold_batch(uint32_t index, bool hold) {
+int Engine::hold_batch(uint32_t index, BatchHold hold) {
+    const nanos now = clock_.now();
     std::lock_guard<MaybeMutex> g(state_mu_);
     Peer *p = live_peer(index);
     if (!p) return RTTCC_ERR_UNREACH;
     if (!p->batch) p->batch = std::make_unique<RmaBatch>();
     RmaBatch &b = *p->batch;
-    b.held = hold;
-    if (!hold && !b.empty() && !b.listed) {  // the next pass sends it
+    switch (hold) {
+        case BatchHold::kHold: {  // what other epochs posted goes first: it is not the lock's
+            const int rc = close_batch(*p, false, now);
+            if (rc != RTTCC_OK) return rc;
+            b.held = true;
+            return RTTCC_OK;
+        }
+        case BatchHold::kDiscard:  // the lock could not be taken: its epoch's operations fail
+            b.clear();
+            b.held = false;
+            return RTTCC_OK;
+        case BatchHold::kRelease:
+            break;
+    }
+    b.held = false;
+    if (!b.empty() && !b.listed) {  // the next pass sends it
         batching_.push_back(p->id);
         b.listed = true;
     }
@@ -360,6 +375,7 @@ bool Engine::serve(Peer &p, const RmaRequest &r, const uint8_t *payload, size_t 
             }
             return true;
         case RmaKind::kUnlock:
+            settle_window(r.key);  // an ordered UNLOCK may come before a large get's reply left
             if (!locks->release(p.id, &lock_grants_)) return false;
             answer_lock_grants();
             return true;
@@ -428,7 +444,10 @@ void Engine::apply_batch(Peer &p, const uint8_t *payload, size_t n, uint32_t ent
 bool Engine::serve_locked_batch(Peer &p, const RmaRequest &r, const uint8_t *payload, size_t n) {
     LockTable *locks = window_locks(r.key);
     const auto entries = static_cast<uint32_t>(r.offset);
-    if (!locks || !batch_fits(p, payload, n, entries, r.key)) return false;
+    if (!locks || !batch_fits(p, payload, n, entries, r.key)) {
+        answer_locked_batch(p, r.reply_key, r.reply_tag, false);  // its origin waits for an answer
+        return false;
+    }
     LockTable::Request q{p.id, r.op != 0, r.reply_key, r.reply_tag, r.key, entries};
     if (locks->free_for(q.exclusive)) {
         locks->acquire(std::move(q));
@@ -451,14 +470,20 @@ bool Engine::serve_locked_batch(Peer &p, const RmaRequest &r, const uint8_t *pay
 // answer.
 void Engine::finish_locked_batch(Peer &p, uint32_t window, uint32_t reply_key, uint8_t reply_tag,
                                  const uint8_t *payload, size_t n, uint32_t entries) {
-    if (batch_fits(p, payload, n, entries, window))
+    const bool fits = batch_fits(p, payload, n, entries, window);
+    if (fits)
         apply_batch(p, payload, n, entries, /*copy_replies=*/true);
     else
         drop(&rttcc_stats_t::drop_bad_put);
     if (LockTable *locks = window_locks(window)) locks->release(p.id, &lock_grants_);
-    if (p.dead) return;
+    answer_locked_batch(p, reply_key, reply_tag, fits);
+}
+
+// A locked batch's answer: 1 applied, 0 refused (nothing of it applied).
+void Engine::answer_locked_batch(Peer &p, uint32_t reply_key, uint8_t reply_tag, bool applied) {
+    if (p.dead || reply_key == 0 || reply_key > kPutKeyMask || reply_tag == RTTCC_TAG_RMA) return;
     if (uint8_t *buf = reply_buffer(p, 1)) {
-        *buf = 1;
+        *buf = applied ? 1 : 0;
         reply(p, reply_key, reply_tag, buf, 1);
     }
 }
@@ -519,16 +544,22 @@ void Engine::copy_replies_from(uint32_t key) {
 // two-rank fence once its FENCE did, both behind the get's request.
 int Engine::settle(uint32_t window) {
     std::lock_guard<MaybeMutex> g(state_mu_);
-    if (exposure_replies_.empty()) return RTTCC_OK;
+    settle_window(window);
+    return RTTCC_OK;
+}
+
+// settle's work, under state_mu_: also when a lock of the window goes (its
+// next holder may change what a large get's reply is still sent from).
+void Engine::settle_window(uint32_t window) {
+    if (exposure_replies_.empty()) return;
     flush_all();  // no staged datagram points into it either
     for (TxMessage *m = exposure_replies_.front(); m;) {
         TxMessage *next = exposure_replies_.next(*m);
         const GrantTable::Grant *grant = grants_.find(m->exposure);
         Peer *p = grant && grant->window == window ? live_peer(grant->peer) : nullptr;
-        if (p && !copy_reply(*p, *m)) return RTTCC_OK;  // p was declared dead: its messages went with it
+        if (p && !copy_reply(*p, *m)) return;  // p was declared dead: its messages went with it
         m = next;
     }
-    return RTTCC_OK;
 }
 
 // Makes reply m, sent from an exposure, an engine-owned copy.  Without

@@ -205,8 +205,11 @@ bool Engine::holds_from(uint32_t id) const {
 // sequence order; those of dead peers go.  A held RMA request is served
 // (under the lock, calling nobody: also on the liveness agent's quiet
 // passes, so a held unlock releases its lock while the target computes);
-// a client's message waits for the application's next pass on a quiet one.
-// Only the receive turn's holder touches held_.
+// a client's message waits for the application's next pass on a quiet one,
+// and a request held after it may then go first (requests and client
+// messages only keep their order among themselves: what an ordered message
+// promises, that everything sent before it arrived, still holds).  Only
+// the receive turn's holder touches held_.
 int Engine::deliver_held() {
     int delivered = 0;
     std::unique_lock<MaybeMutex> lock(state_mu_);

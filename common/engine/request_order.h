@@ -13,6 +13,11 @@
 //   seq:  next                                        next + W
 //         | x(due) held held x . held . x . . held  . |
 //
+// An ordered request (an UNLOCK: Engine::hold) may be whole and due while
+// the engine holds it for a segment sent before it: that segment is then
+// missing, and the same bound holds; the engine serves the held request in
+// the burst whose arrivals close the gap (Engine::pass).
+//
 // So a request more than W - 1 numbers ahead of the one due, or one more
 // held request than that, or a number already served or held, breaks the
 // protocol (turn() says kBad).

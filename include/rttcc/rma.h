@@ -197,16 +197,20 @@ int rttcc_rma_unlock_ordered(rttcc_engine_t *engine, uint32_t peer, uint32_t win
                              void *flush_cookie);
 
 /* A lazy lock, as MPI_Win_lock may be (MPI 3.1, 11.5.3): nothing is asked
- * yet.  rttcc_rma_hold_batch(.., 1) keeps what is posted to `peer` in its
- * batch: no progress pass, flush or request sends it, and a post that
- * would not fit says RTTCC_ERR_BUSY.  rttcc_rma_lock_batch then sends the
- * lock and the batch as one request: the target takes the lock (waiting in
- * its queue as rttcc_rma_lock would), applies the batch (its replies
- * copied), lets the lock go, and one byte lands in reply_key; RTTCC_OK:
- * sent, RTTCC_DONE: nothing was posted, nothing goes.  Or the caller takes
- * the lock with rttcc_rma_lock and ends the hold (.., 0): the batch goes
- * as usual.  While it holds, the caller sends no request, flush or put to
- * `peer` (they would pass the lock). */
+ * yet.  rttcc_rma_hold_batch(.., 1) sends what the batch to `peer` holds
+ * (other epochs' posts), then keeps what is posted next in it: no progress
+ * pass, flush or request sends it, and a post that would not fit says
+ * RTTCC_ERR_BUSY.  rttcc_rma_lock_batch then sends the lock and the batch
+ * as one request: the target takes the lock (waiting in its queue as
+ * rttcc_rma_lock would), applies the batch (its replies copied), lets the
+ * lock go, and one byte lands in reply_key: 1, or 0 if the target refused
+ * the batch (an entry outside the window's exposures to us: nothing of it
+ * was applied, its gets get no reply).  RTTCC_OK: sent, RTTCC_DONE: nothing
+ * was posted, nothing goes.  Or the caller takes the lock with
+ * rttcc_rma_lock and ends the hold (.., 0): the batch goes as usual; or it
+ * could not take the lock and drops the batch (.., -1).  While it holds,
+ * the lock's epoch sends `peer` no request, flush or put of its own (they
+ * would pass the lock); others' go, without the held batch. */
 int rttcc_rma_hold_batch(rttcc_engine_t *engine, uint32_t peer, int hold);
 int rttcc_rma_lock_batch(rttcc_engine_t *engine, uint32_t peer, uint32_t window, int exclusive, uint32_t reply_key,
                          uint8_t tag);

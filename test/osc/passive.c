@@ -323,6 +323,29 @@ static void two_windows(enum ot_flavor f, int rank, int iters)
             ot_fail("%s windows: window a read back %lld, not %lld, after its epoch", ot_flavor_names[f],
                     (long long) back, (long long) x);
         }
+        /* The other order: b's put still in the engine's batch when a's lazy lock begins. */
+        x += 1000;
+        y += 1000;
+        OT(MPI_Win_lock_all(0, b.win));
+        OT(MPI_Put(&y, 1, MPI_INT64_T, 1, ot_disp(&b, 1, 0, 0), 1, MPI_INT64_T, b.win));
+        OT(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 1, 0, a.win));
+        OT(MPI_Put(&x, 1, MPI_INT64_T, 1, ot_disp(&a, 1, 0, 0), 1, MPI_INT64_T, a.win));
+        OT(MPI_Win_unlock(1, a.win));
+        OT(MPI_Win_flush(1, b.win));
+        OT(MPI_Get(&back, 1, MPI_INT64_T, 1, ot_disp(&b, 1, 0, 0), 1, MPI_INT64_T, b.win));
+        OT(MPI_Win_flush(1, b.win));
+        OT(MPI_Win_unlock_all(b.win));
+        if (back != y) {
+            ot_fail("%s windows: window b read back %lld, not %lld, with a's lazy epoch after its put",
+                    ot_flavor_names[f], (long long) back, (long long) y);
+        }
+        OT(MPI_Win_lock(MPI_LOCK_SHARED, 1, 0, a.win));
+        OT(MPI_Get(&back, 1, MPI_INT64_T, 1, ot_disp(&a, 1, 0, 0), 1, MPI_INT64_T, a.win));
+        OT(MPI_Win_unlock(1, a.win));
+        if (back != x) {
+            ot_fail("%s windows: window a read back %lld, not %lld, after its epoch", ot_flavor_names[f],
+                    (long long) back, (long long) x);
+        }
     }
     OT(MPI_Barrier(MPI_COMM_WORLD));
     ot_win_free(&b);

@@ -543,6 +543,39 @@ static void test_an_ordered_unlock_waits_for_a_lost_put(void **) {
     }
 }
 
+// An ordered unlock comes in the burst of the large get before it, whose
+// reply is sent from the window two segments at a time (send credits): the
+// lock then goes, and its next holder may change the window at once.  The
+// unlock copies what is still to be sent first, so the get brings back the
+// bytes of its epoch.
+static void test_an_unlock_keeps_a_large_reply_as_it_was(void **) {
+    MemNetwork net(4000);
+    auto nodes = make_nodes(net, 2, {}, [](rttcc_config_t &c) {
+        c.send_credits = 2;
+        c.agent = false;
+    });
+    Handles h(nodes);
+    const uint32_t w = open_window(h, 1);
+    const size_t len = 150000;
+    std::vector<uint8_t> window = make_message(4, len);
+    const std::vector<uint8_t> before = window;
+    const uint32_t key = expose(h, 1, w, 0, window.data(), window.size());
+    uint8_t held = 0;
+    const uint32_t r0 = nodes[0]->engine->grant(1, &held, 1);
+    assert_int_equal(rttcc_rma_lock(h[0], 1, w, 1, r0, kTag), RTTCC_DONE);
+    assert_true(run_until(nodes, [&] { return replies(*nodes[0], r0) == 1; }));
+    std::vector<uint8_t> got(len);
+    const uint32_t rp = nodes[0]->engine->grant(1, got.data(), len);
+    assert_int_equal(rttcc_rma_get(h[0], 1, key, 0, len, rp, kTag), RTTCC_DONE);
+    assert_int_equal(rttcc_rma_unlock_ordered(h[0], 1, w, kTag, nullptr), RTTCC_DONE);
+    nodes[1]->engine->progress();  // serves both; two segments of the reply go
+    assert_int_equal(rttcc_rma_lock_local(h[1], w, 1), RTTCC_DONE);  // the next holder
+    std::fill(window.begin(), window.end(), 0x5a);  // writes its epoch
+    assert_true(run_until(nodes, [&] { return replies(*nodes[0], rp) == 1; }));
+    assert_memory_equal(got.data(), before.data(), len);
+    assert_int_equal(rttcc_rma_unlock_local(h[1], w), RTTCC_OK);
+}
+
 // A lazy lock's batch (rttcc_rma_hold_batch, rttcc_rma_lock_batch): held,
 // posted puts wait at the origin through progress passes and a full batch
 // (RTTCC_ERR_BUSY); lock_batch sends them with the lock as one request,
@@ -589,8 +622,9 @@ static void test_a_lazy_lock_applies_its_batch_under_the_lock(void **) {
 }
 
 // A held batch that is full refuses the next post (RTTCC_ERR_BUSY) instead
-// of sending; an empty one sends nothing (RTTCC_DONE); after the hold ends
-// the batch goes as usual.
+// of sending; an empty one sends nothing (RTTCC_DONE); what was posted
+// before the hold goes when it begins; after the hold ends the batch goes
+// as usual.
 static void test_a_held_batch_never_leaves_by_itself(void **) {
     MemNetwork net(4000);
     auto nodes = make_nodes(net, 2);
@@ -602,7 +636,12 @@ static void test_a_held_batch_never_leaves_by_itself(void **) {
     const uint32_t d = nodes[0]->engine->grant(1, &done, 1);
     assert_int_equal(rttcc_rma_hold_batch(h[0], 1, 1), RTTCC_OK);
     assert_int_equal(rttcc_rma_lock_batch(h[0], 1, w, 1, d, kTag), RTTCC_DONE);  // nothing posted
+    // Posted before the hold (another epoch's): it goes when the hold begins.
+    const uint8_t early = 3;
+    const size_t last = mem.size() - 1;
+    assert_int_equal(rttcc_rma_post(h[0], 1, key, last, RTTCC_RMA_REPLACE, RTTCC_RMA_BYTE, &early, 1), RTTCC_DONE);
     assert_int_equal(rttcc_rma_hold_batch(h[0], 1, 1), RTTCC_OK);
+    assert_true(run_until(nodes, [&] { return mem[last] == early; }));
     const std::vector<uint8_t> bytes(1000, 7);
     int posted = 0, rc;
     while ((rc = rttcc_rma_post(h[0], 1, key, 1000u * posted, RTTCC_RMA_REPLACE, RTTCC_RMA_BYTE, bytes.data(),
@@ -612,7 +651,7 @@ static void test_a_held_batch_never_leaves_by_itself(void **) {
     assert_true(posted > 1);
     settle(nodes);
     assert_int_equal(mem[0], 0);
-    assert_int_equal(nodes[0]->engine->stats().rma_batches, 0);
+    assert_int_equal(nodes[0]->engine->stats().rma_batches, 1);  // the early one's
     assert_int_equal(rttcc_rma_hold_batch(h[0], 1, 0), RTTCC_OK);
     assert_true(run_until(nodes, [&] { return mem[1000u * posted - 1] == 7; }));
     assert_int_equal(replies(*nodes[0], d), 0);
@@ -802,6 +841,7 @@ int main() {
         cmocka_unit_test(test_requests_out_of_any_legal_order_end_the_peer),
         cmocka_unit_test(test_window_locks),
         cmocka_unit_test(test_an_ordered_unlock_waits_for_a_lost_put),
+        cmocka_unit_test(test_an_unlock_keeps_a_large_reply_as_it_was),
         cmocka_unit_test(test_a_lazy_lock_applies_its_batch_under_the_lock),
         cmocka_unit_test(test_a_held_batch_never_leaves_by_itself),
         cmocka_unit_test(test_unlock_local_and_a_dead_holder_let_waiters_in),
