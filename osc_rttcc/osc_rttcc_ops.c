@@ -616,6 +616,21 @@ static int acc_codes(const rma_call_t *a, issue_t *s, bool *raw)
     return OMPI_SUCCESS;
 }
 
+/* The origin's first byte and where the target's one run lies, for an
+ * operation contiguous at both ends whose run is in range (the regions a
+ * dynamic window's lookups found this epoch): else false. */
+static bool small_run(mca_osc_rttcc_module_t *m, const rma_call_t *a, size_t bytes, uint8_t **data, uint32_t *key,
+                      uint64_t *offset)
+{
+    ptrdiff_t lb, extent;
+    *data = contiguous(a->origin, a->ocount, a->odt);
+    if (NULL == *data || !ompi_datatype_is_contiguous_memory_layout(a->tdt, a->tcount)) {
+        return false;
+    }
+    ompi_datatype_get_true_extent(a->tdt, &lb, &extent);
+    return OMPI_SUCCESS == locate(m, a->target, target_at(m, a->target, a->disp) + lb, bytes, key, offset);
+}
+
 /* A small put or accumulate (without a result) of contiguous bytes to
  * another process, outside any schedule, joins its target's batch and is
  * done once copied: it needs no operation record and no walk of its runs
@@ -628,15 +643,10 @@ static bool post_small(issue_t *s, const rma_call_t *a, size_t bytes, int *rc)
 {
     mca_osc_rttcc_component_t *c = &mca_osc_rttcc_component;
     mca_osc_rttcc_module_t *m = s->m;
-    uint8_t *data = contiguous(a->origin, a->ocount, a->odt);
-    ptrdiff_t lb, extent;
+    uint8_t *data;
     uint32_t key;
     uint64_t offset;
-    if (NULL == data || !ompi_datatype_is_contiguous_memory_layout(a->tdt, a->tcount)) {
-        return false;
-    }
-    ompi_datatype_get_true_extent(a->tdt, &lb, &extent);
-    if (OMPI_SUCCESS != locate(m, a->target, target_at(m, a->target, a->disp) + lb, bytes, &key, &offset)) {
+    if (!small_run(m, a, bytes, &data, &key, &offset)) {
         return false;
     }
     OPAL_THREAD_LOCK(&c->lock);
@@ -658,15 +668,10 @@ static bool get_small(issue_t *s, const rma_call_t *a, size_t bytes, int *rc)
 {
     mca_osc_rttcc_component_t *c = &mca_osc_rttcc_component;
     mca_osc_rttcc_module_t *m = s->m;
-    uint8_t *data = contiguous(a->origin, a->ocount, a->odt);
-    ptrdiff_t lb, extent;
+    uint8_t *data;
     uint32_t key, reply = 0;
     uint64_t offset;
-    if (NULL == data || !ompi_datatype_is_contiguous_memory_layout(a->tdt, a->tcount)) {
-        return false;
-    }
-    ompi_datatype_get_true_extent(a->tdt, &lb, &extent);
-    if (OMPI_SUCCESS != locate(m, a->target, target_at(m, a->target, a->disp) + lb, bytes, &key, &offset)) {
+    if (!small_run(m, a, bytes, &data, &key, &offset)) {
         return false;
     }
     OPAL_THREAD_LOCK(&c->lock);

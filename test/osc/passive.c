@@ -289,6 +289,19 @@ static void flushes_in_lazy_epochs(enum ot_flavor f, int rank, int nprocs, int i
     ot_win_free(&w);
 }
 
+/* Window w holds `want` at rank 1, read in an epoch of its own. */
+static void expect_word(ot_win *w, enum ot_flavor f, int64_t want)
+{
+    int64_t back = -1;
+    OT(MPI_Win_lock(MPI_LOCK_SHARED, 1, 0, w->win));
+    OT(MPI_Get(&back, 1, MPI_INT64_T, 1, ot_disp(w, 1, 0, 0), 1, MPI_INT64_T, w->win));
+    OT(MPI_Win_unlock(1, w->win));
+    if (back != want) {
+        ot_fail("%s windows: window a read back %lld, not %lld, after its epoch", ot_flavor_names[f],
+                (long long) back, (long long) want);
+    }
+}
+
 /* Two windows to the same process: while rank 0's lock epoch of window a
  * is lazy (its put waits in the batch the engine holds for rank 1), a
  * lock_all epoch of window b puts, flushes and reads back there.  b's
@@ -316,13 +329,7 @@ static void two_windows(enum ot_flavor f, int rank, int iters)
                     (long long) back, (long long) y);
         }
         OT(MPI_Win_unlock(1, a.win));
-        OT(MPI_Win_lock(MPI_LOCK_SHARED, 1, 0, a.win));
-        OT(MPI_Get(&back, 1, MPI_INT64_T, 1, ot_disp(&a, 1, 0, 0), 1, MPI_INT64_T, a.win));
-        OT(MPI_Win_unlock(1, a.win));
-        if (back != x) {
-            ot_fail("%s windows: window a read back %lld, not %lld, after its epoch", ot_flavor_names[f],
-                    (long long) back, (long long) x);
-        }
+        expect_word(&a, f, x);
         /* The other order: b's put still in the engine's batch when a's lazy lock begins. */
         x += 1000;
         y += 1000;
@@ -339,13 +346,7 @@ static void two_windows(enum ot_flavor f, int rank, int iters)
             ot_fail("%s windows: window b read back %lld, not %lld, with a's lazy epoch after its put",
                     ot_flavor_names[f], (long long) back, (long long) y);
         }
-        OT(MPI_Win_lock(MPI_LOCK_SHARED, 1, 0, a.win));
-        OT(MPI_Get(&back, 1, MPI_INT64_T, 1, ot_disp(&a, 1, 0, 0), 1, MPI_INT64_T, a.win));
-        OT(MPI_Win_unlock(1, a.win));
-        if (back != x) {
-            ot_fail("%s windows: window a read back %lld, not %lld, after its epoch", ot_flavor_names[f],
-                    (long long) back, (long long) x);
-        }
+        expect_word(&a, f, x);
     }
     OT(MPI_Barrier(MPI_COMM_WORLD));
     ot_win_free(&b);

@@ -54,6 +54,13 @@ uint64_t bad_requests(const Node &n) { return n.engine->stats().drop_bad_put; }
 // Runs every node for a while (what should happen has had time to).
 void settle(std::vector<std::unique_ptr<Node>> &nodes) { (void)run_until(nodes, [] { return false; }, 0.05); }
 
+// A large reply leaves two segments at a time (send credits), one pass after
+// another: what a test does between passes reaches its later segments.
+void two_segments_a_pass(rttcc_config_t &c) {
+    c.send_credits = 2;
+    c.agent = false;
+}
+
 void with_agent(rttcc_config_t &c) {
     c.agent = true;
     c.thread_safe = false;
@@ -134,10 +141,7 @@ static void test_a_reply_does_not_ask_for_its_ack(void **) {
 // the lone one.  The target's credits let two segments go per round trip.
 static void test_a_large_get_replies_from_the_window_until_revoked(void **) {
     MemNetwork net(4000);
-    auto nodes = make_nodes(net, 2, {}, [](rttcc_config_t &c) {
-        c.send_credits = 2;
-        c.agent = false;
-    });
+    auto nodes = make_nodes(net, 2, {}, two_segments_a_pass);
     Handles h(nodes);
     const uint32_t w = open_window(h, 1);
     const size_t len = 150000;
@@ -176,10 +180,7 @@ static void test_a_large_get_replies_from_the_window_until_revoked(void **) {
 // with no reply in flight it is free.
 static void test_settle_keeps_a_large_reply_as_it_was(void **) {
     MemNetwork net(4000);
-    auto nodes = make_nodes(net, 2, {}, [](rttcc_config_t &c) {
-        c.send_credits = 2;
-        c.agent = false;
-    });
+    auto nodes = make_nodes(net, 2, {}, two_segments_a_pass);
     Handles h(nodes);
     const uint32_t w = open_window(h, 1), other = open_window(h, 1);
     const size_t len = 150000;
@@ -550,10 +551,7 @@ static void test_an_ordered_unlock_waits_for_a_lost_put(void **) {
 // bytes of its epoch.
 static void test_an_unlock_keeps_a_large_reply_as_it_was(void **) {
     MemNetwork net(4000);
-    auto nodes = make_nodes(net, 2, {}, [](rttcc_config_t &c) {
-        c.send_credits = 2;
-        c.agent = false;
-    });
+    auto nodes = make_nodes(net, 2, {}, two_segments_a_pass);
     Handles h(nodes);
     const uint32_t w = open_window(h, 1);
     const size_t len = 150000;
