@@ -432,6 +432,14 @@ void osc_rttcc_send_piece(const osc_rttcc_piece_t *piece, uint32_t peer)
     }
 }
 
+/* The largest piece that joins target's batch: post_bytes, or a whole
+ * batch's worth while a lazy lock holds it (0: none, batches are off). */
+static size_t osc_rttcc_post_limit(const mca_osc_rttcc_module_t *m, int target)
+{
+    const size_t post = mca_osc_rttcc_component.post_bytes;
+    return 0 != post && m->peers[target].lock_lazy ? OSC_RTTCC_LAZY_PIECE : post;
+}
+
 /* Posts a piece into the target's batch: RTTCC_ERR_BUSY if it does not fit
  * one (it goes alone).  Puts and accumulates carry their bytes, up to
  * post_bytes; a plain get carries none, and its reply is not a copy, so any
@@ -443,7 +451,7 @@ static int post_piece(issue_t *s, uint32_t peer, uint32_t key, uint64_t offset, 
     if (KIND_GET == s->kind && !s->atomic && 0 != c->post_bytes) {
         return rttcc_rma_post_get(c->engine, peer, key, offset, n, reply, RTTCC_TAG_OSC);
     }
-    if (n > c->post_bytes) {
+    if (n > osc_rttcc_post_limit(s->m, s->target)) {
         return RTTCC_ERR_BUSY;
     }
     switch (s->kind) {
@@ -660,7 +668,7 @@ static bool post_small(issue_t *s, const rma_call_t *a, size_t bytes, int *rc)
     return RTTCC_ERR_BUSY != erc;
 }
 
-/* A plain get of contiguous bytes (at most post_bytes) from a target whose
+/* A plain get of contiguous bytes (osc_rttcc_post_limit) from a target whose
  * lock is lazy joins its held batch, its reply granted as the common path
  * grants it: the lock, the get and the unlock still go as one request.
  * False as post_small says it. */
@@ -731,13 +739,14 @@ static int rma_call(rma_call_t *a, struct ompi_win_t *win)
     if (!self && 0 != c->nlazy && OMPI_SUCCESS != (rc = osc_rttcc_lazy_conflicts(m, a->target))) {
         return rc;
     }
+    /* A lazy lock's batch takes pieces up to a whole batch (it goes as one request anyway). */
+    const size_t small = osc_rttcc_post_limit(m, a->target);
     if ((KIND_PUT == a->kind || (KIND_ACC == a->kind && !a->fetch && !raw)) && !self && NULL == a->request &&
-        0 < bytes && bytes <= c->post_bytes && !osc_rttcc_schedules(m, a->target, bytes) &&
-        post_small(&s, a, bytes, &rc)) {
+        0 < bytes && bytes <= small && !osc_rttcc_schedules(m, a->target, bytes) && post_small(&s, a, bytes, &rc)) {
         return rc; /* in a lazy lock's batch too */
     }
     if (KIND_GET == a->kind && !a->atomic && !self && NULL == a->request && m->peers[a->target].lock_lazy &&
-        0 < bytes && bytes <= c->post_bytes && get_small(&s, a, bytes, &rc)) {
+        0 < bytes && bytes <= small && get_small(&s, a, bytes, &rc)) {
         return rc;
     }
     if (!self && OMPI_SUCCESS != (rc = osc_rttcc_lock_now(m, a->target))) {

@@ -129,10 +129,12 @@ int Engine::post(uint32_t index, const RmaBatchEntry &e, const void *bytes) {
     std::lock_guard<MaybeMutex> g(state_mu_);
     Peer *p = live_peer(index);
     if (!p) return RTTCC_ERR_UNREACH;
-    if (!RmaBatch::fits_alone(e, batch_entry_cap())) return RTTCC_ERR_BUSY;  // the caller sends it alone
     const size_t cap = batch_cap();
     if (!p->batch) p->batch = std::make_unique<RmaBatch>();
     RmaBatch &b = *p->batch;
+    // An entry is at most what a copied request holds; a lazy lock's goes
+    // nowhere alone, so it may take the whole batch.
+    if (!RmaBatch::fits_alone(e, b.held ? cap : batch_entry_cap())) return RTTCC_ERR_BUSY;  // the caller sends it alone
     if (!b.fits(e, cap)) {  // the clock is read only here: a post is a copy
         if (b.held) return RTTCC_ERR_BUSY;  // a lazy lock's batch is full: the caller takes the lock first
         const int rc = close_batch(*p, false, clock_.now());

@@ -619,6 +619,29 @@ static void test_a_lazy_lock_applies_its_batch_under_the_lock(void **) {
     }
 }
 
+// An entry larger than a copied request goes alone (RTTCC_ERR_BUSY), but
+// into a held batch it goes: the batch leaves as one request anyway.
+static void test_a_held_batch_takes_a_large_entry(void **) {
+    MemNetwork net(4000);
+    auto nodes = make_nodes(net, 2);
+    Handles h(nodes);
+    const uint32_t w = open_window(h, 1);
+    std::vector<uint8_t> mem(65536, 0);
+    const uint32_t key = expose(h, 1, w, 0, mem.data(), mem.size());
+    const std::vector<uint8_t> big = make_message(5, 20000);
+    assert_int_equal(rttcc_rma_post(h[0], 1, key, 0, RTTCC_RMA_REPLACE, RTTCC_RMA_BYTE, big.data(), big.size()),
+                     RTTCC_ERR_BUSY);
+    assert_int_equal(rttcc_rma_hold_batch(h[0], 1, 1), RTTCC_OK);
+    assert_int_equal(rttcc_rma_post(h[0], 1, key, 100, RTTCC_RMA_REPLACE, RTTCC_RMA_BYTE, big.data(), big.size()),
+                     RTTCC_DONE);
+    uint8_t done = 0;
+    const uint32_t d = nodes[0]->engine->grant(1, &done, 1);
+    assert_int_equal(rttcc_rma_lock_batch(h[0], 1, w, 0, d, kTag), RTTCC_OK);
+    assert_true(run_until(nodes, [&] { return replies(*nodes[0], d) == 1; }));
+    assert_int_equal(done, 1);
+    assert_memory_equal(mem.data() + 100, big.data(), big.size());
+}
+
 // A held batch that is full refuses the next post (RTTCC_ERR_BUSY) instead
 // of sending; an empty one sends nothing (RTTCC_DONE); what was posted
 // before the hold goes when it begins; after the hold ends the batch goes
@@ -842,6 +865,7 @@ int main() {
         cmocka_unit_test(test_an_unlock_keeps_a_large_reply_as_it_was),
         cmocka_unit_test(test_a_lazy_lock_applies_its_batch_under_the_lock),
         cmocka_unit_test(test_a_held_batch_never_leaves_by_itself),
+        cmocka_unit_test(test_a_held_batch_takes_a_large_entry),
         cmocka_unit_test(test_unlock_local_and_a_dead_holder_let_waiters_in),
         cmocka_unit_test(test_lookup_finds_the_region_holding_an_address),
         cmocka_unit_test(test_the_agent_serves_requests),
