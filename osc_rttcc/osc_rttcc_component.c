@@ -94,7 +94,7 @@ static int rttcc_register(void)
         MCA_BASE_VAR_TYPE_SIZE_T, NULL, OPAL_INFO_LVL_5, &c->post_bytes);
     var("lazy_lock",
         "MPI_Win_lock of another rank's window asks for nothing: the epoch's contiguous puts, accumulates "
-        "without a result and plain gets (up to 60 KiB in all, if post_bytes is not 0) wait, and "
+        "(fetching ones too) and gets (up to 60 KiB in all, if post_bytes is not 0) wait, and "
         "MPI_Win_unlock sends the lock, them and the unlock as "
         "one request, one round trip in all; any other operation, or a flush, takes the lock first and waits "
         "for it.  false, and always with MPI_THREAD_MULTIPLE: MPI_Win_lock asks for the lock and waits for it",

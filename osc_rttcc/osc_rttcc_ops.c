@@ -668,24 +668,29 @@ static bool post_small(issue_t *s, const rma_call_t *a, size_t bytes, int *rc)
     return RTTCC_ERR_BUSY != erc;
 }
 
-/* A plain get of contiguous bytes (osc_rttcc_post_limit) from a target whose
- * lock is lazy joins its held batch, its reply granted as the common path
- * grants it: the lock, the get and the unlock still go as one request.
- * False as post_small says it. */
-static bool get_small(issue_t *s, const rma_call_t *a, size_t bytes, int *rc)
+/* A get, or an accumulate with a result, of contiguous bytes (at most
+ * osc_rttcc_post_limit) to a target whose lock is lazy joins its held
+ * batch, its reply granted as the common path grants it: the lock, the
+ * operation and the unlock still go as one request.  False as post_small
+ * says it, and when a result is not contiguous. */
+static bool fetch_small(issue_t *s, const rma_call_t *a, size_t bytes, int *rc)
 {
     mca_osc_rttcc_component_t *c = &mca_osc_rttcc_component;
     mca_osc_rttcc_module_t *m = s->m;
-    uint8_t *data;
+    uint8_t *data, *reply_at;
     uint32_t key, reply = 0;
     uint64_t offset;
     if (!small_run(m, a, bytes, &data, &key, &offset)) {
         return false;
     }
+    reply_at = KIND_GET == a->kind ? data : contiguous(a->result, a->rcount, a->rdt);
+    if (NULL == reply_at) {
+        return false;
+    }
     OPAL_THREAD_LOCK(&c->lock);
     osc_rttcc_op_t *op = op_new(m, a->target, NULL);
     int erc = RTTCC_ERR;
-    if (NULL != op && OMPI_SUCCESS == reply_grant(op, data, bytes, &reply)) {
+    if (NULL != op && OMPI_SUCCESS == reply_grant(op, reply_at, bytes, &reply)) {
         erc = post_piece(s, m->peers[a->target].index, key, offset, data, bytes, reply);
         if (RTTCC_DONE != erc) {
             reply_cancel(op, reply);
@@ -745,8 +750,8 @@ static int rma_call(rma_call_t *a, struct ompi_win_t *win)
         0 < bytes && bytes <= small && !osc_rttcc_schedules(m, a->target, bytes) && post_small(&s, a, bytes, &rc)) {
         return rc; /* in a lazy lock's batch too */
     }
-    if (KIND_GET == a->kind && !a->atomic && !self && NULL == a->request && m->peers[a->target].lock_lazy &&
-        0 < bytes && bytes <= small && get_small(&s, a, bytes, &rc)) {
+    if ((KIND_GET == a->kind || (KIND_ACC == a->kind && a->fetch && !raw)) && !self && NULL == a->request &&
+        m->peers[a->target].lock_lazy && 0 < bytes && bytes <= small && fetch_small(&s, a, bytes, &rc)) {
         return rc;
     }
     if (!self && OMPI_SUCCESS != (rc = osc_rttcc_lock_now(m, a->target))) {
