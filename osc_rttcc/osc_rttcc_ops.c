@@ -11,9 +11,10 @@
  *                  origin buffer (or a stage, unpacked at the end)
  *   accumulate     rttcc_rma_accumulate, applied by the target's engine
  *   get_accumulate the same with a reply grant for the old values
- *   small pieces   (at most post_bytes) of all of these, and plain gets of
- *                  any size: rttcc_rma_post, rttcc_rma_post_fetch and
- *                  rttcc_rma_post_get, one batch per target and pass
+ *   small pieces   (at most post_bytes; a lazy lock's, up to a batch) of
+ *                  all of these, and plain gets of any size: rttcc_rma_post,
+ *                  rttcc_rma_post_fetch and rttcc_rma_post_get, one batch
+ *                  per target and pass (a lazy lock's: per epoch)
  *   self           the same updates applied here, under the engine's lock
  *
  * An operation that needs nothing more once issued (a copied put) leaves no
@@ -436,14 +437,20 @@ void osc_rttcc_send_piece(const osc_rttcc_piece_t *piece, uint32_t peer)
  * batch's worth while a lazy lock holds it (0: none, batches are off). */
 static size_t osc_rttcc_post_limit(const mca_osc_rttcc_module_t *m, int target)
 {
-    const size_t post = mca_osc_rttcc_component.post_bytes;
-    return 0 != post && m->peers[target].lock_lazy ? OSC_RTTCC_LAZY_PIECE : post;
+    mca_osc_rttcc_component_t *c = &mca_osc_rttcc_component;
+    if (0 == c->post_bytes || !m->peers[target].lock_lazy) {
+        return c->post_bytes;
+    }
+    const size_t max = rttcc_engine_max_message(c->engine); /* the engine's batch: the request's headers less */
+    const size_t batch = max > RTTCC_RMA_REQUEST_HEADER ? max - RTTCC_RMA_REQUEST_HEADER : 0;
+    return batch < OSC_RTTCC_LAZY_PIECE ? batch : OSC_RTTCC_LAZY_PIECE;
 }
 
 /* Posts a piece into the target's batch: RTTCC_ERR_BUSY if it does not fit
  * one (it goes alone).  Puts and accumulates carry their bytes, up to
- * post_bytes; a plain get carries none, and its reply is not a copy, so any
- * the engine takes is posted (unless post_bytes is 0: nothing is). */
+ * osc_rttcc_post_limit; a plain get carries none, and its reply is not a
+ * copy, so any the engine takes is posted (unless post_bytes is 0: nothing
+ * is). */
 static int post_piece(issue_t *s, uint32_t peer, uint32_t key, uint64_t offset, uint8_t *bytes, size_t n,
                       uint32_t reply)
 {

@@ -648,6 +648,17 @@ int osc_rttcc_lazy_conflicts(mca_osc_rttcc_module_t *m, int target)
 
 /* One thread takes a lazy lock; another that needs it meanwhile waits
  * until it is held (MPI_THREAD_MULTIPLE: threads share an epoch). */
+/* A lazy lock could not be taken: its held operations are dropped, not
+ * sent without it, and those waiting for a reply fail with them. */
+static void drop_held(mca_osc_rttcc_module_t *m, int target)
+{
+    mca_osc_rttcc_component_t *c = &mca_osc_rttcc_component;
+    (void) hold_batch(m, target, -1);
+    OPAL_THREAD_LOCK(&c->lock);
+    (void) osc_rttcc_fail_replies_of(m->peers[target].index, m, target);
+    OPAL_THREAD_UNLOCK(&c->lock);
+}
+
 int osc_rttcc_lock_now(mca_osc_rttcc_module_t *m, int target)
 {
     mca_osc_rttcc_component_t *c = &mca_osc_rttcc_component;
@@ -670,7 +681,12 @@ int osc_rttcc_lock_now(mca_osc_rttcc_module_t *m, int target)
     int rc = lock_and_wait(m, target, p->lock, false);
     /* What waited goes behind the lock; without the lock it must not go
      * (its operations fail with this error). */
-    int hrc = hold_batch(m, target, OMPI_SUCCESS == rc ? 0 : -1);
+    int hrc = OMPI_SUCCESS;
+    if (OMPI_SUCCESS == rc) {
+        hrc = hold_batch(m, target, 0);
+    } else {
+        drop_held(m, target);
+    }
     OPAL_THREAD_LOCK(&c->lock);
     p->lock_taking = false;
     OPAL_THREAD_UNLOCK(&c->lock);
@@ -726,7 +742,7 @@ int osc_rttcc_lock(int type, int target, int assert, struct ompi_win_t *win)
     p->lock_lazy = false;
     /* Single-threaded only: another thread's operation could join the held
      * batch between its check (osc_rttcc_lazy_conflicts) and its post. */
-    if (!p->lock_nocheck && target != m->rank && c->lazy_lock && !opal_using_threads()) {
+    if (!p->lock_nocheck && target != m->rank && c->lazy_lock && 0 != c->post_bytes && !opal_using_threads()) {
         OPAL_THREAD_LOCK(&c->lock);
         p->lock_lazy = lazy_note(m, target);
         OPAL_THREAD_UNLOCK(&c->lock);
@@ -768,9 +784,11 @@ int osc_rttcc_unlock(int target, struct ompi_win_t *win)
         rc = lock_and_wait(m, target, p->lock, true);
         if (OMPI_SUCCESS != rc && OMPI_ERR_RMA_RANGE != rc) { /* not sent: the batch is still held */
             int erc = lock_and_wait(m, target, p->lock, false); /* the eager way, else it is dropped */
-            (void) hold_batch(m, target, OMPI_SUCCESS == erc ? 0 : -1);
             if (OMPI_SUCCESS == erc) {
+                (void) hold_batch(m, target, 0);
                 rc = unlock_ordered(m, target);
+            } else {
+                drop_held(m, target);
             }
         }
         p->dirty = false; /* applied: the answer came after it */
