@@ -86,6 +86,16 @@ static void forget_regions(osc_rttcc_peer_t *p)
 /* A flush with nothing to wait for (flush_end returns at once). */
 static const osc_rttcc_flush_t flush_done = {.kind = OSC_RTTCC_COOKIE_FLUSH, .done = true, .status = RTTCC_OK};
 
+/* What the engine said to a flush cookie's request: RTTCC_OK, it calls the
+ * cookie back; else nothing was to flush (RTTCC_DONE) or the request failed. */
+static void flush_started(osc_rttcc_flush_t *f, int erc)
+{
+    if (RTTCC_OK != erc) {
+        f->done = true;
+        f->status = RTTCC_DONE == erc ? RTTCC_OK : erc;
+    }
+}
+
 /* Asks the engine for remote completion towards `target` (flush_end waits). */
 static int flush_begin(mca_osc_rttcc_module_t *m, int target, osc_rttcc_flush_t *f)
 {
@@ -97,11 +107,7 @@ static int flush_begin(mca_osc_rttcc_module_t *m, int target, osc_rttcc_flush_t 
     }
     OPAL_THREAD_LOCK(&c->lock);
     f->done = false;
-    int rc = rttcc_engine_flush(c->engine, p->index, RTTCC_TAG_OSC, f);
-    if (RTTCC_OK != rc) {
-        f->done = true;
-        f->status = RTTCC_DONE == rc ? RTTCC_OK : rc;
-    }
+    flush_started(f, rttcc_engine_flush(c->engine, p->index, RTTCC_TAG_OSC, f));
     p->dirty = false;
     OPAL_THREAD_UNLOCK(&c->lock);
     return OMPI_SUCCESS;
@@ -247,9 +253,8 @@ static int send_message(mca_osc_rttcc_module_t *m, int rank, uint32_t kind, bool
         }
         int erc = ordered ? rttcc_engine_send_ordered(c->engine, peer, RTTCC_TAG_OSC, &msg, sizeof msg, flush)
                           : rttcc_engine_send(c->engine, peer, RTTCC_TAG_OSC, &iov, 1, NULL);
-        if (NULL != flush && RTTCC_OK != erc) { /* nothing to flush, or failed: no callback comes */
-            flush->done = true;
-            flush->status = RTTCC_DONE == erc ? RTTCC_OK : erc;
+        if (NULL != flush) {
+            flush_started(flush, erc);
         }
         rc = RTTCC_DONE == erc || RTTCC_OK == erc ? OMPI_SUCCESS
              : RTTCC_ERR_UNREACH == erc           ? OMPI_ERR_UNREACH
@@ -646,8 +651,6 @@ int osc_rttcc_lazy_conflicts(mca_osc_rttcc_module_t *m, int target)
     }
 }
 
-/* One thread takes a lazy lock; another that needs it meanwhile waits
- * until it is held (MPI_THREAD_MULTIPLE: threads share an epoch). */
 /* A lazy lock could not be taken: its held operations are dropped, not
  * sent without it, and those waiting for a reply fail with them. */
 static void drop_held(mca_osc_rttcc_module_t *m, int target)
@@ -659,10 +662,15 @@ static void drop_held(mca_osc_rttcc_module_t *m, int target)
     OPAL_THREAD_UNLOCK(&c->lock);
 }
 
+/* One thread takes a lazy lock; another that needs it meanwhile waits
+ * until it is held (MPI_THREAD_MULTIPLE: threads share an epoch). */
 int osc_rttcc_lock_now(mca_osc_rttcc_module_t *m, int target)
 {
     mca_osc_rttcc_component_t *c = &mca_osc_rttcc_component;
     osc_rttcc_peer_t *p = &m->peers[target];
+    if (!p->lock_lazy && !p->lock_taking) { /* every operation asks: no lock for it (with threads, never lazy) */
+        return OMPI_SUCCESS;
+    }
     OPAL_THREAD_LOCK(&c->lock);
     const bool mine = p->lock_lazy;
     p->lock_lazy = false;
@@ -716,11 +724,7 @@ static int unlock_ordered(mca_osc_rttcc_module_t *m, int target)
     OPAL_THREAD_LOCK(&c->lock);
     f.done = false;
     p->dirty = false;
-    int erc = rttcc_rma_unlock_ordered(c->engine, p->index, p->window, RTTCC_TAG_OSC, &f);
-    if (RTTCC_OK != erc) { /* nothing to flush, or failed: no callback comes */
-        f.done = true;
-        f.status = RTTCC_DONE == erc ? RTTCC_OK : erc;
-    }
+    flush_started(&f, rttcc_rma_unlock_ordered(c->engine, p->index, p->window, RTTCC_TAG_OSC, &f));
     OPAL_THREAD_UNLOCK(&c->lock);
     return flush_end(m, target, &f);
 }
@@ -783,12 +787,10 @@ int osc_rttcc_unlock(int target, struct ompi_win_t *win)
         p->lock_lazy = false;
         rc = lock_and_wait(m, target, p->lock, true);
         if (OMPI_SUCCESS != rc && OMPI_ERR_RMA_RANGE != rc) { /* not sent: the batch is still held */
-            int erc = lock_and_wait(m, target, p->lock, false); /* the eager way, else it is dropped */
-            if (OMPI_SUCCESS == erc) {
-                (void) hold_batch(m, target, 0);
+            p->lock_lazy = true; /* taken the eager way, else what it holds is dropped */
+            rc = osc_rttcc_lock_now(m, target);
+            if (OMPI_SUCCESS == rc) {
                 rc = unlock_ordered(m, target);
-            } else {
-                drop_held(m, target);
             }
         }
         p->dirty = false; /* applied: the answer came after it */

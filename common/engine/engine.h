@@ -283,6 +283,7 @@ private:
     int send_request(Peer &p, RmaRequest &r, const iovec *iov, int iovcnt, void *cookie, bool ack_now, nanos now,
                      bool queue_only = false);
     int close_batch(Peer &p, bool ack_now, nanos now, bool queue_only = false);
+    int send_batch(Peer &p, RmaRequest &r, bool ack_now, nanos now, bool queue_only);
     void close_batches(nanos now);
     size_t batch_entry_cap() const;
     size_t batch_cap() const;

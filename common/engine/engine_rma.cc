@@ -154,9 +154,14 @@ int Engine::post(uint32_t index, const RmaBatchEntry &e, const void *bytes) {
 // copy, it stays (nothing posted is lost) and the caller hears RTTCC_ERR.
 int Engine::close_batch(Peer &p, bool ack_now, nanos now, bool queue_only) {
     if (!p.batch || p.batch->empty() || p.batch->held) return RTTCC_OK;
-    RmaBatch &b = *p.batch;
     RmaRequest r{};
     r.kind = static_cast<uint8_t>(RmaKind::kBatch);
+    return send_batch(p, r, ack_now, now, queue_only);
+}
+
+// Sends p's batch (not empty) as request r, a BATCH or a LOCKED_BATCH.
+int Engine::send_batch(Peer &p, RmaRequest &r, bool ack_now, nanos now, bool queue_only) {
+    RmaBatch &b = *p.batch;
     r.offset = b.entries();
     r.len = b.size();
     const iovec iov = {const_cast<uint8_t *>(b.data()), b.size()};
@@ -164,6 +169,7 @@ int Engine::close_batch(Peer &p, bool ack_now, nanos now, bool queue_only) {
     if (rc != RTTCC_DONE) return rc;
     count(p, &rttcc_stats_t::rma_batches);
     b.clear();
+    b.held = false;
     return RTTCC_OK;
 }
 
@@ -226,22 +232,13 @@ int Engine::lock_batch(uint32_t index, uint32_t window, bool exclusive, uint32_t
         if (p->batch) p->batch->held = false;
         return RTTCC_DONE;
     }
-    RmaBatch &b = *p->batch;
     RmaRequest r{};
     r.kind = static_cast<uint8_t>(RmaKind::kLockedBatch);
     r.op = exclusive ? 1 : 0;
     r.key = window;
     r.reply_key = reply_key;
     r.reply_tag = tag;
-    r.offset = b.entries();
-    r.len = b.size();
-    const iovec iov = {const_cast<uint8_t *>(b.data()), b.size()};
-    const int rc = send_request(*p, r, &iov, 1, nullptr, false, now);
-    if (rc != RTTCC_DONE) return rc;  // out of memory for its copy: still held
-    count(*p, &rttcc_stats_t::rma_batches);
-    b.clear();
-    b.held = false;
-    return RTTCC_OK;
+    return send_batch(*p, r, false, now, /*queue_only=*/false);  // out of memory for its copy: still held
 }
 
 int Engine::apply_local(int op, int type, void *dst, const void *src, size_t count, void *old) {
@@ -415,7 +412,7 @@ bool Engine::batch_fits(const Peer &p, const uint8_t *payload, size_t n, uint32_
     size_t replies = 0;
     return for_each_entry(payload, n, entries, [&](const RmaBatchEntry &e, const uint8_t *) {
         const GrantTable::Grant *exposure = grants_.exposure(p.id, e.key);
-        replies += window && (e.flags & kPlainGet) ? e.len : reply_bytes(e);  // a locked batch copies every reply
+        replies += reply_bytes(e, /*all_copied=*/window != 0);  // a locked batch copies every reply
         return exposure && (window == 0 || exposure->window == window) && windows_.count(exposure->window) &&
                e.len <= cfg_.max_message && grants_.target(p.id, e.key, e.offset, e.len) && replies <= kBatchReplies;
     });
@@ -588,14 +585,11 @@ void Engine::answer_lock_grants() {
         const LockTable::Request r = std::move(lock_grants_.back());
         lock_grants_.pop_back();
         Peer *p = r.who == LockTable::kSelf ? nullptr : live_peer(r.who);
+        if (!p) continue;  // dead: forget_requests took its holds
         if (!r.batch.empty()) {  // a lazy lock's batch: applied, and the lock goes again
-            if (p)
-                finish_locked_batch(*p, r.window, r.reply_key, r.reply_tag, r.batch.data(), r.batch.size(), r.entries);
-            else if (LockTable *locks = window_locks(r.window))
-                locks->release(r.who, &lock_grants_);
+            finish_locked_batch(*p, r.window, r.reply_key, r.reply_tag, r.batch.data(), r.batch.size(), r.entries);
             continue;
         }
-        if (!p) continue;
         if (uint8_t *buf = reply_buffer(*p, 1)) {
             *buf = 1;
             reply(*p, r.reply_key, r.reply_tag, buf, 1);

@@ -60,6 +60,10 @@ constexpr uint8_t kPlainGet = 1;
 // The bytes its reply brings back in a copy the batch accounts for (a plain
 // get's is either sent from the exposure or at most the target's inline_max).
 inline size_t reply_bytes(const RmaBatchEntry &e) { return e.reply_key && !(e.flags & kPlainGet) ? e.len : 0; }
+// ... and what it costs where every reply is copied (a LOCKED_BATCH's).
+inline size_t reply_bytes(const RmaBatchEntry &e, bool all_copied) {
+    return all_copied && (e.flags & kPlainGet) ? e.len : reply_bytes(e);
+}
 
 // The most bytes one batch's replies bring back: the target's copies for
 // one request, as many as a window of TCP's carries.
@@ -112,7 +116,7 @@ public:
     // Would entry e fit with the others: its header and operand in the
     // request's `cap` bytes, its reply in kBatchReplies?
     bool fits(const RmaBatchEntry &e, size_t cap) const {  // size() <= cap and replies_ <= kBatchReplies
-        return sizeof e + operand_bytes(e) <= cap - size() && reply_cost(e) <= kBatchReplies - replies_;
+        return sizeof e + operand_bytes(e) <= cap - size() && reply_bytes(e, held) <= kBatchReplies - replies_;
     }
     static bool fits_alone(const RmaBatchEntry &e, size_t cap) {
         return sizeof e + operand_bytes(e) <= cap && reply_bytes(e) <= kBatchReplies;
@@ -129,7 +133,7 @@ public:
         bytes_.resize(need);
         std::memcpy(bytes_.data() + at, &e, sizeof e);
         if (operand_bytes(e)) std::memcpy(bytes_.data() + at + sizeof e, bytes, operand_bytes(e));
-        replies_ += reply_cost(e);
+        replies_ += reply_bytes(e, held);
         ++entries_;
     }
 
@@ -143,9 +147,6 @@ public:
     bool held = false;    // a lazy lock's: leaves only as its LOCKED_BATCH (rttcc_rma_lock_batch)
 
 private:
-    // A held batch's plain gets are answered with copies too (LOCKED_BATCH).
-    size_t reply_cost(const RmaBatchEntry &e) const { return held && (e.flags & kPlainGet) ? e.len : reply_bytes(e); }
-
     std::vector<uint8_t> bytes_;
     size_t replies_ = 0;  // the bytes its entries' replies bring back
     uint32_t entries_ = 0;
