@@ -433,17 +433,32 @@ void osc_rttcc_send_piece(const osc_rttcc_piece_t *piece, uint32_t peer)
     }
 }
 
-/* The largest piece that joins target's batch: post_bytes, or a whole
- * batch's worth while a lazy lock holds it (0: none, batches are off). */
+/* The largest piece that joins target's batch: post_bytes (0: none,
+ * batches are off), or more where a copy saves a wait.  A piece in the
+ * batch is a copy, done at once; one sent alone is zero-copy, done on the
+ * target's ACK.
+ *   lazy lock     a batch's worth: it goes as one request with the lock
+ *   PSCW access   one piece of up to a batch's worth per target and epoch:
+ *                 MPI_Win_complete waits for local completion only, and a
+ *                 zero-copy piece made it wait for an ACK of its own, one
+ *                 more send call of the target's (its next POST carries
+ *                 the ACK of copies), in an epoch of one medium operation
+ *                 per target (a halo exchange).  The pieces after it go
+ *                 zero-copy: copying a stream of them costs bandwidth. */
 static size_t osc_rttcc_post_limit(const mca_osc_rttcc_module_t *m, int target)
 {
     mca_osc_rttcc_component_t *c = &mca_osc_rttcc_component;
-    if (0 == c->post_bytes || !m->peers[target].lock_lazy) {
+    const osc_rttcc_peer_t *p = &m->peers[target];
+    if (0 == c->post_bytes || !(p->lock_lazy || p->in_access)) {
         return c->post_bytes;
     }
     const size_t max = rttcc_engine_max_message(c->engine); /* the engine's batch: the request's headers less */
     const size_t batch = max > RTTCC_RMA_REQUEST_HEADER ? max - RTTCC_RMA_REQUEST_HEADER : 0;
-    return batch < OSC_RTTCC_LAZY_PIECE ? batch : OSC_RTTCC_LAZY_PIECE;
+    const size_t whole = batch < OSC_RTTCC_LAZY_PIECE ? batch : OSC_RTTCC_LAZY_PIECE;
+    if (p->lock_lazy) {
+        return whole;
+    }
+    return p->access_copied ? c->post_bytes : whole;
 }
 
 /* Posts a piece into the target's batch: RTTCC_ERR_BUSY if it does not fit
@@ -461,15 +476,23 @@ static int post_piece(issue_t *s, uint32_t peer, uint32_t key, uint64_t offset, 
     if (n > osc_rttcc_post_limit(s->m, s->target)) {
         return RTTCC_ERR_BUSY;
     }
+    int rc;
     switch (s->kind) {
     case KIND_PUT: /* REPLACE on bytes */
-        return rttcc_rma_post(c->engine, peer, key, offset, RTTCC_RMA_REPLACE, RTTCC_RMA_BYTE, bytes, n);
+        rc = rttcc_rma_post(c->engine, peer, key, offset, RTTCC_RMA_REPLACE, RTTCC_RMA_BYTE, bytes, n);
+        break;
     case KIND_GET: /* an atomic read: NO_OP on bytes, with a copied reply */
-        return rttcc_rma_post_fetch(c->engine, peer, key, offset, RTTCC_RMA_NO_OP, RTTCC_RMA_BYTE, NULL, n, reply,
-                                    RTTCC_TAG_OSC);
+        rc = rttcc_rma_post_fetch(c->engine, peer, key, offset, RTTCC_RMA_NO_OP, RTTCC_RMA_BYTE, NULL, n, reply,
+                                  RTTCC_TAG_OSC);
+        break;
     default:
-        return rttcc_rma_post_fetch(c->engine, peer, key, offset, s->rop, s->rtype, bytes, n, reply, RTTCC_TAG_OSC);
+        rc = rttcc_rma_post_fetch(c->engine, peer, key, offset, s->rop, s->rtype, bytes, n, reply, RTTCC_TAG_OSC);
+        break;
     }
+    if (RTTCC_DONE == rc && n > c->post_bytes) {
+        s->m->peers[s->target].access_copied = true;
+    }
+    return rc;
 }
 
 static int issue_piece(issue_t *s, uint32_t key, uint64_t offset, size_t n)
@@ -751,7 +774,6 @@ static int rma_call(rma_call_t *a, struct ompi_win_t *win)
     if (!self && 0 != c->nlazy && OMPI_SUCCESS != (rc = osc_rttcc_lazy_conflicts(m, a->target))) {
         return rc;
     }
-    /* A lazy lock's batch takes pieces up to a whole batch (it goes as one request anyway). */
     const size_t small = osc_rttcc_post_limit(m, a->target);
     if ((KIND_PUT == a->kind || (KIND_ACC == a->kind && !a->fetch && !raw)) && !self && NULL == a->request &&
         0 < bytes && bytes <= small && !osc_rttcc_schedules(m, a->target, bytes) && post_small(&s, a, bytes, &rc)) {

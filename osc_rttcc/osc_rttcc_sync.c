@@ -426,6 +426,7 @@ int osc_rttcc_start(ompi_group_t *group, int assert, struct ompi_win_t *win)
         OPAL_THREAD_LOCK(&c->lock);
         p->posts -= !(assert & MPI_MODE_NOCHECK);
         p->in_access = true;
+        p->access_copied = false;
         OPAL_THREAD_UNLOCK(&c->lock);
     }
     free(ranks);

@@ -285,7 +285,6 @@ private:
     int close_batch(Peer &p, bool ack_now, nanos now, bool queue_only = false);
     int send_batch(Peer &p, RmaRequest &r, bool ack_now, nanos now, bool queue_only);
     void close_batches(nanos now);
-    size_t batch_entry_cap() const;
     size_t batch_cap() const;
     bool serve_batch(Peer &p, const RmaRequest &r, const uint8_t *payload, size_t n);
     bool batch_fits(const Peer &p, const uint8_t *payload, size_t n, uint32_t entries, uint32_t window) const;

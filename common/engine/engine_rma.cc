@@ -110,18 +110,11 @@ int Engine::send_request(Peer &p, RmaRequest &r, const iovec *iov, int iovcnt, v
     return copy ? RTTCC_DONE : RTTCC_OK;
 }
 
-// What one operation may bring to a batch: a copied request's payload
-// (inline_max); larger ones go alone, zero-copy.
-size_t Engine::batch_entry_cap() const {
-    const size_t copy = std::min<size_t>(cfg_.inline_max, cfg_.max_message);
-    return copy > sizeof(RmaRequest) ? copy - sizeof(RmaRequest) : 0;
-}
-
 // A batch's payload bound: kBatchBytes in all (or the largest message).
 // Across hosts that is a GSO group, sent in one call when the batch closes.
 size_t Engine::batch_cap() const {
     const size_t all = std::min<size_t>(kBatchBytes, cfg_.max_message);
-    return std::max(batch_entry_cap(), all > sizeof(RmaRequest) ? all - sizeof(RmaRequest) : 0);
+    return all > sizeof(RmaRequest) ? all - sizeof(RmaRequest) : 0;
 }
 
 int Engine::post(uint32_t index, const RmaBatchEntry &e, const void *bytes) {
@@ -132,9 +125,9 @@ int Engine::post(uint32_t index, const RmaBatchEntry &e, const void *bytes) {
     const size_t cap = batch_cap();
     if (!p->batch) p->batch = std::make_unique<RmaBatch>();
     RmaBatch &b = *p->batch;
-    // An entry is at most what a copied request holds; a lazy lock's goes
-    // nowhere alone, so it may take the whole batch.
-    if (!RmaBatch::fits_alone(e, b.held ? cap : batch_entry_cap())) return RTTCC_ERR_BUSY;  // the caller sends it alone
+    // How large a piece is worth copying is the caller's to say (a copy is
+    // done at once, a piece sent alone on its ACK); a batch takes any that fits.
+    if (!RmaBatch::fits_alone(e, cap)) return RTTCC_ERR_BUSY;  // the caller sends it alone
     if (!b.fits(e, cap)) {  // the clock is read only here: a post is a copy
         if (b.held) return RTTCC_ERR_BUSY;  // a lazy lock's batch is full: the caller takes the lock first
         const int rc = close_batch(*p, false, clock_.now());

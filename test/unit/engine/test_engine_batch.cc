@@ -37,15 +37,9 @@ int put8(rttcc_engine_t *e, uint32_t key, uint64_t offset, const void *bytes, si
 
 const rttcc_stats_t stats(const Node &n) { return n.engine->stats(); }
 
-// What one post may bring to a batch: a copied request's payload.
-size_t entry_cap(const Node &n) {
-    return std::min(n.engine->config().inline_max, n.engine->config().max_message) - sizeof(RmaRequest);
-}
-
-// A batch's payload bound: kBatchBytes in all.
+// A batch's payload bound, and so what one post may bring: kBatchBytes in all.
 size_t batch_cap(const Node &n) {
-    const size_t all = std::min<size_t>(kBatchBytes, n.engine->config().max_message) - sizeof(RmaRequest);
-    return std::max(entry_cap(n), all);
+    return std::min<size_t>(kBatchBytes, n.engine->config().max_message) - sizeof(RmaRequest);
 }
 
 // Node 0 flushes node 1 and both progress until the flush completes.
@@ -400,7 +394,7 @@ static void test_post_refusals(void **) {
     auto nodes = make_nodes(net, 2);
     std::vector<uint8_t> mem(70000, 0);
     Target t(nodes, mem.data(), mem.size());
-    const size_t cap = entry_cap(*nodes[0]);
+    const size_t cap = batch_cap(*nodes[0]);
     assert_int_equal(put8(&t.h0, t.key, 0, mem.data(), cap - sizeof(RmaBatchEntry) + 1), RTTCC_ERR_BUSY);
     assert_int_equal(put8(&t.h0, t.key, 0, mem.data(), 66000), RTTCC_ERR_BUSY);
     const int32_t v = 1;
