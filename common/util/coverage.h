@@ -26,16 +26,22 @@ public:
 
     // Does [offset, offset + n) share a byte with what arrived?
     bool overlaps(uint32_t offset, uint32_t n) const {
+        if (appends(offset)) return false;
         const auto it = after(offset);
         return it != spans_.end() && it->begin < offset + n;
     }
     // Spans add() would make more: 1 (touches none), 0 (extends one) or -1 (joins two).
     int added_spans(uint32_t offset, uint32_t n) const {
+        if (appends(offset)) return 0;
         const auto it = after(offset);
         return 1 - touches_left(it, offset) - touches_right(it, offset + n);
     }
     // Records [offset, offset + n), which must not overlap; returns added_spans().
     int add(uint32_t offset, uint32_t n) {
+        if (appends(offset)) {
+            spans_.back().end = offset + n;
+            return 0;
+        }
         const auto it = spans_.begin() + (after(offset) - spans_.cbegin());
         const bool left = touches_left(it, offset), right = touches_right(it, offset + n);
         if (left && right) {
@@ -60,6 +66,10 @@ private:
         uint32_t begin, end;  // [begin, end)
     };
     using Iter = std::vector<Span>::const_iterator;
+
+    // Does a chunk at `offset` begin where the last span ends?  Chunks that
+    // arrive in order do: they extend it, and overlap nothing.
+    bool appends(uint32_t offset) const { return !spans_.empty() && spans_.back().end == offset; }
 
     // The first span that ends after `offset`.
     Iter after(uint32_t offset) const {

@@ -53,6 +53,18 @@ static void test_spans_merge_and_refuse_overlaps(void **) {
     assert_false(c.whole(151));
     assert_int_equal(c.add(150, 10), 0);
     assert_true(c.whole(160));
+    // A chunk where the last span ends extends it, also with a hole before.
+    Coverage d;
+    assert_int_equal(d.add(0, 50), 1);
+    assert_int_equal(d.add(100, 50), 1);
+    assert_false(d.overlaps(150, 10));
+    assert_true(d.overlaps(149, 10));
+    assert_int_equal(d.added_spans(150, 10), 0);
+    assert_int_equal(d.add(150, 10), 0);
+    assert_int_equal(d.spans(), 2);
+    assert_true(d.overlaps(155, 1));
+    assert_int_equal(d.add(50, 50), -1);
+    assert_true(d.whole(160));
 }
 
 // The old count of bytes made [0,600) twice a whole 1000-byte message,
