@@ -246,8 +246,9 @@ void osc_rttcc_op_piece_done(osc_rttcc_op_t *op, int status);
  * held batch under the lock and let it go, at once if nothing was posted. */
 int osc_rttcc_request_lock(mca_osc_rttcc_module_t *m, int target, int exclusive, bool with_batch,
                            volatile bool *granted, int *status, uint8_t *landing);
-/* A lazy lock's batch takes pieces up to this (the engine's batch, 64 KiB
- * with its headers, refuses what does not fit: the lock is taken then). */
+/* A lazy lock's batch, and a PSCW epoch's first piece to a target, take
+ * pieces up to this (osc_rttcc_post_limit; the engine's batch, 64 KiB with
+ * its headers, refuses what does not fit). */
 #define OSC_RTTCC_LAZY_PIECE ((size_t) 60 * 1024)
 
 /* A lazy lock that holds its engine peer's batch. */

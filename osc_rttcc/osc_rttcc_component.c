@@ -88,9 +88,11 @@ static int rttcc_register(void)
     var("post_bytes",
         "Puts, gets and accumulates (fetching ones too) of at most this many bytes per contiguous piece travel "
         "in a batch (up to 64 KiB) with the others made to the same target until the next flush or progress "
-        "call: a burst of them costs one request, not one each; larger pieces go alone, zero-copy, except "
-        "the first of up to 60 KiB to each target of a PSCW access epoch (MPI_Win_complete then waits for no "
-        "ACK) and those of a lazy lock's epoch.  Plain gets (MPI_Get) are batched "
+        "call: a burst of them costs one request, not one each.  Larger pieces go alone, zero-copy, except "
+        "up to 60 KiB: the first put or accumulate to each target of a PSCW access epoch (MPI_Win_complete "
+        "then waits for no ACK) and those of a lazy lock's epoch.  Pieces above eager_bytes wait for the "
+        "epoch's schedule instead.  At most a batch (64 KiB less 56 bytes of headers); above 8-16 KiB a "
+        "copy costs more bandwidth than it saves.  Plain gets (MPI_Get) are batched "
         "whatever their size, as their replies are not copies (0 = every operation goes alone)",
         MCA_BASE_VAR_TYPE_SIZE_T, NULL, OPAL_INFO_LVL_5, &c->post_bytes);
     var("lazy_lock",

@@ -11,8 +11,9 @@
  *                  origin buffer (or a stage, unpacked at the end)
  *   accumulate     rttcc_rma_accumulate, applied by the target's engine
  *   get_accumulate the same with a reply grant for the old values
- *   small pieces   (at most post_bytes; a lazy lock's, up to a batch) of
- *                  all of these, and plain gets of any size: rttcc_rma_post,
+ *   small pieces   (at most post_bytes; up to a batch: a lazy lock's, and
+ *                  a PSCW epoch's first to a target, osc_rttcc_post_limit)
+ *                  of all of these, and plain gets of any size: rttcc_rma_post,
  *                  rttcc_rma_post_fetch and rttcc_rma_post_get, one batch
  *                  per target and pass (a lazy lock's: per epoch)
  *   self           the same updates applied here, under the engine's lock
@@ -438,27 +439,26 @@ void osc_rttcc_send_piece(const osc_rttcc_piece_t *piece, uint32_t peer)
  * batch is a copy, done at once; one sent alone is zero-copy, done on the
  * target's ACK.
  *   lazy lock     a batch's worth: it goes as one request with the lock
- *   PSCW access   one piece of up to a batch's worth per target and epoch:
+ *   PSCW access   the first piece without a reply (a put, an accumulate)
+ *                 of up to a batch's worth per target and epoch:
  *                 MPI_Win_complete waits for local completion only, and a
  *                 zero-copy piece made it wait for an ACK of its own, one
  *                 more send call of the target's (its next POST carries
  *                 the ACK of copies), in an epoch of one medium operation
  *                 per target (a halo exchange).  The pieces after it go
- *                 zero-copy: copying a stream of them costs bandwidth. */
-static size_t osc_rttcc_post_limit(const mca_osc_rttcc_module_t *m, int target)
+ *                 zero-copy: copying a stream of them costs bandwidth.  A
+ *                 piece with a reply waits for it anyway. */
+static size_t osc_rttcc_post_limit(const mca_osc_rttcc_module_t *m, int target, bool fetching)
 {
     mca_osc_rttcc_component_t *c = &mca_osc_rttcc_component;
     const osc_rttcc_peer_t *p = &m->peers[target];
-    if (0 == c->post_bytes || !(p->lock_lazy || p->in_access)) {
+    if (0 == c->post_bytes || !(p->lock_lazy || (p->in_access && !p->access_copied && !fetching))) {
         return c->post_bytes;
     }
     const size_t max = rttcc_engine_max_message(c->engine); /* the engine's batch: the request's headers less */
     const size_t batch = max > RTTCC_RMA_REQUEST_HEADER ? max - RTTCC_RMA_REQUEST_HEADER : 0;
     const size_t whole = batch < OSC_RTTCC_LAZY_PIECE ? batch : OSC_RTTCC_LAZY_PIECE;
-    if (p->lock_lazy) {
-        return whole;
-    }
-    return p->access_copied ? c->post_bytes : whole;
+    return whole > c->post_bytes ? whole : c->post_bytes;
 }
 
 /* Posts a piece into the target's batch: RTTCC_ERR_BUSY if it does not fit
@@ -473,7 +473,7 @@ static int post_piece(issue_t *s, uint32_t peer, uint32_t key, uint64_t offset, 
     if (KIND_GET == s->kind && !s->atomic && 0 != c->post_bytes) {
         return rttcc_rma_post_get(c->engine, peer, key, offset, n, reply, RTTCC_TAG_OSC);
     }
-    if (n > osc_rttcc_post_limit(s->m, s->target)) {
+    if (n > osc_rttcc_post_limit(s->m, s->target, 0 != reply)) {
         return RTTCC_ERR_BUSY;
     }
     int rc;
@@ -489,7 +489,7 @@ static int post_piece(issue_t *s, uint32_t peer, uint32_t key, uint64_t offset, 
         rc = rttcc_rma_post_fetch(c->engine, peer, key, offset, s->rop, s->rtype, bytes, n, reply, RTTCC_TAG_OSC);
         break;
     }
-    if (RTTCC_DONE == rc && n > c->post_bytes) {
+    if (RTTCC_DONE == rc && n > c->post_bytes && 0 == reply) {
         s->m->peers[s->target].access_copied = true;
     }
     return rc;
@@ -774,7 +774,7 @@ static int rma_call(rma_call_t *a, struct ompi_win_t *win)
     if (!self && 0 != c->nlazy && OMPI_SUCCESS != (rc = osc_rttcc_lazy_conflicts(m, a->target))) {
         return rc;
     }
-    const size_t small = osc_rttcc_post_limit(m, a->target);
+    const size_t small = osc_rttcc_post_limit(m, a->target, false);
     if ((KIND_PUT == a->kind || (KIND_ACC == a->kind && !a->fetch && !raw)) && !self && NULL == a->request &&
         0 < bytes && bytes <= small && !osc_rttcc_schedules(m, a->target, bytes) && post_small(&s, a, bytes, &rc)) {
         return rc; /* in a lazy lock's batch too */

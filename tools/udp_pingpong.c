@@ -16,7 +16,8 @@
  * (SO_TIMESTAMPING, where the RTT samples come from) and GRO on the data
  * socket; recvmmsg with a control buffer, polling the command socket every
  * time and the idle data socket every fourth time, one slot after an empty
- * poll; sendto, as the wire sends a lone datagram.  Its latency is the floor
+ * poll; sendto, as the wire sends a lone datagram of one piece without a
+ * transmit stamp (a small message, an ACK).  Its latency is the floor
  * of any transport built on those kernel features; the gap to the plain run
  * is what the features cost (here, one-way: receive stamps 0.2 us, recvmmsg
  * with a control buffer 0.1, the data socket's polls 0.06).

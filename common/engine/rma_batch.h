@@ -2,9 +2,9 @@
 // origin makes to one target between two of its progress passes, gathered
 // into one request, so that a burst of them costs one request and one send
 // call instead of one of each per operation (rttcc_rma_post,
-// rttcc_rma_post_fetch).  An operation joins if it would fit a copied
-// request alone (inline_max), or the whole batch if a lazy lock holds it
-// (rttcc_rma_hold_batch); a batch grows to kBatchBytes.  The request
+// rttcc_rma_post_fetch).  An operation joins if it fits a batch alone
+// (which ones are worth a copy is the caller's choice); a batch grows to
+// kBatchBytes, or the largest message if that is less.  The request
 // header says how many entries follow (offset) and their bytes (len); each
 // entry is
 //

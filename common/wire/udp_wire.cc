@@ -415,10 +415,11 @@ int UdpWire::rx_burst(Channel ch, RxDatagram *d, int n) {
         // datagram pays a second, empty read (0.14 us on veth).  After an
         // empty poll, ask for one: the news is likely a lone message (on the
         // data channel a whole GRO group: 2-32 KiB ping-pongs across hosts
-        // were 2-4% faster so).  Any other poll takes a whole batch: in a
+        // were 2-4% faster so; without GRO a message is many datagrams, and
+        // the batch reads them).  Any other poll takes a whole batch: in a
         // stream polls are rarely empty, and one slot per read slowed 1-4 MiB
         // streams across hosts by 3-4%.
-        const int want = r.filled == 0 ? 1 : std::min(n, slots);
+        const int want = r.filled == 0 && (ch == kCmd || gro_) ? 1 : std::min(n, slots);
         int got;
         do {
             got = recvmmsg(fd_[ch], r.msgs.data(), static_cast<unsigned>(want), MSG_DONTWAIT, nullptr);

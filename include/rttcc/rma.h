@@ -149,8 +149,10 @@ int rttcc_rma_accumulate(rttcc_engine_t *engine, uint32_t peer, uint32_t key, ui
  * one request of up to 64 KiB (a burst of them costs one request and one
  * send call, not one each).  Copied: RTTCC_DONE, and rttcc_engine_flush
  * completes it remotely.  RTTCC_ERR_BUSY if it does not fit a batch alone
- * (64 KiB with the headers): send it with rttcc_engine_put or
- * rttcc_rma_accumulate.  How large a piece is worth a copy is the caller's
+ * (64 KiB, or the largest message if less, with a 32-byte request header
+ * and a 24-byte entry header), or a held batch is full: send it with
+ * rttcc_engine_put or rttcc_rma_accumulate (a held batch: take the lock
+ * first).  How large a piece is worth a copy is the caller's
  * choice (a copy is done at once; alone, a piece is sent zero-copy and done
  * on the target's ACK).  Applied at the target in order with the requests,
  * each entry checked as an accumulate is (a batch with one bad entry is

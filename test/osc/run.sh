@@ -43,8 +43,9 @@ plan=(
     "ops:2:-sizes 1048579,4M -ops put,get,acc,gacc,rput,rget -sync fence,pscw,lock_excl,flush,flush_local_all"
     "ops:3:-sizes 1,4096 -sync $no_nocheck"
     "ops:2 3:-sizes 1,7,1000,65536 -sync pscw_nocheck::sm"
-    # pieces above post_bytes, copied into the batch in PSCW epochs (checked below)
-    "ops:2:-sizes 61440 -ops put,acc -sync pscw,pscw_test"
+    # pieces above post_bytes in PSCW epochs: ops cuts each transfer in three,
+    # of 61440 bytes (the first is copied into the batch) and of 61441 (none is)
+    "ops:2:-sizes 184320,184323 -ops put,acc -sync pscw,pscw_test"
     "ops:4:-targets all -sizes 1,4096,65536 -sync $no_nocheck"
     "ops:8:-targets all -sizes 64,4096 -flavor allocate -sync fence,pscw,lock_shared,lock_all,flush_all,flush_local,win_sync"
     "ops:5:-sizes 7,100000 -flavor dynamic -sync $no_nocheck"
@@ -131,9 +132,13 @@ run_one() {  # run_one NAME NP ARGS EXTRA STACK
     if [ -z "$why" ] && [ "$osc" = rttcc ] && [ -z "$label" ] && [ "$name" = ops ]; then
         if [[ $extra == *osc_rttcc_post_bytes\ 0* ]]; then
             [ "$(stats_sum "$out" rma_posted)" -eq 0 ] || why="puts were posted into batches with post_bytes 0"
-        elif [[ $args == *-sizes\ 61440\ * ]]; then  # every piece is above post_bytes
-            [ "$(stats_sum "$out" rma_posted)" -gt 0 ] ||
-                why="no piece was posted: in a PSCW epoch, one above post_bytes went alone and MPI_Win_complete waited for its ACK"
+        elif [[ $args == *-sizes\ 184320,184323\ * ]]; then  # every piece is above post_bytes
+            # one copy per target and epoch, in the rounds of 61440-byte pieces only
+            local rounds posted
+            rounds=$(sed -n 's/^ops: \([0-9]*\) rounds.*/\1/p' "$out" | head -n 1)
+            posted=$(stats_sum "$out" rma_posted)
+            [ "$posted" -eq $((np * ${rounds:-0} / 2)) ] ||
+                why="$posted pieces posted in ${rounds:-?} PSCW rounds of $np ranks: the first piece of at most 60 KiB to a target in each epoch is copied, and only it"
         elif [[ $args != *-sizes\ 1048579* && $args != *-sizes\ 100000* ]]; then
             [ "$(stats_sum "$out" rma_batches)" -gt 0 ] || why="no batch was sent: small puts and accumulates each went alone"
         fi

@@ -438,7 +438,7 @@ void check_single_sends(Pair &p, Channel ch) {
     const nanos before = monotonic_now();
     assert_int_equal(p.a->tx_burst(ch, d, 3), 3);
     const nanos after = monotonic_now();
-    const std::vector<RxDatagram> rx = receive(*p.b, ch, 3);
+    const Received rx = receive(*p.b, ch, 3);
     assert_int_equal(rx.size(), 3);
     for (const auto &r : rx) {
         assert_int_equal(r.rx_source, TsSource::kKernel);
@@ -463,7 +463,7 @@ void check_gso_group(Pair &p) {
     TxDatagram d[4] = {datagram(p.to[kData], bytes, 21), datagram(p.to[kData], bytes, 0),
                        datagram(p.to[kData], bytes, 23), datagram(p.to[kData], bytes, 0)};
     assert_int_equal(p.a->tx_burst(kData, d, 4), 4);
-    const std::vector<RxDatagram> rx = receive(*p.b, kData, 4);
+    const Received rx = receive(*p.b, kData, 4);
     assert_int_equal(rx.size(), 4);
     for (const auto &r : rx) {
         assert_int_equal(r.len, 1000);
@@ -572,7 +572,7 @@ void test_wire_user_takes_no_stamps(void **) {
     std::vector<uint8_t> bytes(100, 1);
     TxDatagram d = datagram(p.to[kData], bytes, 41);
     assert_int_equal(p.a->tx_burst(kData, &d, 1), 1);
-    const std::vector<RxDatagram> rx = receive(*p.b, kData, 1);
+    const Received rx = receive(*p.b, kData, 1);
     assert_int_equal(rx.size(), 1);
     assert_int_equal(rx[0].rx_stamp, 0);
     assert_int_equal(rx[0].rx_source, TsSource::kNone);

@@ -25,11 +25,11 @@ void test_receive_slots_start_on_a_cache_line(void **) {
         std::vector<uint8_t> b1(100, 1), b2(333, 2), b3(1000, 3);
         TxDatagram d[3] = {datagram(p.to[ch], b1, 0), datagram(p.to[ch], b2, 0), datagram(p.to[ch], b3, 0)};
         assert_int_equal(p.a->tx_burst(ch, d, 3), 3);
-        const std::vector<RxDatagram> rx = receive(*p.b, ch, 3);
+        const Received rx = receive(*p.b, ch, 3);
         assert_int_equal(rx.size(), 3);
         for (size_t i = 0; i < rx.size(); ++i) {
             assert_int_equal(rx[i].len, d[i].iov[0].iov_len);
-            assert_int_equal(reinterpret_cast<uintptr_t>(rx[i].buf) % AlignedBytes::kLine, 0);
+            assert_int_equal(reinterpret_cast<uintptr_t>(rx.slots[i]) % AlignedBytes::kLine, 0);
         }
     }
 }
@@ -59,7 +59,7 @@ void test_pieces_that_continue_each_other_are_joined(void **) {
         want[k].insert(want[k].end(), at + kHeader, at + kSize);
     }
     assert_int_equal(p.a->tx_burst(kData, d, 4), 4);
-    const std::vector<RxDatagram> rx = receive(*p.b, kData, 4);
+    const Received rx = receive(*p.b, kData, 4);
     assert_int_equal(rx.size(), 4);
     for (int k = 0; k < 4; ++k) {
         assert_int_equal(rx[k].len, kSize);
@@ -84,10 +84,10 @@ void test_a_short_datagram_is_padded_to_keep_its_group(void **) {
     }
     for (int k = 0; k < 4; ++k) d[k] = datagram(p.to[kData], bytes[k], 0);
     assert_int_equal(p.a->tx_burst(kData, d, 4), 4);
-    const std::vector<RxDatagram> rx = receive(*p.b, kData, 4);
+    const Received rx = receive(*p.b, kData, 4);
     assert_int_equal(rx.size(), 4);
     for (int k = 0; k < 4; ++k) assert_memory_equal(rx[k].buf, bytes[k].data(), bytes[k].size());
-    for (int k = 0; k < 3; ++k) assert_ptr_equal(rx[k + 1].buf, rx[k].buf + 1000);
+    for (int k = 0; k < 3; ++k) assert_ptr_equal(rx.slots[k + 1], rx.slots[k] + 1000);
     assert_int_equal(rx[1].len, 1000);
     const std::vector<uint8_t> zeros(600, 0);
     assert_memory_equal(rx[1].buf + 400, zeros.data(), zeros.size());
@@ -113,18 +113,18 @@ void test_a_short_datagram_before_the_last_is_padded(void **) {
             d[k] = datagram(p.to[kData], bytes[k], 0);
         }
         assert_int_equal(p.a->tx_burst(kData, d, n), n);
-        const std::vector<RxDatagram> rx = receive(*p.b, kData, n);
+        const Received rx = receive(*p.b, kData, n);
         assert_int_equal(rx.size(), n);
         for (int k = 0; k < n; ++k) assert_memory_equal(rx[k].buf, bytes[k].data(), bytes[k].size());
-        assert_ptr_equal(rx[1].buf, rx[0].buf + 1000);
+        assert_ptr_equal(rx.slots[1], rx.slots[0] + 1000);
         if (tail) {
             assert_int_equal(rx[1].len, 1000);
-            assert_ptr_equal(rx[2].buf, rx[1].buf + 1000);
+            assert_ptr_equal(rx.slots[2], rx.slots[1] + 1000);
             assert_int_equal(rx[2].len, 100);
         } else {
             assert_int_equal(rx[1].len, 400);
             assert_ptr_not_equal(rx[2].buf, rx[1].buf + 1000);
-            assert_ptr_equal(rx[3].buf, rx[2].buf + 100);
+            assert_ptr_equal(rx.slots[3], rx.slots[2] + 100);
         }
     }
 }
@@ -163,7 +163,7 @@ void test_groups_of_many_or_small_pieces_go_as_one(void **) {
         const uint64_t before = p.a->staged_groups();
         assert_int_equal(p.a->tx_burst(kData, d, c.count), c.count);
         assert_int_equal(p.a->staged_groups() - before, c.staged);
-        const std::vector<RxDatagram> rx = receive(*p.b, kData, c.count);
+        const Received rx = receive(*p.b, kData, c.count);
         assert_int_equal(rx.size(), c.count);
         for (int k = 0; k < c.count; ++k) {
             assert_int_equal(rx[k].len, kHeader + c.payload);
@@ -218,10 +218,12 @@ void test_command_news_defers_an_idle_data_poll(void **) {
 
 // recvmmsg pays an empty read after the last datagram it finds.  After an
 // empty poll either channel asks for one datagram (the likely news is a
-// lone message); the next read takes the rest in one batch.
+// lone message; on the data channel only with GRO); the next read takes the
+// rest in one batch.
 void test_a_read_after_an_empty_poll_takes_one_datagram(void **) {
     Pair p = open_pair(RTTCC_TS_USER);
     for (const Channel ch : {kCmd, kData}) {
+        if (ch == kData && !p.b->gro()) continue;
         RxDatagram d[64];
         assert_int_equal(p.b->rx_burst(ch, d, 64), 0);  // the empty poll
         std::vector<std::vector<uint8_t>> bytes{std::vector<uint8_t>(100, 1), std::vector<uint8_t>(200, 2),

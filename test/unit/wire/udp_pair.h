@@ -1,6 +1,7 @@
 // Two UDP wires on loopback for the wire tests: open them, address
 // datagrams from one to the other, receive what arrived.
 #pragma once
+#include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
@@ -52,13 +53,34 @@ inline TxDatagram datagram(WireHandle to, std::vector<uint8_t> &bytes, uint64_t 
 }
 
 // Receives until `want` datagrams arrived on ch (or a second passed).
-inline std::vector<RxDatagram> receive(UdpWire &w, Channel ch, size_t want) {
-    std::vector<RxDatagram> got;
+// What receive() got: each datagram as rx_burst gave it, its buf pointing
+// at a copy of its bytes taken at once (a datagram's buffer is the wire's
+// only until its next rx_burst on that channel), and where the wire had
+// put it (`slots`, for layout checks).
+struct Received {
+    std::vector<RxDatagram> d;
+    std::vector<const uint8_t *> slots;
+    std::vector<std::unique_ptr<uint8_t[]>> copies;
+    size_t size() const { return d.size(); }
+    const RxDatagram &operator[](size_t i) const { return d[i]; }
+    std::vector<RxDatagram>::const_iterator begin() const { return d.begin(); }
+    std::vector<RxDatagram>::const_iterator end() const { return d.end(); }
+};
+
+// Receives until `want` datagrams came on `ch`, or a second passed.
+inline Received receive(UdpWire &w, Channel ch, size_t want) {
+    Received got;
     RxDatagram d[64];
     const nanos deadline = monotonic_now() + msec(1000);
     while (got.size() < want && monotonic_now() < deadline) {
         const int n = w.rx_burst(ch, d, 64);
-        got.insert(got.end(), d, d + n);
+        for (int i = 0; i < n; ++i) {
+            got.slots.push_back(d[i].buf);
+            got.copies.emplace_back(new uint8_t[d[i].len ? d[i].len : 1]);
+            std::memcpy(got.copies.back().get(), d[i].buf, d[i].len);
+            got.d.push_back(d[i]);
+            got.d.back().buf = got.copies.back().get();
+        }
     }
     return got;
 }
