@@ -90,8 +90,8 @@ static int rttcc_register(void)
         "in a batch (up to 64 KiB) with the others made to the same target until the next flush or progress "
         "call: a burst of them costs one request, not one each.  Larger pieces go alone, zero-copy, except "
         "up to 60 KiB: the first put or accumulate to each target of a PSCW access epoch (MPI_Win_complete "
-        "then waits for no ACK) and those of a lazy lock's epoch.  Pieces above eager_bytes wait for the "
-        "epoch's schedule instead.  At most a batch (64 KiB less 56 bytes of headers); above 8-16 KiB a "
+        "then waits for no ACK) and those of a lazy lock's epoch.  Operations of at least eager_bytes in a "
+        "scheduled fence, PSCW or lock_all epoch wait for the schedule instead.  At most a batch (64 KiB less 56 bytes of headers); above 8-16 KiB a "
         "copy costs more bandwidth than it saves.  Plain gets (MPI_Get) are batched "
         "whatever their size, as their replies are not copies (0 = every operation goes alone)",
         MCA_BASE_VAR_TYPE_SIZE_T, NULL, OPAL_INFO_LVL_5, &c->post_bytes);
@@ -221,6 +221,15 @@ static int rttcc_init(bool enable_progress_threads, bool enable_mpi_threads)
         return OMPI_SUCCESS;
     }
     c->engine = engine;
+    /* A post is at most the engine's largest message, less a request's
+     * headers: beyond, a larger put would be an error instead of going alone. */
+    const size_t max = rttcc_engine_max_message(engine);
+    const size_t most = max > RTTCC_RMA_REQUEST_HEADER ? max - RTTCC_RMA_REQUEST_HEADER : 0;
+    if (c->post_bytes > most) {
+        opal_output_verbose(1, c->output, "osc:rttcc: post_bytes %zu is more than the engine's largest message "
+                            "takes: %zu", c->post_bytes, most);
+        c->post_bytes = most;
+    }
     return OMPI_SUCCESS;
 }
 

@@ -123,7 +123,7 @@ void test_a_short_datagram_before_the_last_is_padded(void **) {
             assert_int_equal(rx[2].len, 100);
         } else {
             assert_int_equal(rx[1].len, 400);
-            assert_ptr_not_equal(rx[2].buf, rx[1].buf + 1000);
+            assert_ptr_not_equal(rx.slots[2], rx.slots[1] + 1000);
             assert_ptr_equal(rx.slots[3], rx.slots[2] + 100);
         }
     }
@@ -219,11 +219,11 @@ void test_command_news_defers_an_idle_data_poll(void **) {
 // recvmmsg pays an empty read after the last datagram it finds.  After an
 // empty poll either channel asks for one datagram (the likely news is a
 // lone message; on the data channel only with GRO); the next read takes the
-// rest in one batch.
+// rest in one batch.  Without GRO the data channel reads whole batches.
 void test_a_read_after_an_empty_poll_takes_one_datagram(void **) {
     Pair p = open_pair(RTTCC_TS_USER);
     for (const Channel ch : {kCmd, kData}) {
-        if (ch == kData && !p.b->gro()) continue;
+        const bool one = ch == kCmd || p.b->gro();
         RxDatagram d[64];
         assert_int_equal(p.b->rx_burst(ch, d, 64), 0);  // the empty poll
         std::vector<std::vector<uint8_t>> bytes{std::vector<uint8_t>(100, 1), std::vector<uint8_t>(200, 2),
@@ -233,6 +233,10 @@ void test_a_read_after_an_empty_poll_takes_one_datagram(void **) {
             assert_int_equal(p.a->tx_burst(ch, &t, 1), 1);
         }
         usleep(20000);  // all three are in b's socket
+        if (!one) {
+            assert_int_equal(p.b->rx_burst(ch, d, 64), 3);
+            continue;
+        }
         assert_int_equal(p.b->rx_burst(ch, d, 64), 1);
         assert_int_equal(d[0].len, 100);
         assert_int_equal(p.b->rx_burst(ch, d, 64), 2);

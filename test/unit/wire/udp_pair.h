@@ -52,7 +52,6 @@ inline TxDatagram datagram(WireHandle to, std::vector<uint8_t> &bytes, uint64_t 
     return d;
 }
 
-// Receives until `want` datagrams arrived on ch (or a second passed).
 // What receive() got: each datagram as rx_burst gave it, its buf pointing
 // at a copy of its bytes taken at once (a datagram's buffer is the wire's
 // only until its next rx_burst on that channel), and where the wire had
@@ -77,7 +76,7 @@ inline Received receive(UdpWire &w, Channel ch, size_t want) {
         for (int i = 0; i < n; ++i) {
             got.slots.push_back(d[i].buf);
             got.copies.emplace_back(new uint8_t[d[i].len ? d[i].len : 1]);
-            std::memcpy(got.copies.back().get(), d[i].buf, d[i].len);
+            if (d[i].len) std::memcpy(got.copies.back().get(), d[i].buf, d[i].len);
             got.d.push_back(d[i]);
             got.d.back().buf = got.copies.back().get();
         }
