@@ -72,6 +72,7 @@ typedef struct mca_osc_rttcc_component_t {
     rttcc_schedule_params_t sched; /* osc_rttcc_policy and the scheduler's tunables */
     size_t eager_bytes;          /* operations smaller than this go at once, unscheduled */
     size_t post_bytes;           /* puts and accumulates up to this go in a batch (rttcc_rma_post) */
+    size_t post_most;            /* the largest piece a batch takes: the engine's largest message less a request's headers */
     bool lazy_lock;              /* MPI_Win_lock asks for nothing: the lock goes with the epoch's batch */
     size_t queue_bytes;          /* most bytes a window keeps queued for its schedule */
     rttcc_engine_t *engine;      /* the process engine we are a client of, NULL if none */

@@ -224,11 +224,11 @@ static int rttcc_init(bool enable_progress_threads, bool enable_mpi_threads)
     /* A post is at most the engine's largest message, less a request's
      * headers: beyond, a larger put would be an error instead of going alone. */
     const size_t max = rttcc_engine_max_message(engine);
-    const size_t most = max > RTTCC_RMA_REQUEST_HEADER ? max - RTTCC_RMA_REQUEST_HEADER : 0;
-    if (c->post_bytes > most) {
+    c->post_most = max > RTTCC_RMA_REQUEST_HEADER ? max - RTTCC_RMA_REQUEST_HEADER : 0;
+    if (c->post_bytes > c->post_most) {
         opal_output_verbose(1, c->output, "osc:rttcc: post_bytes %zu is more than the engine's largest message "
-                            "takes: %zu", c->post_bytes, most);
-        c->post_bytes = most;
+                            "takes: %zu", c->post_bytes, c->post_most);
+        c->post_bytes = c->post_most;
     }
     return OMPI_SUCCESS;
 }

@@ -455,9 +455,7 @@ static size_t osc_rttcc_post_limit(const mca_osc_rttcc_module_t *m, int target, 
     if (0 == c->post_bytes || !(p->lock_lazy || (p->in_access && !p->access_copied && !fetching))) {
         return c->post_bytes;
     }
-    const size_t max = rttcc_engine_max_message(c->engine); /* the engine's batch: the request's headers less */
-    const size_t batch = max > RTTCC_RMA_REQUEST_HEADER ? max - RTTCC_RMA_REQUEST_HEADER : 0;
-    const size_t whole = batch < OSC_RTTCC_LAZY_PIECE ? batch : OSC_RTTCC_LAZY_PIECE;
+    const size_t whole = c->post_most < OSC_RTTCC_LAZY_PIECE ? c->post_most : OSC_RTTCC_LAZY_PIECE;
     return whole > c->post_bytes ? whole : c->post_bytes;
 }
 

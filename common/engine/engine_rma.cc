@@ -472,8 +472,9 @@ void Engine::finish_locked_batch(Peer &p, uint32_t window, uint32_t reply_key, u
 }
 
 // A locked batch's answer: 1 applied, 0 refused (nothing of it applied).
+// Its request was well_formed: the reply key and tag are an answer's.
 void Engine::answer_locked_batch(Peer &p, uint32_t reply_key, uint8_t reply_tag, bool applied) {
-    if (p.dead || reply_key == 0 || reply_key > kPutKeyMask || reply_tag == RTTCC_TAG_RMA) return;
+    if (p.dead) return;
     if (uint8_t *buf = reply_buffer(p, 1)) {
         *buf = applied ? 1 : 0;
         reply(p, reply_key, reply_tag, buf, 1);
