@@ -25,10 +25,32 @@ int Engine::submit(uint32_t index, TxMessage &proto, bool only_if_open, const Me
     const bool copy = (bytes.iov || bytes.fill) && worth_copying(*p, proto);
     TxMessage &m = new_message(*p, proto);
     const bool copied = copy && copy_message(*p, m, bytes);
+    const bool deferred = !copied && defers(*p, m);
     enqueue(*p, m);
+    if (deferred) {
+        if (!p->sends_link.linked()) sends_.push_back(*p);
+        return RTTCC_OK;
+    }
     pump(*p, now, segments_within(*p, kPassBytes));
     flush_all();
     return copied ? RTTCC_DONE : RTTCC_OK;
+}
+
+// A zero-copy put behind another message to p that is not ACKed yet (a
+// stream of puts: MPI_Put after MPI_Put) waits in p's queue, up to
+// kBatchBytes queued, for the put that does not fit, a flush, any other
+// send to p or the next pass (serve_sends: the liveness agent's too, while
+// the application computes).  Then they leave in one send call: full GSO
+// groups instead of one a put, and one ACK request instead of one a put
+// (asks_for_ack).  On veth a send call costs about as much for 12
+// datagrams as for 44 (it runs the receiver's stack): a window of 32 puts
+// of 16 KiB took 7.2 us a put sent one by one, 4.6 so.  A lone put, and
+// the first of a stream, go at once.
+bool Engine::defers(const Peer &p, const TxMessage &m) const {
+    if (!m.put_addr || p.outstanding.front() == &m) return false;
+    uint64_t queued = m.len;
+    for (const TxMessage *q = p.pending[kData].front(); q; q = p.pending[kData].next(*q)) queued += q->len - q->cut;
+    return queued <= kBatchBytes;
 }
 
 // Copies m's bytes into engine memory (false: none is left, m goes

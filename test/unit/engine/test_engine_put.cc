@@ -372,6 +372,62 @@ static void test_a_put_asks_for_its_ack_so_its_flush_sends_nothing(void **) {
     }
 }
 
+// Puts issued back to back while an earlier one to the same peer is
+// unacknowledged wait, up to kBatchBytes queued, for the put that does not
+// fit, a flush or the next pass, and then leave together: in full GSO
+// groups, with one ACK request for them all where each asked before.
+static void test_back_to_back_puts_leave_together(void **) {
+    MemNetwork net(1500);
+    auto nodes = make_nodes(net, 2, {}, [](rttcc_config_t &c) { c.ack_delay_us = 1000000; });
+    Node &n0 = *nodes[0];
+    constexpr size_t kBlock = 20000;  // 15 datagrams; four are more than a batch, three not
+    std::vector<uint8_t> window(8 * kBlock, 0xee);
+    const uint32_t key = nodes[1]->engine->grant(0, window.data(), window.size(), /*notify=*/false);
+    std::vector<std::vector<uint8_t>> src;
+    for (uint32_t b = 0; b < 7; ++b) src.push_back(make_message(b + 1, kBlock));
+    MemNetwork::Queue &data = net.queue(1, kData);  // node 1 reads nothing until run_until
+    auto put = [&](uint32_t b) {
+        iovec v{src[b].data(), kBlock};
+        assert_int_equal(n0.engine->put(1, key, b * kBlock, 9, &v, 1, &src[b]), RTTCC_OK);
+        return data.size();
+    };
+    auto asks_from = [&](size_t first) {
+        size_t asks = 0;
+        for (size_t i = first; i < data.size(); ++i) {
+            PacketHeader h;
+            std::memcpy(&h, data[i].data() + sizeof(uint32_t), sizeof h);  // after the sender's index
+            asks += (h.flags & kFlagAckNow) != 0;
+        }
+        return asks;
+    };
+
+    const size_t one = put(0);  // nothing outstanding: it goes at once
+    assert_int_equal(one, 15);
+    assert_int_equal(asks_from(0), 1);
+    assert_int_equal(put(1), one);  // 20000 bytes wait
+    assert_int_equal(put(2), one);
+    assert_int_equal(put(3), one);      // 60000
+    assert_int_equal(put(4), 5 * one);  // 80000 would be more than a batch: all four go
+    assert_int_equal(asks_from(one), 1);
+    assert_int_equal(asks_from(data.size() - 1), 1);  // the last datagram asks
+
+    const uint64_t acks = n0.engine->stats().acks_tx;
+    int f;
+    assert_int_equal(put(5), 5 * one);
+    assert_int_equal(n0.engine->flush(1, 9, &f), RTTCC_OK);  // sends what waits
+    assert_int_equal(data.size(), 6 * one);
+    assert_int_equal(n0.engine->stats().acks_tx, acks);  // and no ACK request of its own
+
+    assert_int_equal(put(6), 6 * one);
+    n0.engine->progress();  // so does the next pass
+    assert_int_equal(data.size(), 7 * one);
+
+    assert_true(run_until(nodes, [&] { return n0.completed.size() == 8; }));  // seven puts and the flush
+    for (uint32_t b = 0; b < 7; ++b) assert_memory_equal(window.data() + b * kBlock, src[b].data(), kBlock);
+    assert_true(position(n0.completed, &src[5]) < position(n0.completed, &f));
+    assert_true(n0.failed.empty());
+}
+
 // A flush towards a peer that dies first fails, as what it waited for.
 static void test_a_flush_to_a_dead_peer_fails(void **) {
     MemNetwork net(4000);
@@ -399,6 +455,7 @@ int main() {
         cmocka_unit_test(test_a_flush_waits_for_what_went_before),
         cmocka_unit_test(test_a_flush_asks_for_its_ack),
         cmocka_unit_test(test_a_put_asks_for_its_ack_so_its_flush_sends_nothing),
+        cmocka_unit_test(test_back_to_back_puts_leave_together),
         cmocka_unit_test(test_a_flush_to_a_dead_peer_fails),
         cmocka_unit_test(test_puts_land_in_place),
         cmocka_unit_test(test_puts_survive_a_faulty_wire),
