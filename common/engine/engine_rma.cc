@@ -103,10 +103,13 @@ int Engine::send_request(Peer &p, RmaRequest &r, const iovec *iov, int iovcnt, v
         m.cookie = cookie;
     }
     enqueue(p, m);
-    if (!queue_only) {
-        pump(p, now, segments_within(p, kPassBytes));
-        flush_all();
+    if (queue_only) return copy ? RTTCC_DONE : RTTCC_OK;
+    if (!copy && defers(p, m)) {
+        if (!p.sends_link.linked()) sends_.push_back(p);
+        return RTTCC_OK;
     }
+    pump(p, now, segments_within(p, kPassBytes));
+    flush_all();
     return copy ? RTTCC_DONE : RTTCC_OK;
 }
 

@@ -25,9 +25,8 @@ int Engine::submit(uint32_t index, TxMessage &proto, bool only_if_open, const Me
     const bool copy = (bytes.iov || bytes.fill) && worth_copying(*p, proto);
     TxMessage &m = new_message(*p, proto);
     const bool copied = copy && copy_message(*p, m, bytes);
-    const bool deferred = !copied && defers(*p, m);
     enqueue(*p, m);
-    if (deferred) {
+    if (!copied && defers(*p, m)) {
         if (!p->sends_link.linked()) sends_.push_back(*p);
         return RTTCC_OK;
     }
@@ -36,21 +35,27 @@ int Engine::submit(uint32_t index, TxMessage &proto, bool only_if_open, const Me
     return copied ? RTTCC_DONE : RTTCC_OK;
 }
 
-// A zero-copy put behind another message to p that is not ACKed yet (a
-// stream of puts: MPI_Put after MPI_Put) waits in p's queue, up to
-// kBatchBytes queued, for the put that does not fit, a flush, any other
-// send to p or the next pass (serve_sends: the liveness agent's too, while
-// the application computes).  Then they leave in one send call: full GSO
-// groups instead of one a put, and one ACK request instead of one a put
-// (asks_for_ack).  On veth a send call costs about as much for 12
-// datagrams as for 44 (it runs the receiver's stack): a window of 32 puts
-// of 16 KiB took 7.2 us a put sent one by one, 4.6 so.  A lone put, and
-// the first of a stream, go at once.
+namespace {
+// A put or an RMA request: its origin flushes next (MPI's remote completion).
+bool one_sided(const TxMessage &m) { return m.put_addr || m.tag == RTTCC_TAG_RMA; }
+}  // namespace
+
+// A zero-copy put or RMA request (queued) behind another message to p that
+// is not ACKed yet (a stream: MPI_Put after MPI_Put) waits in p's queue
+// while the queue fits one send call (tx_batch datagrams): for the message
+// that does not fit, a flush, any other send to p, or the next pass
+// (serve_sends; the liveness agent's too while the application computes).
+// Then they leave in one send call, in full GSO groups, with one ACK
+// request where each asked for its own (asks_for_ack).  On veth a send
+// call costs about as much for 12 datagrams as for 44 (it runs the
+// receiver's stack): a window of 32 puts of 16 KiB took 7.2 us a put sent
+// one by one, 4.6 so.  A lone put, and the first of a stream, go at once.
 bool Engine::defers(const Peer &p, const TxMessage &m) const {
-    if (!m.put_addr || p.outstanding.front() == &m) return false;
-    uint64_t queued = m.len;
-    for (const TxMessage *q = p.pending[kData].front(); q; q = p.pending[kData].next(*q)) queued += q->len - q->cut;
-    return queued <= kBatchBytes;
+    if (!one_sided(m) || p.outstanding.front() == &m) return false;
+    uint64_t segments = 0;  // of the data channel's queue, m included
+    for (const TxMessage *q = p.pending[kData].front(); q; q = p.pending[kData].next(*q))
+        segments += (q->len - q->cut + p.seg_payload - 1) / p.seg_payload;
+    return segments <= cfg_.tx_batch;
 }
 
 // Copies m's bytes into engine memory (false: none is left, m goes
@@ -204,7 +209,7 @@ bool Engine::asks_for_ack(Peer &p, TxSegment &seg) {
     if (m.ack_now && seg.offset + seg.len == m.len) return true;
     // Ends what is queued, and someone waits for it (not a reply).
     const bool ends_queue = m.all_cut && !m.reply && p.pending[seg.channel()].is_back(m);
-    const bool flush_follows = m.put_addr || m.tag == RTTCC_TAG_RMA;  // a put or an RMA request
+    const bool flush_follows = one_sided(m);
     if (seg.cmd_channel) return flush_follows && ends_queue;
     const uint32_t cap = data_cap(p);
     if (p.data_in_flight >= cap || p.tx.full() || seg.retries) return true;

@@ -373,14 +373,18 @@ static void test_a_put_asks_for_its_ack_so_its_flush_sends_nothing(void **) {
 }
 
 // Puts issued back to back while an earlier one to the same peer is
-// unacknowledged wait, up to kBatchBytes queued, for the put that does not
-// fit, a flush or the next pass, and then leave together: in full GSO
-// groups, with one ACK request for them all where each asked before.
+// unacknowledged wait, while the queue fits one send call (tx_batch), for
+// the put that does not fit, a flush or the next pass, and then leave
+// together: in full GSO groups, with one ACK request for them all where
+// each asked before.
 static void test_back_to_back_puts_leave_together(void **) {
     MemNetwork net(1500);
-    auto nodes = make_nodes(net, 2, {}, [](rttcc_config_t &c) { c.ack_delay_us = 1000000; });
+    auto nodes = make_nodes(net, 2, {}, [](rttcc_config_t &c) {
+        c.ack_delay_us = 1000000;
+        c.tx_batch = 45;
+    });
     Node &n0 = *nodes[0];
-    constexpr size_t kBlock = 20000;  // 15 datagrams; four are more than a batch, three not
+    constexpr size_t kBlock = 20000;  // 15 datagrams: three puts fit a send call, four do not
     std::vector<uint8_t> window(8 * kBlock, 0xee);
     const uint32_t key = nodes[1]->engine->grant(0, window.data(), window.size(), /*notify=*/false);
     std::vector<std::vector<uint8_t>> src;
@@ -406,8 +410,8 @@ static void test_back_to_back_puts_leave_together(void **) {
     assert_int_equal(asks_from(0), 1);
     assert_int_equal(put(1), one);  // 20000 bytes wait
     assert_int_equal(put(2), one);
-    assert_int_equal(put(3), one);      // 60000
-    assert_int_equal(put(4), 5 * one);  // 80000 would be more than a batch: all four go
+    assert_int_equal(put(3), one);      // 45 datagrams wait
+    assert_int_equal(put(4), 5 * one);  // 60 do not fit a send call: all four go
     assert_int_equal(asks_from(one), 1);
     assert_int_equal(asks_from(data.size() - 1), 1);  // the last datagram asks
 

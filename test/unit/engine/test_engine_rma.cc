@@ -242,6 +242,41 @@ static void test_requests_and_replies_go_about_a_mebibyte_at_once(void **) {
     assert_true(got == window);
 }
 
+// A zero-copy accumulate behind another that is not ACKed yet waits, as a
+// put does (test_engine_put), for the one that does not fit a send call, a
+// flush or the next pass; each is applied once.
+static void test_back_to_back_accumulates_leave_together(void **) {
+    MemNetwork net(1500);
+    auto nodes = make_nodes(net, 2, {}, [](rttcc_config_t &c) { c.tx_batch = 45; });
+    Handles h(nodes);
+    const uint32_t w = open_window(h, 1);
+    const size_t n = 5000;  // int32s: with the request's header, 15 datagrams
+    std::vector<int32_t> window(n, 1), add(n);
+    for (size_t i = 0; i < n; ++i) add[i] = static_cast<int32_t>(i);
+    const uint32_t key = expose(h, 1, w, 0, window.data(), n * 4);
+    MemNetwork::Queue &data = net.queue(1, kData);  // node 1 reads nothing until run_until
+    const iovec ia{add.data(), n * 4};
+    int done[6];
+    auto acc = [&](int k) {
+        assert_int_equal(rttcc_rma_accumulate(h[0], 1, key, 0, RTTCC_RMA_SUM, RTTCC_RMA_INT32, &ia, 1, 0, kTag, &done[k]),
+                         RTTCC_OK);
+        return data.size();
+    };
+    const size_t one = acc(0);  // nothing outstanding: it goes at once
+    assert_int_equal(one, 15);
+    assert_int_equal(acc(1), one);
+    assert_int_equal(acc(2), one);
+    assert_int_equal(acc(3), one);      // 45 datagrams wait
+    assert_int_equal(acc(4), 5 * one);  // 60 do not fit a send call
+    assert_int_equal(acc(5), 5 * one);
+    int f;
+    assert_int_equal(nodes[0]->engine->flush(1, kTag, &f), RTTCC_OK);  // sends what waits
+    assert_int_equal(data.size(), 6 * one);
+    assert_true(run_until(nodes, [&] { return position(nodes[0]->completed, &f) < nodes[0]->completed.size(); }));
+    for (int k = 0; k < 6; ++k) assert_true(position(nodes[0]->completed, &done[k]) < nodes[0]->completed.size());
+    for (size_t i = 0; i < n; ++i) assert_int_equal(window[i], 1 + 6 * static_cast<int32_t>(i));
+}
+
 // Requests the target cannot check are dropped whole (drop_bad_put) and
 // nothing is read or written: past the exposure's end, a key exposed to
 // another peer, a grant that notifies, a silent grant of no window, a
@@ -860,6 +895,7 @@ int main() {
         cmocka_unit_test(test_a_large_get_replies_from_the_window_until_revoked),
         cmocka_unit_test(test_settle_keeps_a_large_reply_as_it_was),
         cmocka_unit_test(test_requests_and_replies_go_about_a_mebibyte_at_once),
+        cmocka_unit_test(test_back_to_back_accumulates_leave_together),
         cmocka_unit_test(test_requests_outside_an_exposure_are_dropped),
         cmocka_unit_test(test_accumulates_sum_and_fetch_the_old_values),
         cmocka_unit_test(test_compare_and_swap_swaps_only_on_equality),
