@@ -70,7 +70,7 @@ typedef struct mca_osc_rttcc_component_t {
     int verbose;                 /* osc_rttcc_verbose */
     int output;                  /* opal_output stream */
     rttcc_schedule_params_t sched; /* osc_rttcc_policy and the scheduler's tunables */
-    size_t eager_bytes;          /* operations smaller than this go at once, unscheduled */
+    size_t eager_bytes;          /* operations smaller than this are issued at once, unscheduled */
     size_t post_bytes;           /* puts and accumulates up to this go in a batch (rttcc_rma_post) */
     size_t post_most;            /* the largest piece a batch takes: the engine's largest message less a request's headers */
     bool lazy_lock;              /* MPI_Win_lock asks for nothing: the lock goes with the epoch's batch */

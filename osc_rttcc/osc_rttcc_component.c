@@ -82,7 +82,7 @@ static int rttcc_register(void)
     var("max_concurrent", "Targets being sent an epoch's queued operations at once (0 = no limit)",
         MCA_BASE_VAR_TYPE_UNSIGNED_INT, NULL, OPAL_INFO_LVL_5, &c->sched.max_concurrent);
     var("eager_bytes",
-        "Operations moving fewer bytes go at once; larger puts and accumulates of a fence, PSCW or lock_all "
+        "Operations moving fewer bytes are issued at once; larger puts and accumulates of a fence, PSCW or lock_all "
         "epoch wait for the epoch's schedule (its end, or queue_bytes)",
         MCA_BASE_VAR_TYPE_SIZE_T, NULL, OPAL_INFO_LVL_5, &c->eager_bytes);
     var("post_bytes",

@@ -9,8 +9,8 @@
  *      -> round: next() picks a target, its queue goes out; when its
  *         operations are complete the slot frees (max_concurrent)
  *
- * Smaller operations go at once; a window whose queues reach queue_bytes
- * runs its round then and there.  Completion is unchanged: the epoch's
+ * Smaller operations are issued at once; a window whose queues reach
+ * queue_bytes runs its round then and there.  Completion is unchanged: the epoch's
  * end still waits for every operation, queued or not.
  */
 #include <stdlib.h>

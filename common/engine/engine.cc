@@ -198,9 +198,10 @@ int Engine::flush(uint32_t index, uint8_t tag, void *cookie) {
     return rc;
 }
 
-// A flush of everything sent to p so far: its batch closes with its last
-// segment asking for the ACK the flush waits for; so did our newest
-// segment if it ends what is queued and asked at once (asks_for_ack).
+// A flush of everything sent to p so far: what waits for company (defers)
+// goes, and its batch closes, the last segment asking for the ACK the
+// flush waits for; so did our newest segment if it ends what is queued
+// and asked at once (asks_for_ack).
 // *asked says whether an ACK is coming so; if not, the caller asks.
 // RTTCC_DONE if nothing is outstanding.
 int Engine::begin_flush(Peer &p, uint8_t tag, void *cookie, nanos now, bool queue_only, bool *asked) {
@@ -410,13 +411,15 @@ size_t Engine::drain(unsigned timeout_ms) {
         draining_ = true;
         const nanos now = clock_.now();
         close_batches(now);
+        serve_sends(now);  // what waits for company (defers) too
         while (Peer *p = acks_.front()) send_ack(*p, now);
         flush_all();
     }
     for (;;) {
         {
             std::lock_guard<MaybeMutex> g(state_mu_);
-            if (segments_.in_use() == 0 || clock_.now() > end) return segments_.in_use();
+            const bool sent = segments_.in_use() == 0 && !sends_.front();
+            if (sent || clock_.now() > end) return segments_.in_use();
         }
         progress();
     }

@@ -9,7 +9,8 @@
 namespace rttcc {
 
 // Queues a message (a stack template: `proto`) to a peer and sends what
-// may go now.  Where worth_copying says so and memory is left for it, the
+// may go now, unless it waits for company (defers).  Where worth_copying
+// says so and memory is left for it, the
 // bytes are copied into engine memory and the send completes at once
 // (RTTCC_DONE); else they are sent zero-copy from proto's iov.
 // Calls nobody back: news waits for the next pass (engine.h).
@@ -18,9 +19,16 @@ int Engine::submit(uint32_t index, TxMessage &proto, bool only_if_open, const Me
     std::lock_guard<MaybeMutex> g(state_mu_);
     Peer *p = live_peer(index);
     if (!p) return RTTCC_ERR_UNREACH;
-    if (only_if_open && (!p->pending[channel_for(proto)].empty() || !has_room(*p, proto))) {
-        count(*p, &rttcc_stats_t::window_stalls);
-        return RTTCC_ERR_BUSY;
+    if (only_if_open) {
+        List<TxMessage, &TxMessage::link> &queue = p->pending[channel_for(proto)];
+        if (!queue.empty() && has_room(*p, *queue.front())) {  // messages that wait for company (defers) go first
+            pump(*p, now, segments_within(*p, kPassBytes));
+            flush_all();
+        }
+        if (!queue.empty() || !has_room(*p, proto)) {
+            count(*p, &rttcc_stats_t::window_stalls);
+            return RTTCC_ERR_BUSY;
+        }
     }
     const bool copy = (bytes.iov || bytes.fill) && worth_copying(*p, proto);
     TxMessage &m = new_message(*p, proto);
@@ -40,22 +48,26 @@ namespace {
 bool one_sided(const TxMessage &m) { return m.put_addr || m.tag == RTTCC_TAG_RMA; }
 }  // namespace
 
-// A zero-copy put or RMA request (queued) behind another message to p that
-// is not ACKed yet (a stream: MPI_Put after MPI_Put) waits in p's queue
-// while the queue fits one send call (tx_batch datagrams): for the message
-// that does not fit, a flush, any other send to p, or the next pass
-// (serve_sends; the liveness agent's too while the application computes).
-// Then they leave in one send call, in full GSO groups, with one ACK
-// request where each asked for its own (asks_for_ack).  On veth a send
-// call costs about as much for 12 datagrams as for 44 (it runs the
-// receiver's stack): a window of 32 puts of 16 KiB took 7.2 us a put sent
-// one by one, 4.6 so.  A lone put, and the first of a stream, go at once.
+// A zero-copy put or RMA request (queued) behind another one to p that is
+// not ACKed yet (a stream: MPI_Put after MPI_Put) waits in p's queue while
+// the queue fits one send call (tx_batch datagrams, and kPassBytes: one
+// pump) for the message that does not fit, a flush, a send to p that is
+// not a put (send_now too) or the next pass (serve_sends; the liveness
+// agent's too while the application computes).  Then they leave in one
+// send call, in full GSO groups, with one ACK request where each asked
+// for its own (asks_for_ack).  On veth a send call costs about as much for
+// 12 datagrams as for 44 (it runs the receiver's stack): a window of 32
+// puts of 16 KiB took 7.2 us a put sent one by one, 4.6 so.  The first
+// one-sided message after anything else (an epoch's first put after a
+// fence's message) goes at once.
 bool Engine::defers(const Peer &p, const TxMessage &m) const {
-    if (!one_sided(m) || p.outstanding.front() == &m) return false;
+    const TxMessage *before = p.outstanding.prev(m);
+    if (!one_sided(m) || !before || !one_sided(*before)) return false;
+    const uint64_t cap = std::min<uint64_t>(cfg_.tx_batch, segments_within(p, kPassBytes));
     uint64_t segments = 0;  // of the data channel's queue, m included
-    for (const TxMessage *q = p.pending[kData].front(); q; q = p.pending[kData].next(*q))
+    for (const TxMessage *q = p.pending[kData].front(); q && segments <= cap; q = p.pending[kData].next(*q))
         segments += (q->len - q->cut + p.seg_payload - 1) / p.seg_payload;
-    return segments <= cfg_.tx_batch;
+    return segments <= cap;
 }
 
 // Copies m's bytes into engine memory (false: none is left, m goes

@@ -112,7 +112,7 @@ enum rttcc_probe_strategy { RTTCC_PROBE_VALUES(RTTCC_ENUM_CONSTANT) };
     P(rx_batch, UINT, 32, 1, 1024, DATAGRAMS, 6, NONE, "Datagrams received per recvmmsg call")                  \
     P(tx_batch, UINT, 128, 1, 1024, DATAGRAMS, 6, NONE,                                                        \
       "Datagrams sent per sendmmsg call; UDP GSO joins a peer's consecutive ones within a call (64 KB at most). "   \
-      "Puts and RMA requests issued back to back to a peer wait for each other while they fit one call")            \
+      "Zero-copy puts and RMA requests issued back to back to a peer wait for each other while they fit one call")  \
     P(sock_buf, UINT, 32u << 20, 0, 0, BYTES, 5, NONE,                                                          \
       "Socket send and receive buffer size (forced past rmem_max when root)")                                   \
     P(udp_offload, BOOL, true, 0, 0, NONE, 5, NONE,                                                             \

@@ -184,7 +184,9 @@ int rttcc_engine_revoke(rttcc_engine_t *engine, uint32_t key);
 /* Puts a message of up to two pieces (1 byte to the largest message) at
  * `offset` of the grant `key` that `peer` gave this process; the peer's
  * on_put tells it when every byte landed.  Copied and RTTCC_DONE up to inline_max,
- * otherwise zero-copy with on_send_done(cookie) as for rttcc_engine_send. */
+ * otherwise zero-copy with on_send_done(cookie) as for rttcc_engine_send;
+ * a zero-copy put right behind another may wait for the next progress pass,
+ * flush or send to the peer, to leave with the puts after it. */
 int rttcc_engine_put(rttcc_engine_t *engine, uint32_t peer, uint32_t key, uint64_t offset, uint8_t tag,
                      const struct iovec *iov, int iovcnt, void *cookie);
 

@@ -242,6 +242,18 @@ inline void inject_request(rttcc::MemNetwork &net, std::vector<std::unique_ptr<N
 }
 
 // The nodes' time: their engines' clock.
+// How many of a queue's datagrams from `first` on ask for their ACK at
+// once (kFlagAckNow).
+inline size_t asking_ack(const rttcc::MemNetwork::Queue &q, size_t first) {
+    size_t asks = 0;
+    for (size_t i = first; i < q.size(); ++i) {
+        rttcc::PacketHeader h;
+        std::memcpy(&h, q[i].data() + sizeof(uint32_t), sizeof h);  // after the sender's index
+        asks += (h.flags & rttcc::kFlagAckNow) != 0;
+    }
+    return asks;
+}
+
 inline rttcc::nanos now_of(const std::vector<std::unique_ptr<Node>> &nodes) { return nodes[0]->clock->now(); }
 
 // A round of the tests' loops: kRound of the network's time passes (real

@@ -4,6 +4,7 @@
 // their sender (another peer's grant, a revoked one, past its end) are
 // dropped and counted, never written, never acknowledged.
 #include <algorithm>
+#include <cstring>
 
 #include "cmocka_cxx.h"
 #include "engine_harness.h"
@@ -395,25 +396,16 @@ static void test_back_to_back_puts_leave_together(void **) {
         assert_int_equal(n0.engine->put(1, key, b * kBlock, 9, &v, 1, &src[b]), RTTCC_OK);
         return data.size();
     };
-    auto asks_from = [&](size_t first) {
-        size_t asks = 0;
-        for (size_t i = first; i < data.size(); ++i) {
-            PacketHeader h;
-            std::memcpy(&h, data[i].data() + sizeof(uint32_t), sizeof h);  // after the sender's index
-            asks += (h.flags & kFlagAckNow) != 0;
-        }
-        return asks;
-    };
 
     const size_t one = put(0);  // nothing outstanding: it goes at once
     assert_int_equal(one, 15);
-    assert_int_equal(asks_from(0), 1);
+    assert_int_equal(asking_ack(data, 0), 1);
     assert_int_equal(put(1), one);  // 20000 bytes wait
     assert_int_equal(put(2), one);
     assert_int_equal(put(3), one);      // 45 datagrams wait
     assert_int_equal(put(4), 5 * one);  // 60 do not fit a send call: all four go
-    assert_int_equal(asks_from(one), 1);
-    assert_int_equal(asks_from(data.size() - 1), 1);  // the last datagram asks
+    assert_int_equal(asking_ack(data, one), 1);
+    assert_int_equal(asking_ack(data, data.size() - 1), 1);  // the last datagram asks
 
     const uint64_t acks = n0.engine->stats().acks_tx;
     int f;
@@ -430,6 +422,55 @@ static void test_back_to_back_puts_leave_together(void **) {
     for (uint32_t b = 0; b < 7; ++b) assert_memory_equal(window.data() + b * kBlock, src[b].data(), kBlock);
     assert_true(position(n0.completed, &src[5]) < position(n0.completed, &f));
     assert_true(n0.failed.empty());
+}
+
+// What waits for company leaves with the next send that is not a put,
+// send_now's included (which would otherwise hear BUSY behind it); the
+// first put after another kind of message goes at once; and the wait ends
+// at one pump's bytes (kPassBytes) where datagrams are large (one host).
+static void test_puts_wait_only_behind_puts_and_within_a_pump(void **) {
+    for (const size_t datagram : {size_t{1500}, size_t{65536}}) {
+        MemNetwork net(datagram);
+        auto nodes = make_nodes(net, 2, {}, [](rttcc_config_t &c) { c.ack_delay_us = 1000000; });
+        Node &n0 = *nodes[0];
+        const size_t block = datagram == 1500 ? 20000 : 200000;  // 15 datagrams, or 4 of 64 KiB
+        std::vector<uint8_t> window(24 * block, 0xee);
+        const uint32_t key = nodes[1]->engine->grant(0, window.data(), window.size(), /*notify=*/false);
+        std::vector<std::vector<uint8_t>> src;
+        for (uint32_t b = 0; b < 24; ++b) src.push_back(make_message(b + 1, block));
+        MemNetwork::Queue &data = net.queue(1, kData);
+        uint32_t next = 0;
+        auto put = [&] {
+            const uint32_t b = next++;
+            iovec v{src[b].data(), block};
+            assert_int_equal(n0.engine->put(1, key, b * block, 9, &v, 1, &src[b]), RTTCC_OK);
+            return data.size();
+        };
+        std::vector<uint8_t> msg = make_message(99, 4000);  // above the command channel's payload
+        iovec m{msg.data(), msg.size()};
+
+        assert_int_equal(n0.engine->send(1, 9, &m, 1, nullptr), RTTCC_DONE);  // copied, not ACKed yet
+        const size_t sent = data.size();
+        const size_t one = put() - sent;  // behind a message that is not a put: at once
+        assert_true(one > 0);
+        assert_int_equal(put(), sent + one);  // behind a put: it waits
+        const auto fill = [](void *, void *dst, size_t n) { std::memset(dst, 7, n); };
+        assert_int_equal(n0.engine->send_now(1, 9, msg.size(), fill, nullptr), RTTCC_DONE);
+        assert_int_equal(data.size(), sent + 2 * one + sent);  // the put went first, then the message
+
+        if (datagram == 65536) {  // 4 datagrams a put; one pump sends at most 16 of them
+            put();
+            const size_t before = data.size();
+            assert_int_equal(put(), before);
+            assert_int_equal(put(), before);
+            assert_int_equal(put(), before);
+            assert_int_equal(put(), before);  // 16 wait
+            assert_int_equal(put(), before + 4 * one);  // 20 would not leave in one pump: a pump's worth goes
+        }
+        assert_true(run_until(nodes, [&] { return n0.completed.size() == next; }));
+        for (uint32_t b = 0; b < next; ++b) assert_memory_equal(window.data() + b * block, src[b].data(), block);
+        assert_true(n0.failed.empty());
+    }
 }
 
 // A flush towards a peer that dies first fails, as what it waited for.
@@ -460,6 +501,7 @@ int main() {
         cmocka_unit_test(test_a_flush_asks_for_its_ack),
         cmocka_unit_test(test_a_put_asks_for_its_ack_so_its_flush_sends_nothing),
         cmocka_unit_test(test_back_to_back_puts_leave_together),
+        cmocka_unit_test(test_puts_wait_only_behind_puts_and_within_a_pump),
         cmocka_unit_test(test_a_flush_to_a_dead_peer_fails),
         cmocka_unit_test(test_puts_land_in_place),
         cmocka_unit_test(test_puts_survive_a_faulty_wire),
