@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # MPI one-sided correctness on one host (issue 16): every operation under
 # every synchronization mode, derived datatypes, every accumulate op and
-# type, many windows at once, a computing passive target, threads, errors;
+# type, many windows at once, a computing passive target, bursts whose
+# origin computes before it flushes, threads, errors;
 # every program checks every byte it moves.  Each run pins the one-sided
 # component (--mca osc $OSC: osc_rttcc by default, never osc/sm behind its
 # back) and the transport (--mca btl rttcc,self); over rttcc its counters
@@ -70,6 +71,8 @@ plan=(
     # a target writes its window as its epoch ends, while large gets from it may still be on their way
     "epochs:2 3:-iters 4::sm"
     "passive:2:-busy 2 -flavor create,allocate,dynamic -expect-progress 1"
+    # bursts of medium puts and accumulates (some wait for company), then computation before the flush
+    "bursts:2 3:-bytes 16K -puts 8 -rounds 3 -compute 0.2"
     "passive:5:-busy 3 -iters 50 -expect-progress 1"
     # locks asked for at MPI_Win_lock, as before osc_rttcc_lazy_lock
     "passive:3:-busy 1 -iters 30 -expect-progress 1:--mca osc_rttcc_lazy_lock 0:pt2pt,sm"
@@ -90,6 +93,7 @@ cm_plan=(
     "windows:3"
     "epochs:2:-bytes 4M -iters 3::sm"
     "passive:3:-busy 2 -iters 50 -expect-progress 1"
+    "bursts:2:-flavor allocate -compute 0.2"
     "threads:2:::pt2pt"
     "errors:2:-cases $errors_detected"
 )

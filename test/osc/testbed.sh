@@ -58,6 +58,7 @@ subset=(
     "accumulate 6 -phases concurrent,counter -types int64_t,double,long_double"
     "windows 3 -loop 100"
     "passive 3 -busy 3 -iters 40 -expect-progress 1"
+    "bursts 3 -bytes 32K -puts 6 -compute 0.2 -flavor create,dynamic"
     "threads 3 -threads 4 -iters 20"
     "errors 3 -cases unlock_unlocked,unlock_all_unlocked,lock_twice,complete_unstarted"
 )
@@ -66,6 +67,7 @@ lossy=(
     "ops 3 -sizes 65536,1048579 -ops put,get,acc,gacc,rget -sync fence,lock_excl,flush,flush_local_all -flavor allocate"
     "accumulate 3 -phases concurrent,counter -types int,double"
     "passive 3 -busy 2 -iters 40 -expect-progress 1"
+    "bursts 3 -bytes 16K -puts 8 -compute 0.1 -flavor allocate"
 )
 runnable() {  # runnable ARGS...: prints the arguments osc/$osc can take, or fails
     local out=() w skip=0
