@@ -198,7 +198,7 @@ int Engine::flush(uint32_t index, uint8_t tag, void *cookie) {
     return rc;
 }
 
-// A flush of everything sent to p so far: what waits for company (defers)
+// A flush of everything sent to p so far: what waits for company (waits_for_company)
 // goes, and its batch closes, the last segment asking for the ACK the
 // flush waits for; so did our newest segment if it ends what is queued
 // and asked at once (asks_for_ack).
@@ -206,7 +206,7 @@ int Engine::flush(uint32_t index, uint8_t tag, void *cookie) {
 // RTTCC_DONE if nothing is outstanding.
 int Engine::begin_flush(Peer &p, uint8_t tag, void *cookie, nanos now, bool queue_only, bool *asked) {
     const bool batched = p.batch && !p.batch->empty() && !p.batch->held;  // a held one stays
-    if (!queue_only && !batched && p.has_pending()) {  // puts that wait (defers) go now, the last asking
+    if (!queue_only && !batched && p.has_pending()) {  // puts that wait for company go now, the last asking
         pump(p, now, segments_within(p, kPassBytes));
         flush_all();
     }
@@ -411,7 +411,7 @@ size_t Engine::drain(unsigned timeout_ms) {
         draining_ = true;
         const nanos now = clock_.now();
         close_batches(now);
-        serve_sends(now);  // what waits for company (defers) too
+        serve_sends(now);  // what waits for company (waits_for_company) too
         while (Peer *p = acks_.front()) send_ack(*p, now);
         flush_all();
     }

@@ -232,7 +232,7 @@ private:
     bool has_room(const Peer &p, const TxMessage &m) const;
     uint32_t data_cap(const Peer &p) const;
     bool asks_for_ack(Peer &p, TxSegment &seg);
-    bool defers(const Peer &p, const TxMessage &m) const;
+    bool waits_for_company(Peer &p, const TxMessage &m);
     uint64_t pump(Peer &p, nanos now, uint32_t budget);
     // New data one call (a pass, or a send) sends at most, and what a pass
     // reads at most (give or take a burst): the wire copies every byte in

@@ -104,10 +104,7 @@ int Engine::send_request(Peer &p, RmaRequest &r, const iovec *iov, int iovcnt, v
     }
     enqueue(p, m);
     if (queue_only) return copy ? RTTCC_DONE : RTTCC_OK;
-    if (!copy && defers(p, m)) {
-        if (!p.sends_link.linked()) sends_.push_back(p);
-        return RTTCC_OK;
-    }
+    if (!copy && waits_for_company(p, m)) return RTTCC_OK;
     pump(p, now, segments_within(p, kPassBytes));
     flush_all();
     return copy ? RTTCC_DONE : RTTCC_OK;

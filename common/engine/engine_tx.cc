@@ -9,7 +9,7 @@
 namespace rttcc {
 
 // Queues a message (a stack template: `proto`) to a peer and sends what
-// may go now, unless it waits for company (defers).  Where worth_copying
+// may go now, unless it waits for company (waits_for_company).  Where worth_copying
 // says so and memory is left for it, the
 // bytes are copied into engine memory and the send completes at once
 // (RTTCC_DONE); else they are sent zero-copy from proto's iov.
@@ -21,7 +21,7 @@ int Engine::submit(uint32_t index, TxMessage &proto, bool only_if_open, const Me
     if (!p) return RTTCC_ERR_UNREACH;
     if (only_if_open) {
         List<TxMessage, &TxMessage::link> &queue = p->pending[channel_for(proto)];
-        if (!queue.empty() && has_room(*p, *queue.front())) {  // messages that wait for company (defers) go first
+        if (!queue.empty() && has_room(*p, *queue.front())) {  // messages that wait for company go first
             pump(*p, now, segments_within(*p, kPassBytes));
             flush_all();
         }
@@ -34,10 +34,7 @@ int Engine::submit(uint32_t index, TxMessage &proto, bool only_if_open, const Me
     TxMessage &m = new_message(*p, proto);
     const bool copied = copy && copy_message(*p, m, bytes);
     enqueue(*p, m);
-    if (!copied && defers(*p, m)) {
-        if (!p->sends_link.linked()) sends_.push_back(*p);
-        return RTTCC_OK;
-    }
+    if (!copied && waits_for_company(*p, m)) return RTTCC_OK;
     pump(*p, now, segments_within(*p, kPassBytes));
     flush_all();
     return copied ? RTTCC_DONE : RTTCC_OK;
@@ -60,14 +57,17 @@ bool one_sided(const TxMessage &m) { return m.put_addr || m.tag == RTTCC_TAG_RMA
 // puts of 16 KiB took 7.2 us a put sent one by one, 4.6 so.  The first
 // one-sided message after anything else (an epoch's first put after a
 // fence's message) goes at once.
-bool Engine::defers(const Peer &p, const TxMessage &m) const {
+bool Engine::waits_for_company(Peer &p, const TxMessage &m) {
     const TxMessage *before = p.outstanding.prev(m);
     if (!one_sided(m) || !before || !one_sided(*before)) return false;
     const uint64_t cap = std::min<uint64_t>(cfg_.tx_batch, segments_within(p, kPassBytes));
     uint64_t segments = 0;  // of the data channel's queue, m included
     for (const TxMessage *q = p.pending[kData].front(); q && segments <= cap; q = p.pending[kData].next(*q))
         segments += (q->len - q->cut + p.seg_payload - 1) / p.seg_payload;
-    return segments <= cap;
+    if (segments > cap) return false;
+    count(p, &rttcc_stats_t::sends_waited);
+    if (!p.sends_link.linked()) sends_.push_back(p);  // the next pass sends it, if nothing before
+    return true;
 }
 
 // Copies m's bytes into engine memory (false: none is left, m goes

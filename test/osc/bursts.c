@@ -3,7 +3,7 @@
  * neighbour's window in a lock_all epoch, then computes with no MPI call
  * before it flushes, as an application overlapping its communication does.
  * Behind the burst's first put the engine lets the others wait for company
- * (Engine::defers); while their origin computes the liveness agent sends
+ * (Engine::waits_for_company); while their origin computes the liveness agent sends
  * them, and the flush sends what is left.  After each round every target
  * checks every byte it was put and every sum it was added.
  *

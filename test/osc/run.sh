@@ -150,6 +150,10 @@ run_one() {  # run_one NAME NP ARGS EXTRA STACK
             [ "$(stats_sum "$out" rma_batches)" -gt 0 ] || why="no batch was sent: small puts and accumulates each went alone"
         fi
     fi
+    # a burst's puts and accumulates behind its first wait for company in the engine
+    if [ -z "$why" ] && [ "$osc" = rttcc ] && [ "$name" = bursts ]; then
+        [ "$(stats_sum "$out" sends_waited)" -gt 0 ] || why="no put or accumulate of a burst waited for the next (sends_waited 0)"
+    fi
     if [ -z "$why" ]; then
         ok "$label$name np=$np $args ${extra:+[$extra] }(${secs}s)"
     else

@@ -172,7 +172,7 @@ static void test_the_agent_lands_puts_into_an_exposure(void **) {
     assert_int_equal(nodes[0]->dead.size(), 0);
 }
 
-// Puts that wait for company (Engine::defers) leave with the agent's quiet
+// Puts that wait for company (Engine::waits_for_company) leave with the agent's quiet
 // passes when their application computes right after issuing them: the
 // target gets every byte although the origin never progresses again.
 static void test_the_agent_sends_puts_that_wait(void **) {

@@ -404,6 +404,7 @@ static void test_back_to_back_puts_leave_together(void **) {
     assert_int_equal(put(2), one);
     assert_int_equal(put(3), one);      // 45 datagrams wait
     assert_int_equal(put(4), 5 * one);  // 60 do not fit a send call: all four go
+    assert_int_equal(n0.engine->stats().sends_waited, 3);
     assert_int_equal(asking_ack(data, one), 1);
     assert_int_equal(asking_ack(data, data.size() - 1), 1);  // the last datagram asks
 

@@ -269,6 +269,7 @@ static void test_back_to_back_accumulates_leave_together(void **) {
     assert_int_equal(acc(3), one);      // 45 datagrams wait
     assert_int_equal(acc(4), 5 * one);  // 60 do not fit a send call
     assert_int_equal(asking_ack(data, one), 1);  // one ACK request for the four
+    assert_int_equal(nodes[0]->engine->stats().sends_waited, 3);
     assert_int_equal(acc(5), 5 * one);
     int f;
     assert_int_equal(nodes[0]->engine->flush(1, kTag, &f), RTTCC_OK);  // sends what waits
