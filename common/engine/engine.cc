@@ -198,10 +198,10 @@ int Engine::flush(uint32_t index, uint8_t tag, void *cookie) {
     return rc;
 }
 
-// A flush of everything sent to p so far: what waits for company (waits_for_company)
-// goes, and its batch closes, the last segment asking for the ACK the
-// flush waits for; so did our newest segment if it ends what is queued
-// and asked at once (asks_for_ack).
+// A flush of everything sent to p so far: what waits for company goes
+// (waits_for_company), and its batch closes, the last segment asking for
+// the ACK the flush waits for; so did our newest segment if it ends what
+// is queued and asked at once (asks_for_ack).
 // *asked says whether an ACK is coming so; if not, the caller asks.
 // RTTCC_DONE if nothing is outstanding.
 int Engine::begin_flush(Peer &p, uint8_t tag, void *cookie, nanos now, bool queue_only, bool *asked) {
@@ -411,7 +411,7 @@ size_t Engine::drain(unsigned timeout_ms) {
         draining_ = true;
         const nanos now = clock_.now();
         close_batches(now);
-        serve_sends(now);  // what waits for company (waits_for_company) too
+        serve_sends(now);  // what waits for company too
         while (Peer *p = acks_.front()) send_ack(*p, now);
         flush_all();
     }

@@ -9,10 +9,10 @@
 namespace rttcc {
 
 // Queues a message (a stack template: `proto`) to a peer and sends what
-// may go now, unless it waits for company (waits_for_company).  Where worth_copying
-// says so and memory is left for it, the
-// bytes are copied into engine memory and the send completes at once
-// (RTTCC_DONE); else they are sent zero-copy from proto's iov.
+// may go now, unless it waits for company (waits_for_company).  Where
+// worth_copying says so and memory is left for it, the bytes are copied
+// into engine memory and the send completes at once (RTTCC_DONE); else
+// they are sent zero-copy from proto's iov.
 // Calls nobody back: news waits for the next pass (engine.h).
 int Engine::submit(uint32_t index, TxMessage &proto, bool only_if_open, const MessageBytes &bytes) {
     const nanos now = clock_.now();
@@ -56,7 +56,8 @@ bool one_sided(const TxMessage &m) { return m.put_addr || m.tag == RTTCC_TAG_RMA
 // 12 datagrams as for 44 (it runs the receiver's stack): a window of 32
 // puts of 16 KiB took 7.2 us a put sent one by one, 4.6 so.  The first
 // one-sided message after anything else (an epoch's first put after a
-// fence's message) goes at once.
+// fence's message) goes at once.  True if m waits: counted (sends_waited),
+// and p is in the sends queue.
 bool Engine::waits_for_company(Peer &p, const TxMessage &m) {
     const TxMessage *before = p.outstanding.prev(m);
     if (!one_sided(m) || !before || !one_sided(*before)) return false;

@@ -94,7 +94,7 @@ typedef struct rttcc_callbacks {
     X(rma_batches, "batches sent: one request each, however many puts and accumulates it carries") \
     X(locked_batches_waited, "lazy locks' batches (rttcc_rma_lock_batch) that came while their lock was held: they waited for it") \
     X(protocol_errors, "peers declared dead for sending what the protocol never sends (puts, early control messages beyond their caps)") \
-    X(sends_waited, "zero-copy puts and RMA requests that waited behind another to leave with the next in one send call") \
+    X(sends_waited, "zero-copy puts and accumulates that waited behind another to leave with the next in one send call") \
     X(window_stalls, "times a send found its peer's window or credits full")       \
     X(wire_stalls, "times the wire refused a datagram (socket buffer full)")       \
     X(msgs_tx, "messages (fragments) handed to the engine")                        \

@@ -3,12 +3,16 @@
  * neighbour's window in a lock_all epoch, then computes with no MPI call
  * before it flushes, as an application overlapping its communication does.
  * Behind the burst's first put the engine lets the others wait for company
- * (Engine::waits_for_company); while their origin computes the liveness agent sends
- * them, and the flush sends what is left.  After each round every target
- * checks every byte it was put and every sum it was added.
+ * (Engine::waits_for_company: test/osc/run.sh requires sends_waited > 0);
+ * while their origin computes the liveness agent may send them
+ * (test_engine_agent checks that it does), and the flush sends what is
+ * left.  After each round every target checks every byte it was put and
+ * every sum it was added.
  *
  *   mpirun -np N bursts [-bytes 16K] [-puts 8] [-rounds 3] [-compute 0.3] [-flavor create,allocate,dynamic]
  */
+#include <limits.h>
+
 #include "osctest.h"
 
 /* Byte i of block k that `origin` puts in round r. */
@@ -35,7 +39,8 @@ static void run(enum ot_flavor flavor, size_t bytes, int puts, int rounds, doubl
     OT(MPI_Barrier(MPI_COMM_WORLD));
 
     unsigned char *src = mt_alloc(area);
-    int64_t *add = (int64_t *) mt_alloc(area), *sums = calloc(elems * (size_t) puts, sizeof *sums);
+    int64_t *add = (int64_t *) mt_alloc(area), *sums = (int64_t *) mt_alloc(area);
+    memset(sums, 0, area);
     unsigned char *want = mt_alloc(area);
     for (int r = 0; r < rounds; ++r) {
         for (int k = 0; k < puts; ++k) {
@@ -92,8 +97,10 @@ int main(int argc, char **argv)
     const int rounds = atoi(ot_arg(argc, argv, "-rounds", "3"));
     const double secs = atof(ot_arg(argc, argv, "-compute", "0.3"));
     const char *flavors = ot_arg(argc, argv, "-flavor", "create,allocate,dynamic");
-    if (bytes < 8 || bytes % 8 || puts < 1 || rounds < 1 || secs < 0) {
-        ot_fail("-bytes must be a positive multiple of 8, -puts and -rounds positive, -compute not negative");
+    if (bytes < 8 || bytes % 8 || bytes > INT_MAX || puts < 1 || (size_t) puts * bytes > INT_MAX / 2 || rounds < 1 ||
+        secs < 0) {
+        ot_fail("-bytes must be a positive multiple of 8 and -puts positive, both of them less than 1 GiB; -rounds "
+                "positive, -compute not negative");
     }
     for (int f = 0; f < OT_FLAVORS; ++f) {
         if (ot_listed(flavors, ot_flavor_names[f])) {
