@@ -10,8 +10,8 @@
  *         operations are complete the slot frees (max_concurrent)
  *
  * Smaller operations are issued at once; a window whose queues reach
- * queue_bytes runs its round then and there.  Completion is unchanged: the epoch's
- * end still waits for every operation, queued or not.
+ * queue_bytes runs its round then and there.  Completion is unchanged:
+ * the epoch's end still waits for every operation, queued or not.
  */
 #include <stdlib.h>
 

@@ -21,11 +21,10 @@ int Engine::submit(uint32_t index, TxMessage &proto, bool only_if_open, const Me
     if (!p) return RTTCC_ERR_UNREACH;
     if (only_if_open) {
         List<TxMessage, &TxMessage::link> &queue = p->pending[channel_for(proto)];
-        if (!queue.empty() && has_room(*p, *queue.front())) {  // messages that wait for company go first
-            pump(*p, now, segments_within(*p, kPassBytes));
-            flush_all();
-        }
+        // Messages that wait for company go first, in the same send call.
+        if (!queue.empty() && has_room(*p, *queue.front())) pump(*p, now, segments_within(*p, kPassBytes));
         if (!queue.empty() || !has_room(*p, proto)) {
+            flush_all();  // what the pump staged
             count(*p, &rttcc_stats_t::window_stalls);
             return RTTCC_ERR_BUSY;
         }
