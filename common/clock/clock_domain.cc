@@ -254,7 +254,7 @@ int64_t ClockDomain::now() const {
 }
 
 bool ClockDomain::refresh() {
-    Sandwich s;
+    Sandwich s{};
     if (!sandwich(sys_, CLOCK_MONOTONIC, id_, kRefreshReads, &s)) return false;
     offset_ = s.offset;
     return true;
