@@ -57,6 +57,22 @@ void Engine::probe_verdict(Peer &p, bool spurious) {
 // RFC 8985's reordering window: a quarter of the least RTT.
 nanos Engine::reorder_window(const Peer &p) const { return p.rtt.min() / 4; }
 
+// The RTO and probe timeout of a transmission at `now`.  Every segment a
+// pass first sends to a peer gets the same ones (the RTO's jitter is drawn
+// from the peer and the first transmission's time), so they are worked out
+// once per clock reading, and again when the estimators or the probe
+// backoff they come from moved (a 32 KiB message, 23 segments: 3% of
+// both engines' instructions).
+Engine::Timeouts Engine::timeouts(const TxSegment &seg, nanos now) {
+    Peer &p = *seg.peer;
+    if (seg.backoff || seg.first_tx != now) return {rto(seg), probe_timeout(p)};
+    Peer::FreshTimeouts &f = p.fresh_timeouts;
+    if (f.at != now || f.rtt_samples != p.rtt.samples() || f.response_samples != p.response.samples() ||
+        f.probe_shift != p.probe_shift)
+        f = {now, p.rtt.samples(), p.response.samples(), p.probe_shift, rto(seg), probe_timeout(p)};
+    return {f.rto, f.probe};
+}
+
 // Starts a segment's timer after a transmission.  The latest transmission
 // to a peer on a channel is that channel's tail and carries the tail-loss
 // probe, when the peer has an RTT, the probe comes first and the segment
@@ -65,11 +81,12 @@ nanos Engine::reorder_window(const Peer &p) const { return p.rtt.min() / 4; }
 // before it, and probe_due gives the others their RTO then, off the send path.
 void Engine::arm_timer(TxSegment &seg, nanos now) {
     Peer &p = *seg.peer;
-    const nanos rto_at = now + rto(seg);
+    const Timeouts t = timeouts(seg, now);
+    const nanos rto_at = now + t.rto;
     p.tail[seg.channel()] = &seg;
     seg.timer = Timer::kRto;
     if (cfg_.rack && !seg.probed && p.rtt.samples() && !peer_away(p)) {
-        const nanos probe_at = now + probe_timeout(p);
+        const nanos probe_at = now + t.probe;
         if (probe_at < rto_at) {
             seg.timer = Timer::kProbe;
             hotel_.check_in(seg, probe_at);

@@ -137,6 +137,15 @@ struct Peer {
     RttRow *row = nullptr;                        // this peer's row of the engine's RTT table
     PathState path;                               // the rest of what the row shows
     ProbeState probe;                             // RTT probes to this peer
+    // The timeouts of a segment first sent at `at` (Engine::timeouts), kept
+    // for the pass's other segments to the peer: valid while the estimators
+    // and the probe backoff they came from stand.
+    struct FreshTimeouts {
+        nanos at = kNever;
+        uint64_t rtt_samples = 0, response_samples = 0;
+        uint8_t probe_shift = 0;
+        nanos rto = 0, probe = 0;
+    } fresh_timeouts;
 
     // Receiving.
     RecvWindow rx;                   // arrivals and the cumulative ACK

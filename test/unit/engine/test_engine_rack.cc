@@ -418,6 +418,40 @@ static void test_random_loss_never_waits_for_the_timeout(void **) {
     assert_true(now_of(nodes) - start < kSlowRto);
 }
 
+// Every segment a pass first sends to a peer gets the timeouts worked out
+// for the first (Engine::timeouts), but only while what they come from
+// stands: a sample of the peer's answers or round trips, or a doubled
+// probe timeout, between two sends at one clock reading changes the later
+// one's deadline.
+static void test_a_pass_works_timeouts_out_again_when_the_estimators_move(void **) {
+    MemNetwork net(4000);
+    auto nodes = make_nodes(net, 2);
+    warm_up(nodes);
+    Peer &p = const_cast<Peer &>(*nodes[0]->engine->peer(1));  // a sample between two sends
+    const uint8_t byte = 7;
+    iovec iov{const_cast<uint8_t *>(&byte), 1};
+    const nanos now = now_of(nodes);
+    auto deadline_of_a_send = [&] {
+        assert_int_equal(nodes[0]->engine->send(1, 9, &iov, 1, nullptr), RTTCC_DONE);
+        const TxSegment &seg = *p.tx.at(p.tx.next() - 1);
+        assert_true(seg.in_hotel && seg.first_tx == now);
+        return seg.deadline;
+    };
+    const nanos first = deadline_of_a_send();
+    assert_true(deadline_of_a_send() == first);
+    p.response.on_sample(msec(3));  // answers came late: a longer probe timeout
+    const nanos later = deadline_of_a_send();
+    print_message("deadlines %.0f, then %.0f us ahead\n", (first - now) / 1e3, (later - now) / 1e3);
+    assert_true(later > first);
+    assert_true(deadline_of_a_send() == later);
+    p.rtt.on_sample(msec(20));  // a long round trip: two SRTT lead the probe timeout
+    const nanos longer = deadline_of_a_send();
+    assert_true(longer > later);
+    ++p.probe_shift;  // a probe found spurious
+    assert_true(deadline_of_a_send() > longer);
+    assert_true(now_of(nodes) == now);  // all at one clock reading
+}
+
 int main() {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_a_lost_tail_is_probed),
@@ -431,6 +465,7 @@ int main() {
         cmocka_unit_test(test_probes_stay_ahead_of_the_timeout),
         cmocka_unit_test(test_answers_late_by_half_the_timeout_stop_costing_probes),
         cmocka_unit_test(test_random_loss_never_waits_for_the_timeout),
+        cmocka_unit_test(test_a_pass_works_timeouts_out_again_when_the_estimators_move),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);
 }
