@@ -420,36 +420,56 @@ static void test_random_loss_never_waits_for_the_timeout(void **) {
 
 // Every segment a pass first sends to a peer gets the timeouts worked out
 // for the first (Engine::timeouts), but only while what they come from
-// stands: a sample of the peer's answers or round trips, or a doubled
-// probe timeout, between two sends at one clock reading changes the later
-// one's deadline.
+// stands.  With rack, a segment's timer is its probe timeout: a sample of
+// the peer's answers or round trips, or a doubled probe timeout, between
+// two sends at one clock reading changes the later one's deadline.
+// Without, it is the RTO, with its jitter drawn from the first send's time:
+// a later clock reading draws again, and a sample above the RTO's floor
+// lengthens it.
+static void jittered_timeout(rttcc_config_t &c) {
+    c.rack = g_rack;
+    c.rto_jitter_pct = 50;
+}
+
 static void test_a_pass_works_timeouts_out_again_when_the_estimators_move(void **) {
-    MemNetwork net(4000);
-    auto nodes = make_nodes(net, 2);
-    warm_up(nodes);
-    Peer &p = const_cast<Peer &>(*nodes[0]->engine->peer(1));  // a sample between two sends
-    const uint8_t byte = 7;
-    iovec iov{const_cast<uint8_t *>(&byte), 1};
-    const nanos now = now_of(nodes);
-    auto deadline_of_a_send = [&] {
-        assert_int_equal(nodes[0]->engine->send(1, 9, &iov, 1, nullptr), RTTCC_DONE);
-        const TxSegment &seg = *p.tx.at(p.tx.next() - 1);
-        assert_true(seg.in_hotel && seg.first_tx == now);
-        return seg.deadline;
-    };
-    const nanos first = deadline_of_a_send();
-    assert_true(deadline_of_a_send() == first);
-    p.response.on_sample(msec(3));  // answers came late: a longer probe timeout
-    const nanos later = deadline_of_a_send();
-    print_message("deadlines %.0f, then %.0f us ahead\n", (first - now) / 1e3, (later - now) / 1e3);
-    assert_true(later > first);
-    assert_true(deadline_of_a_send() == later);
-    p.rtt.on_sample(msec(20));  // a long round trip: two SRTT lead the probe timeout
-    const nanos longer = deadline_of_a_send();
-    assert_true(longer > later);
-    ++p.probe_shift;  // a probe found spurious
-    assert_true(deadline_of_a_send() > longer);
-    assert_true(now_of(nodes) == now);  // all at one clock reading
+    for (bool rack : {true, false}) {
+        g_rack = rack;
+        MemNetwork net(4000);
+        auto nodes = make_nodes(net, 2, {}, jittered_timeout);
+        warm_up(nodes);
+        Peer &p = const_cast<Peer &>(*nodes[0]->engine->peer(1));  // samples between two sends
+        const uint8_t byte = 7;
+        iovec iov{const_cast<uint8_t *>(&byte), 1};
+        auto ahead = [&] {  // how far ahead the timer of a message sent now is
+            assert_int_equal(nodes[0]->engine->send(1, 9, &iov, 1, nullptr), RTTCC_DONE);
+            const TxSegment &seg = *p.tx.at(p.tx.next() - 1);
+            assert_true(seg.in_hotel && seg.first_tx == now_of(nodes));
+            return seg.deadline - now_of(nodes);
+        };
+        const nanos first = ahead();
+        assert_true(ahead() == first);
+        if (rack) {
+            p.response.on_sample(msec(3));  // answers came late: a longer probe timeout
+            const nanos later = ahead();
+            print_message("probe timeouts %.0f, then %.0f us\n", first / 1e3, later / 1e3);
+            assert_true(later > first);
+            assert_true(ahead() == later);
+            p.rtt.on_sample(msec(20));  // a long round trip: two SRTT lead the probe timeout
+            const nanos longer = ahead();
+            assert_true(longer > later);
+            ++p.probe_shift;  // a probe found spurious
+            assert_true(ahead() > longer);
+        } else {
+            net.clock.advance(1);  // the next pass: the jitter is drawn again
+            const nanos redrawn = ahead();
+            print_message("timeouts %.0f, then %.0f us\n", first / 1e3, redrawn / 1e3);
+            assert_true(redrawn != first);
+            assert_true(ahead() == redrawn);
+            p.response.on_sample(msec(60));  // far above the RTO's floor (20 ms)
+            assert_true(ahead() > redrawn + msec(20));
+        }
+    }
+    g_rack = true;
 }
 
 int main() {
