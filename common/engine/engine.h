@@ -334,9 +334,6 @@ private:
     // engine_rack.cc
     nanos probe_timeout(const Peer &p) const;
     nanos reorder_window(const Peer &p) const;
-    struct Timeouts {
-        nanos rto, probe;
-    };
     Timeouts timeouts(const TxSegment &seg, nanos now);
     void arm_timer(TxSegment &seg, nanos now);
     void probe_due(TxSegment &seg, nanos now);

@@ -63,14 +63,14 @@ nanos Engine::reorder_window(const Peer &p) const { return p.rtt.min() / 4; }
 // once per clock reading, and again when the estimators or the probe
 // backoff they come from moved (a 32 KiB message, 23 segments: 3% of
 // both engines' instructions).
-Engine::Timeouts Engine::timeouts(const TxSegment &seg, nanos now) {
+Timeouts Engine::timeouts(const TxSegment &seg, nanos now) {
     Peer &p = *seg.peer;
     if (seg.backoff || seg.first_tx != now) return {rto(seg), probe_timeout(p)};
     Peer::FreshTimeouts &f = p.fresh_timeouts;
     if (f.at != now || f.rtt_samples != p.rtt.samples() || f.response_samples != p.response.samples() ||
         f.probe_shift != p.probe_shift)
-        f = {now, p.rtt.samples(), p.response.samples(), p.probe_shift, rto(seg), probe_timeout(p)};
-    return {f.rto, f.probe};
+        f = {now, p.rtt.samples(), p.response.samples(), p.probe_shift, {rto(seg), probe_timeout(p)}};
+    return f.timeouts;
 }
 
 // Starts a segment's timer after a transmission.  The latest transmission

@@ -53,6 +53,11 @@ struct PathState {
     nanos next_stamp = 0;                // earliest post of the next stamped transmission
 };
 
+// A transmission's retransmission and tail-loss probe timeouts (Engine::timeouts).
+struct Timeouts {
+    nanos rto, probe;
+};
+
 struct Peer {
     // Each direction starts at its sender's initial_seq (mac.h): random to
     // anyone without the sender's key.
@@ -144,7 +149,7 @@ struct Peer {
         nanos at = kNever;
         uint64_t rtt_samples = 0, response_samples = 0;
         uint8_t probe_shift = 0;
-        nanos rto = 0, probe = 0;
+        Timeouts timeouts{};
     } fresh_timeouts;
 
     // Receiving.

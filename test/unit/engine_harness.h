@@ -241,7 +241,6 @@ inline void inject_request(rttcc::MemNetwork &net, std::vector<std::unique_ptr<N
     inject(net, from, to, rttcc::kData, h, bytes);
 }
 
-// The nodes' time: their engines' clock.
 // How many of a queue's datagrams from `first` on ask for their ACK at
 // once (kFlagAckNow).
 inline size_t asking_ack(const rttcc::MemNetwork::Queue &q, size_t first) {
@@ -254,6 +253,7 @@ inline size_t asking_ack(const rttcc::MemNetwork::Queue &q, size_t first) {
     return asks;
 }
 
+// The nodes' time: their engines' clock.
 inline rttcc::nanos now_of(const std::vector<std::unique_ptr<Node>> &nodes) { return nodes[0]->clock->now(); }
 
 // A round of the tests' loops: kRound of the network's time passes (real
