@@ -6,7 +6,8 @@
  * B/s), and the share of datagrams lost on the way.
  *
  *   udp_stream [bytes=1472] [seconds=2] [address=127.0.0.1] [sink_netns sink_address] [gso] [span=BYTES]
- *   ("gso" and "span=" may follow any of the others, in either order)
+ *              [layout=split|staged]
+ *   ("gso", "span=" and "layout=" may follow any of the others, in any order)
  *
  * With sink_netns the receiver runs in that network namespace (a testbed
  * host, /var/run/netns/NAME) at sink_address.  With "gso" the sender hands
@@ -21,8 +22,17 @@
  * buffer of BYTES and the receiver lands each datagram in place in its own
  * buffer of BYTES (one copy, as a transport with no bounce buffer would):
  * the rate for user data that does not sit in cache, as a 4 MiB MPI_Put's.
+ *
+ * With gso, layout= hands each GSO send over as rttcc's wire would a
+ * zero-copy message: every datagram a 72-byte header (from a ring of
+ * headers) and the rest of its bytes from the buffer, two pieces a
+ * datagram (split), or those pieces first copied into one staging buffer
+ * and sent from there, one piece a send (staged, as UdpWire::stage does).
+ * Whether the kernel's send of many pieces or a copy in user space costs
+ * less depends on the machine and the kernel: this is the question's
+ * measurement.  Without layout=, one piece from the buffer.
  * Prints:
- *   udp_stream bytes=B gso=0|1 span=S MBps=R sent=N received=M lost_pct=L
+ *   udp_stream bytes=B gso=0|1 span=S layout=L MBps=R sent=N received=M lost_pct=L
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -43,7 +53,9 @@
 #define UDP_GRO 104
 #endif
 
-enum { kBatch = 32, kSuper = 65000, kEnd = 1, kBuffers = 32 << 20 };
+enum { kBatch = 32, kSuper = 65000, kEnd = 1, kBuffers = 32 << 20, kHeader = 72, kHeaders = 512 };
+enum Layout { kOnePiece, kSplit, kStaged };
+static const char *const kLayoutNames[] = {"one", "split", "staged"};
 
 static double now(void)
 {
@@ -102,15 +114,48 @@ static void sink(int fd, size_t size, int gso, size_t span, int out)
     }
 }
 
+/* Points msgs[i] (of `per` datagrams of `size` bytes from `from`) at the
+ * pieces `layout` asks for: a header from `headers` and the rest of each
+ * datagram's bytes, each a piece of `pieces` (split), or all of them copied
+ * into `stage` (staged).  Returns how many pieces it used. */
+static size_t lay_out(enum Layout layout, struct msghdr *m, const char *from, size_t per, size_t size,
+                      const char *headers, struct iovec *pieces, char **stage)
+{
+    const size_t body = size - kHeader;
+    size_t n = 0;
+    for (size_t d = 0; d < per; ++d) {
+        pieces[n++] = (struct iovec){(void *) (headers + (d % kHeaders) * kHeader), kHeader};
+        pieces[n++] = (struct iovec){(void *) (from + d * body), body};
+    }
+    if (layout == kStaged) {
+        char *to = *stage;
+        for (size_t v = 0; v < n; ++v) {
+            memcpy(to, pieces[v].iov_base, pieces[v].iov_len);
+            to += pieces[v].iov_len;
+        }
+        pieces[0] = (struct iovec){*stage, per * size};
+        *stage += (per * size + 63) & ~(size_t) 63;
+        n = 1;
+    }
+    m->msg_iov = pieces;
+    m->msg_iovlen = n;
+    return n;
+}
+
 int main(int argc, char **argv)
 {
     int gso = 0;
     size_t span = 0;
+    enum Layout layout = kOnePiece;
     for (; argc > 1; --argc) { /* the trailing keywords, in either order */
         if (0 == strcmp(argv[argc - 1], "gso")) {
             gso = 1;
         } else if (0 == strncmp(argv[argc - 1], "span=", 5)) {
             span = strtoul(argv[argc - 1] + 5, NULL, 0);
+        } else if (0 == strcmp(argv[argc - 1], "layout=split")) {
+            layout = kSplit;
+        } else if (0 == strcmp(argv[argc - 1], "layout=staged")) {
+            layout = kStaged;
         } else {
             break;
         }
@@ -122,9 +167,10 @@ int main(int argc, char **argv)
     struct sockaddr_in a, b;
     int pipe_addr[2], pipe_report[2];
     if (size < 2 || size > 9000 || seconds <= 0 || argc == 5 || (span && span < (size_t) kSuper + 1500) ||
+        (layout != kOnePiece && (!gso || size <= kHeader)) ||
         pipe(pipe_addr) || pipe(pipe_report)) {
         fprintf(stderr, "usage: udp_stream [bytes 2..9000] [seconds] [address] [sink_netns sink_address] [gso] "
-                        "[span=BYTES >= 66500]\n");
+                        "[span=BYTES >= 66500] [layout=split|staged, with gso, bytes > 72]\n");
         return 2;
     }
     const int fa = udp_tool_socket("udp_stream", addr, &a, kBuffers);
@@ -155,6 +201,10 @@ int main(int argc, char **argv)
         iov[i] = (struct iovec){buf, per_send};
         msgs[i].msg_hdr = (struct msghdr){.msg_iov = &iov[i], .msg_iovlen = 1};
     }
+    const size_t per = per_send / size; /* datagrams a send */
+    static char headers[kHeaders * kHeader];
+    struct iovec *pieces = layout != kOnePiece ? calloc((size_t) kBatch * 2 * per, sizeof *pieces) : NULL;
+    char *const stage = layout == kStaged ? tool_page_buffer("udp_stream", kBatch * (per_send + 64)) : NULL;
     if (gso) {
         const int seg = (int) size;
         if (setsockopt(fa, IPPROTO_UDP, UDP_SEGMENT, &seg, sizeof seg) != 0) {
@@ -167,6 +217,10 @@ int main(int argc, char **argv)
     while (now() < end) {
         for (int i = 0; span && i < kBatch; ++i) {
             iov[i].iov_base = buf + ((next + (size_t) i) % sends_in_span) * per_send;
+        }
+        char *staged = stage;
+        for (int i = 0, used = 0; layout != kOnePiece && i < kBatch; ++i) {
+            used += (int) lay_out(layout, &msgs[i].msg_hdr, iov[i].iov_base, per, size, headers, pieces + used, &staged);
         }
         const int n = sendmmsg(fa, msgs, kBatch, 0);
         if (n > 0) {
@@ -188,8 +242,8 @@ int main(int argc, char **argv)
         nanosleep(&t, NULL);
         if (read(pipe_report[0], report, sizeof report) == (ssize_t) sizeof report) {
             wait(NULL);
-            printf("udp_stream bytes=%zu gso=%d span=%zu MBps=%.1f sent=%.0f received=%.0f lost_pct=%.2f\n", size,
-                   gso, span,
+            printf("udp_stream bytes=%zu gso=%d span=%zu layout=%s MBps=%.1f sent=%.0f received=%.0f lost_pct=%.2f\n",
+                   size, gso, span, kLayoutNames[layout],
                    report[2] > 0 ? report[1] / report[2] / 1e6 : 0, sent, report[0],
                    sent > 0 ? 100.0 * (sent - report[0]) / sent : 0);
             return 0;
