@@ -16,7 +16,11 @@
 # -testbed: from 2 KiB up, each size is also ping-ponged over plain UDP at
 # MTU 1500 with GSO and GRO (udp_pingpong -gso, no engine): the floor of any
 # UDP transport on that path.  A size whose floor is above 0.9x tcp's
-# latency (issue 18's target) is marked "bound".
+# latency (issue 18's target) is marked "bound".  So is each size ping-ponged
+# as signed datagrams (udp_pingpong -signed: a 72-byte header signed with
+# SipHash-2-4 per datagram, staged, checked and copied into place, and
+# nothing else): the floor of any transport that authenticates every
+# datagram as rttcc does; above 0.9x tcp the size is marked "signed bound".
 # -raw FILE: also write "bytes rttcc_us tcp_us rttcc_MBps tcp_MBps" lines
 # (the medians) and "# udp US" to FILE, for bench/perf_table.sh.
 set -euo pipefail
@@ -40,7 +44,7 @@ extra+=("$@")
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 mpicc -O2 -o "$work/rttcc_bench" "$top/bench/rttcc_bench.c"
-gcc -O2 -o "$work/udp_pingpong" "$top/tools/udp_pingpong.c"
+gcc -O2 -o "$work/udp_pingpong" "$top/tools/udp_pingpong.c" -lsodium
 libdir=$(mpicc --showme:libdirs | awk '{ print $1 }')
 gcc -O2 -I"$top/include" -o "$work/engine_pingpong" "$top/tools/engine_pingpong.c" \
     -L"$libdir" -lmca_common_rttcc -Wl,-rpath,"$libdir"
@@ -76,8 +80,10 @@ for ((r = 0; r < runs; ++r)); do
         ip netns exec "$p-h1" "$work/udp_pingpong" -wire 8 20000 3 "$net.1" "$p-h2" "$net.2" >>"$work/wire"
         ip netns exec "$p-h1" "$work/engine_pingpong" 8 20000 3 "$net.1" "$p-h2" "$net.2" >>"$work/engine"
         for ((size = 2048; size <= max; size *= 2)); do  # the floor per size (fewer round trips when large)
-            ip netns exec "$p-h1" "$work/udp_pingpong" -gso "$size" $((size >= 1048576 ? 100 : size >= 131072 ? 500 : 2000)) 1 \
-                "$net.1" "$p-h2" "$net.2" >>"$work/gso.$r" || echo "compare.sh: udp_pingpong -gso $size failed" >&2
+            for floor in gso signed; do
+                ip netns exec "$p-h1" "$work/udp_pingpong" -$floor "$size" $((size >= 1048576 ? 100 : size >= 131072 ? 500 : 2000)) 1 \
+                    "$net.1" "$p-h2" "$net.2" >>"$work/$floor.$r" || echo "compare.sh: udp_pingpong -$floor $size failed" >&2
+            done
         done
     else
         "$work/udp_pingpong" 8 20000 3 >>"$work/udp"
@@ -103,14 +109,19 @@ engine=$( [ -f "$work/engine" ] && awk '{ print $2 }' "$work/engine" | median_of
 fi=$(median_of <"$work/fi")
 
 echo "# medians of $runs runs each (rttcc_bench -reps 3 ${bench_args[*]}), $np ranks${extra:+ (${extra[*]})}, ${testbed:+two testbed hosts over veth, }interface $iface; rttcc via pml $stack"
-printf '# %-9s %12s %12s %9s %14s %14s %9s %10s %10s\n' bytes rttcc_us tcp_us tcp/rttcc rttcc_MB/s tcp_MB/s rttcc/tcp floor_us floor/tcp
+printf '# %-9s %12s %12s %9s %14s %14s %9s %10s %10s %10s %10s\n' bytes rttcc_us tcp_us tcp/rttcc rttcc_MB/s tcp_MB/s rttcc/tcp floor_us floor/tcp signed_us signed/tcp
 join "$work/rl" "$work/tl" | join - "$work/rb" | join - "$work/tb" | sort -n >"$work/all"
 : >"$work/floor"
+: >"$work/signed_floor"
 compgen -G "$work/gso.*" >/dev/null && medians gso 2 >"$work/floor"
+compgen -G "$work/signed.*" >/dev/null && medians signed 2 >"$work/signed_floor"
 awk 'FILENAME == ARGV[1] { f[$1] = $2; next }
-     { fl = ($1 in f) ? sprintf("%10.2f %10.2f%s", f[$1], f[$1] / $3, f[$1] / $3 > 0.9 ? " bound" : "") : sprintf("%10s %10s", "-", "-")
-       printf "  %-9s %12.2f %12.2f %9.2f %14.1f %14.1f %9.2f %s\n", $1, $2, $3, $3 / $2, $4, $5, ($5 > 0 ? $4 / $5 : 0), fl }' \
-    "$work/floor" "$work/all"
+     FILENAME == ARGV[2] { g[$1] = $2; next }
+     function cols(v, tcp) { return v != "" ? sprintf(" %10.2f %10.2f", v, v / tcp) : sprintf(" %10s %10s", "-", "-") }
+     { mark = ($1 in f) && f[$1] / $3 > 0.9 ? " bound" : ($1 in g) && g[$1] / $3 > 0.9 ? " signed bound" : ""
+       printf "  %-9s %12.2f %12.2f %9.2f %14.1f %14.1f %9.2f%s%s%s\n", $1, $2, $3, $3 / $2, $4, $5, ($5 > 0 ? $4 / $5 : 0),
+              cols(f[$1], $3), cols(g[$1], $3), mark }' \
+    "$work/floor" "$work/signed_floor" "$work/all"
 r8=$(awk '$1 == 8 { print $2 }' "$work/rl")
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b + 0 > 0) printf "%.2f", a / b; else print "n/a" }'; }
 echo "# raw UDP ping-pong (tools/udp_pingpong), 8 B, same path: $udp us; rttcc 8 B / raw = $(ratio "$r8" "$udp")"

@@ -131,7 +131,7 @@ clear_testbed
 mkdir -p "$out/raw"
 : >"$out/runs"
 mpicc -O2 -o "$work/osc_bench" "$top/bench/osc_bench.c" -lm
-gcc -O2 -o "$work/udp_pingpong" "$top/tools/udp_pingpong.c"
+gcc -O2 -o "$work/udp_pingpong" "$top/tools/udp_pingpong.c" -lsodium
 gcc -O2 -o "$work/udp_stream" "$top/tools/udp_stream.c"
 if [ "$mode" = alltoall ]; then
     mpicc -O2 -o "$work/coll_bench" "$top/bench/coll_bench.c" -lm

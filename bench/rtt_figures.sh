@@ -24,7 +24,7 @@ out=${out:-$work}
 mkdir -p "$out"
 mpicc -O2 -o "$work/rttcc_bench" "$top/bench/rttcc_bench.c"
 mpicc -O2 -o "$work/rtt_table" "$top/test/mpi/rtt_table.c"
-gcc -O2 -o "$work/udp_pingpong" "$top/tools/udp_pingpong.c"
+gcc -O2 -o "$work/udp_pingpong" "$top/tools/udp_pingpong.c" -lsodium
 launch=(mpirun --allow-run-as-root --oversubscribe --mca pml ob1 --mca btl_rttcc_if_include lo
         --mca btl_tcp_if_include lo)
 

@@ -4,7 +4,7 @@
  * nonblocking sockets, as rttcc polls.  Prints the median one-way latency
  * in microseconds over `reps` runs of `iters` round trips.
  *
- *   udp_pingpong [-wire | -gso] [bytes=8] [iters=20000] [reps=5]
+ *   udp_pingpong [-wire | -gso | -signed] [bytes=8] [iters=20000] [reps=5]
  *                [address=127.0.0.1] [echo_netns echo_address]
  *
  * With echo_netns, the echo side runs in that network namespace (a testbed
@@ -30,11 +30,26 @@
  * no UDP transport can ping-pong such a message faster.  Nothing is resent:
  * a run that loses a datagram (not seen on veth) stops with an error, and
  * one whose message came back changed (reordered) fails its final check.
+ *
+ * -signed: as -gso, but each datagram carries what an authenticated
+ * datagram transport cannot do without: a 72-byte header (sequence number,
+ * offset, lengths) signed as rttcc's auth=header signs its own (SipHash-2-4
+ * of the 64 bytes before the MAC, libsodium's crypto_shorthash, a key both
+ * sides share), before up to 1400 bytes of the message.  The sender lays
+ * each GSO group out in a staging buffer, header and payload a datagram, as
+ * rttcc's UDP wire stages a zero-copy message; the receiver reads the GRO
+ * buffers into a ring, checks each datagram's MAC and copies its payload
+ * into place.  No ACKs, windows, timers or resends: the floor of a signed
+ * datagram transport at that MTU, which the engine's own work is measured
+ * above.  Build with -lsodium.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <linux/net_tstamp.h>
 #include <netinet/udp.h>
+#include <sodium.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,9 +67,20 @@
 #endif
 
 static int as_wire; /* -wire */
-static int as_gso;  /* -gso */
+static int as_gso;  /* -gso, and -signed */
+static int as_signed; /* -signed */
 
 enum { kSegment = 1472, kGroupSegments = 44, kBuffers = 8 << 20 };
+enum { kHeader = 72, kBody = kSegment - kHeader, kGroupBytes = kSegment * kGroupSegments };
+
+/* -signed: a datagram's header; the MAC covers the bytes before it. */
+struct header {
+    uint32_t seq, offset, len, msg_len;
+    uint8_t rest[48]; /* where rttcc's header has its other fields: signed as zeros */
+    uint64_t mac;
+};
+_Static_assert(sizeof(struct header) == kHeader, "rttcc's header size");
+static unsigned char key[crypto_shorthash_KEYBYTES];
 
 /* -wire: the options rttcc's wire sets on its sockets. */
 static void as_the_wire(int fd, int data)
@@ -73,7 +99,60 @@ static void as_the_wire(int fd, int data)
 struct side {
     int fd, data;
     unsigned polls;
+    uint32_t seq;  /* -signed: the next datagram's number, and the next one expected */
+    uint32_t expect;
+    char *stage;   /* -signed: a GSO group laid out to send, or a GRO buffer read */
 };
+
+static uint64_t mac_of(const struct header *h)
+{
+    uint64_t mac;
+    crypto_shorthash((unsigned char *) &mac, (const unsigned char *) h, offsetof(struct header, mac), key);
+    return mac;
+}
+
+/* -signed: the message in GSO groups of signed datagrams laid out in s->stage. */
+static void send_signed(struct side *s, const char *buf, size_t size, struct sockaddr_in *to)
+{
+    for (size_t at = 0; at < size;) {
+        size_t n = 0;
+        for (int d = 0; d < kGroupSegments && at < size; ++d) {
+            struct header h = {.seq = s->seq++, .offset = (uint32_t) at, .msg_len = (uint32_t) size};
+            h.len = (uint32_t) (size - at < (size_t) kBody ? size - at : (size_t) kBody);
+            h.mac = mac_of(&h);
+            memcpy(s->stage + n, &h, sizeof h);
+            memcpy(s->stage + n + kHeader, buf + at, h.len);
+            n += kHeader + h.len;
+            at += h.len;
+        }
+        while (sendto(s->fd, s->stage, n, 0, (struct sockaddr *) to, sizeof *to) != (ssize_t) n) {
+            if (errno != EAGAIN && errno != ENOBUFS && errno != EINTR) {
+                perror("udp_pingpong: send");
+                exit(1);
+            }
+        }
+    }
+}
+
+/* -signed: checks and places the datagrams of one GRO buffer; returns the
+ * message bytes they carried. */
+static size_t take_signed(struct side *s, size_t len, char *buf, size_t size)
+{
+    size_t got = 0;
+    for (size_t at = 0; at < len; at += kSegment) {
+        struct header h;
+        const size_t dgram = len - at < (size_t) kSegment ? len - at : (size_t) kSegment;
+        memcpy(&h, s->stage + at, sizeof h);
+        if (dgram < kHeader || h.mac != mac_of(&h) || h.seq != s->expect++ || h.msg_len != size ||
+            h.offset > size || h.len > size - h.offset || h.len != dgram - kHeader) {
+            fprintf(stderr, "udp_pingpong: -signed: a datagram failed its checks (lost, reordered or forged)\n");
+            exit(1);
+        }
+        memcpy(buf + h.offset, s->stage + at + kHeader, h.len);
+        got += h.len;
+    }
+    return got;
+}
 
 /* -gso: the message in GSO groups of kGroupSegments datagrams. */
 static void send_segmented(struct side *s, char *buf, size_t size, struct sockaddr_in *to)
@@ -89,16 +168,17 @@ static void send_segmented(struct side *s, char *buf, size_t size, struct sockad
     }
 }
 
-/* -gso: reads GRO buffers into place until the message is whole; a second
+/* -gso: reads GRO buffers into place until the message is whole (-signed:
+ * into s->stage, then each datagram's payload into place); a second
  * without progress means a lost datagram. */
 static void recv_segmented(struct side *s, char *buf, size_t size)
 {
     struct timespec last, now;
     clock_gettime(CLOCK_MONOTONIC, &last);
     for (size_t got = 0; got < size;) {
-        const ssize_t r = recv(s->fd, buf + got, size - got, 0);
+        const ssize_t r = as_signed ? recv(s->fd, s->stage, kGroupBytes, 0) : recv(s->fd, buf + got, size - got, 0);
         if (r > 0) {
-            got += (size_t) r;
+            got += as_signed ? take_signed(s, (size_t) r, buf, size) : (size_t) r;
             clock_gettime(CLOCK_MONOTONIC, &last);
             continue;
         }
@@ -164,6 +244,10 @@ static void recv_message(struct side *s, char *buf, size_t size)
 
 static void send_one(struct side *s, char *buf, size_t size, struct sockaddr_in *to)
 {
+    if (as_signed) {
+        send_signed(s, buf, size, to);
+        return;
+    }
     if (as_gso) {
         send_segmented(s, buf, size, to);
         return;
@@ -173,7 +257,10 @@ static void send_one(struct side *s, char *buf, size_t size, struct sockaddr_in 
 
 static struct side open_side(const char *addr, struct sockaddr_in *bound)
 {
-    struct side s = {udp_tool_socket("udp_pingpong", addr, bound, as_gso ? kBuffers : 0), -1, 0};
+    struct side s = {udp_tool_socket("udp_pingpong", addr, bound, as_gso ? kBuffers : 0), -1, 0, 0, 0, NULL};
+    if (as_signed) {
+        s.stage = tool_page_buffer("udp_pingpong", kGroupBytes);
+    }
     const int seg = kSegment, one = 1;
     if (as_gso && (setsockopt(s.fd, IPPROTO_UDP, UDP_SEGMENT, &seg, sizeof seg) != 0 ||
                    setsockopt(s.fd, IPPROTO_UDP, UDP_GRO, &one, sizeof one) != 0)) {
@@ -203,10 +290,18 @@ static int cmp(const void *a, const void *b)
 
 int main(int argc, char **argv)
 {
-    if (argc > 1 && (0 == strcmp(argv[1], "-wire") || 0 == strcmp(argv[1], "-gso"))) {
+    if (argc > 1 && (0 == strcmp(argv[1], "-wire") || 0 == strcmp(argv[1], "-gso") || 0 == strcmp(argv[1], "-signed"))) {
         as_wire = 0 == strcmp(argv[1], "-wire");
+        as_signed = 0 == strcmp(argv[1], "-signed");
         as_gso = !as_wire;
         --argc, ++argv;
+    }
+    if (as_signed) {
+        if (sodium_init() < 0) {
+            fprintf(stderr, "udp_pingpong: libsodium did not start\n");
+            return 1;
+        }
+        randombytes_buf(key, sizeof key); /* before the fork: both sides have it */
     }
     size_t size = argc > 1 ? strtoul(argv[1], NULL, 0) : 8;
     long iters = argc > 2 ? atol(argv[2]) : 20000;
@@ -220,7 +315,7 @@ int main(int argc, char **argv)
     double lat[64];
 
     if (reps < 1 || reps > 64 || iters < 1 || argc == 6 || size < 1 || pipe(port) != 0) {
-        fprintf(stderr, "usage: udp_pingpong [-wire | -gso] [bytes] [iters] [reps 1..64] [address] [echo_netns echo_address]\n");
+        fprintf(stderr, "usage: udp_pingpong [-wire | -gso | -signed] [bytes] [iters] [reps 1..64] [address] [echo_netns echo_address]\n");
         return 2;
     }
     for (size_t i = 0; i < size; ++i) {
