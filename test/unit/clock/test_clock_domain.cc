@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include "clock/clock_domain.h"
 #include "cmocka_cxx.h"
@@ -88,6 +89,43 @@ void test_horizon_forgets_stale_best(void **) {
     assert_true(e.add(20000, 21150, 21160, 20310));
     assert_int_equal(e.delay(), 300);  // the old best is past the horizon
     assert_int_equal(e.best().at, 20310);
+}
+
+// The filter against a reference that reads every competing sample each
+// time: random delays with many ties, times mostly in order and sometimes
+// not, every window size, with and without a horizon.  The filter keeps its
+// best between samples; the reference never does.
+void test_filter_matches_a_full_scan(void **) {
+    uint64_t rng = 12345;
+    auto next = [&rng](uint64_t n) {
+        rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+        return static_cast<int64_t>((rng >> 33) % n);
+    };
+    for (unsigned window = 1; window <= OffsetEstimator::kMaxWindow; ++window) {
+        for (int64_t horizon : {int64_t{0}, int64_t{3000}}) {
+            OffsetEstimator e(window, horizon);
+            std::vector<OffsetSample> kept;  // the last `window` accepted
+            int64_t t = 0;
+            for (int i = 0; i < 3000; ++i) {
+                t += next(10) == 0 ? -next(2000) : next(1500);  // now and then out of time order
+                const int64_t delay = 100 + 10 * next(8);        // ties are common
+                const int64_t t1 = t - delay, t2 = t1 + 1000 + delay / 2, t3 = t2, t4 = t;
+                assert_true(e.add(t1, t2, t3, t4));
+                OffsetSample s;
+                assert_true(OffsetEstimator::measure(t1, t2, t3, t4, &s));
+                kept.push_back(s);
+                if (kept.size() > window) kept.erase(kept.begin());
+                OffsetSample want = s;
+                for (const OffsetSample &k : kept) {
+                    if (horizon > 0 && s.at - k.at > horizon) continue;
+                    if (k.delay < want.delay || (k.delay == want.delay && k.at > want.at)) want = k;
+                }
+                assert_int_equal(e.best().delay, want.delay);
+                assert_int_equal(e.best().at, want.at);
+                assert_int_equal(e.best().offset, want.offset);
+            }
+        }
+    }
 }
 
 void test_inconsistent_samples_refused(void **) {
@@ -366,6 +404,7 @@ int main() {
         cmocka_unit_test(test_filter_keeps_least_delay),
         cmocka_unit_test(test_window_forgets_old_best),
         cmocka_unit_test(test_horizon_forgets_stale_best),
+        cmocka_unit_test(test_filter_matches_a_full_scan),
         cmocka_unit_test(test_inconsistent_samples_refused),
         cmocka_unit_test(test_no_overflow_on_large_offsets),
         cmocka_unit_test(test_ptp_yes_without_device_fails),
