@@ -54,10 +54,13 @@ public:
     template <typename F>
     void expire(nanos now, F &&fn) {
         const uint64_t until = now >> shift_;
-        if (guests_ == 0) {
+        if (guests_ == 0 || now < earliest_) {  // nobody is due: no room to read
             cursor_ = until;
             return;
         }
+        // Every guest left after this visit is due after `now` (one that fn
+        // checks in sooner lowers it again): a pass before that reads no room.
+        earliest_ = std::max(earliest_, now + 1);
         // Visit at most one full turn of rooms; later turns are caught next time.
         uint64_t last = until;
         if (last - cursor_ > mask_) last = cursor_ + mask_;
@@ -73,7 +76,8 @@ public:
     }
 
     // The earliest deadline of any guest (kNever when there is none).
-    // earliest_ is at most that (check-outs only raise it), and a guest in
+    // earliest_ is at most that (check-outs only raise it; expire raises it
+    // past the time it read up to), and a guest in
     // room t of the turn from cursor_ is due at t's tick or later (overdue
     // ones sit in cursor_'s room).  So the rooms are read in order from the
     // later of the two until the best deadline so far lies in a room
