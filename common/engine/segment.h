@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
 #include "clock/clock.h"
 #include "util/intrusive_list.h"
@@ -15,11 +16,10 @@ namespace rttcc {
 
 struct Peer;
 
-// One message the caller handed to the engine (usnic's "fragment").
-struct TxMessage {
-    Link link;               // in its peer's pending queue, or the free list
-    Link outstanding_link;   // in its peer's outstanding list until it completes (flushes wait on it)
-    Link exposure_link;      // in the engine's exposure_replies_ while sent from an exposure (below)
+// What a message is: plain data, copied in one piece (new_message copies a
+// stack template into its pool slot: member by member, beside the links,
+// that copy was 3% of the engine's instructions for an 8-byte message).
+struct TxMessageData {
     uint64_t no = 0;         // its number among its peer's messages, from 1 (flushes count by it)
     void *cookie = nullptr;  // caller's completion cookie; nullptr when copied
     iovec iov[3] = {};       // the message bytes, in at most three pieces
@@ -45,6 +45,15 @@ struct TxMessage {
 
     // Done when every segment was made and every one of them was ACKed.
     bool complete() const { return all_cut && in_flight == 0; }
+};
+static_assert(std::is_trivially_copyable_v<TxMessageData>, "a message's data is copied in one piece");
+
+// One message the caller handed to the engine (usnic's "fragment"): its
+// data and the lists it is in (a copy is in none: Link).
+struct TxMessage : TxMessageData {
+    Link link;               // in its peer's pending queue, or the free list
+    Link outstanding_link;   // in its peer's outstanding list until it completes (flushes wait on it)
+    Link exposure_link;      // in the engine's exposure_replies_ while sent from an exposure (below)
 };
 
 // What a segment's hotel deadline means when it passes (engine_rack.cc).
