@@ -16,11 +16,12 @@
 # -testbed: from 2 KiB up, each size is also ping-ponged over plain UDP at
 # MTU 1500 with GSO and GRO (udp_pingpong -gso, no engine): the floor of any
 # UDP transport on that path.  A size whose floor is above 0.9x tcp's
-# latency (issue 18's target) is marked "bound".  So is each size ping-ponged
-# as signed datagrams (udp_pingpong -signed: a 72-byte header signed with
-# SipHash-2-4 per datagram, staged, checked and copied into place, and
-# nothing else): the floor of any transport that authenticates every
-# datagram as rttcc does; above 0.9x tcp the size is marked "signed bound".
+# latency (issue 18's target) is marked "bound".  Each size is also
+# ping-ponged as signed datagrams (udp_pingpong -signed: a 72-byte header
+# signed with SipHash-2-4 per datagram, staged, checked and copied into
+# place, and nothing else): the floor of any transport that authenticates
+# every datagram as rttcc does; a size whose signed floor is above 0.9x
+# tcp's latency is marked "signed bound".
 # -raw FILE: also write "bytes rttcc_us tcp_us rttcc_MBps tcp_MBps" lines
 # (the medians) and "# udp US" to FILE, for bench/perf_table.sh.
 set -euo pipefail

@@ -53,7 +53,7 @@
 #define UDP_GRO 104
 #endif
 
-enum { kBatch = 32, kSuper = 65000, kEnd = 1, kBuffers = 32 << 20, kHeader = 72, kHeaders = 512 };
+enum { kBatch = 32, kSuper = 65000, kEnd = 1, kBuffers = 32 << 20, kHeader = 72, kHeaders = 512, kMaxPieces = 1024 };
 enum Layout { kOnePiece, kSplit, kStaged };
 static const char *const kLayoutNames[] = {"one", "split", "staged"};
 
@@ -167,10 +167,10 @@ int main(int argc, char **argv)
     struct sockaddr_in a, b;
     int pipe_addr[2], pipe_report[2];
     if (size < 2 || size > 9000 || seconds <= 0 || argc == 5 || (span && span < (size_t) kSuper + 1500) ||
-        (layout != kOnePiece && (!gso || size <= kHeader)) ||
+        (layout != kOnePiece && (!gso || size <= kHeader || 2 * (kSuper / size) > kMaxPieces)) ||
         pipe(pipe_addr) || pipe(pipe_report)) {
         fprintf(stderr, "usage: udp_stream [bytes 2..9000] [seconds] [address] [sink_netns sink_address] [gso] "
-                        "[span=BYTES >= 66500] [layout=split|staged, with gso, bytes > 72]\n");
+                        "[span=BYTES >= 66500] [layout=split|staged, with gso, bytes 127..9000]\n");
         return 2;
     }
     const int fa = udp_tool_socket("udp_stream", addr, &a, kBuffers);

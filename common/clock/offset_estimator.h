@@ -65,7 +65,8 @@ public:
     static int64_t reverse_delay(int64_t t3, int64_t t4, int64_t offset) { return t4 - (t3 - offset); }
 
 private:
-    // The smallest delay among the competing samples; ties go to the newest.
+    // The smallest delay among the competing samples; ties go to the later
+    // time, and exact ties to the later arrival.
     // While samples come in time order, the competitors only lose members
     // and gain the newest: the newest wins if it is no worse than the best,
     // and else the best stands while it still competes (not overwritten by
@@ -83,14 +84,15 @@ private:
             }
             if (best_slot_ != slot && !(horizon_ > 0 && newest.at - best_.at > horizon_)) return;
         }
-        best_ = newest;
-        best_slot_ = slot;
-        for (unsigned i = 0; i < filled_; ++i) {
+        const unsigned oldest = filled_ < window_ ? 0 : head_;
+        bool found = false;
+        for (unsigned k = 0, i = oldest; k < filled_; ++k, i = i + 1 == window_ ? 0 : i + 1) {  // in arrival order
             const OffsetSample &s = ring_[i];
             if (horizon_ > 0 && newest.at - s.at > horizon_) continue;
-            if (s.delay < best_.delay || (s.delay == best_.delay && s.at > best_.at)) {
+            if (!found || s.delay < best_.delay || (s.delay == best_.delay && s.at >= best_.at)) {
                 best_ = s;
                 best_slot_ = i;
+                found = true;
             }
         }
     }

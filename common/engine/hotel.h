@@ -61,10 +61,14 @@ public:
         // Every guest left after this visit is due after `now` (one that fn
         // checks in sooner lowers it again): a pass before that reads no room.
         earliest_ = std::max(earliest_, now + 1);
-        // Visit at most one full turn of rooms; later turns are caught next time.
+        // Visit at most one full turn of rooms; later turns are caught next
+        // time.  The cursor moves first: a guest fn checks in already due
+        // goes to `until`'s room, which this visit or the next reads.
+        const uint64_t first = cursor_;
         uint64_t last = until;
-        if (last - cursor_ > mask_) last = cursor_ + mask_;
-        for (uint64_t t = cursor_; t <= last; ++t) {
+        if (last - first > mask_) last = first + mask_;
+        cursor_ = until;
+        for (uint64_t t = first; t <= last; ++t) {
             rooms_[t & mask_].for_each([&](TxSegment &seg) {
                 if (seg.deadline <= now) {
                     check_out(seg);
@@ -72,7 +76,6 @@ public:
                 }
             });
         }
-        cursor_ = until;
     }
 
     // The earliest deadline of any guest (kNever when there is none).

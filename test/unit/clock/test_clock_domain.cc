@@ -92,9 +92,10 @@ void test_horizon_forgets_stale_best(void **) {
 }
 
 // The filter against a reference that reads every competing sample each
-// time: random delays with many ties, times mostly in order and sometimes
-// not, every window size, with and without a horizon.  The filter keeps its
-// best between samples; the reference never does.
+// time: random delays with many ties, offsets that tell samples apart,
+// times mostly in order and sometimes not (and sometimes equal), every
+// window size, with and without a horizon.  The filter keeps its best
+// between samples; the reference never does.
 void test_filter_matches_a_full_scan(void **) {
     uint64_t rng = 12345;
     auto next = [&rng](uint64_t n) {
@@ -107,18 +108,21 @@ void test_filter_matches_a_full_scan(void **) {
             std::vector<OffsetSample> kept;  // the last `window` accepted
             int64_t t = 0;
             for (int i = 0; i < 3000; ++i) {
-                t += next(10) == 0 ? -next(2000) : next(1500);  // now and then out of time order
-                const int64_t delay = 100 + 10 * next(8);        // ties are common
-                const int64_t t1 = t - delay, t2 = t1 + 1000 + delay / 2, t3 = t2, t4 = t;
+                t += next(10) == 0 ? -next(2000) : next(8) == 0 ? 0 : next(1500);  // now and then out of order, or equal
+                const int64_t delay = 100 + 10 * next(8);  // ties are common
+                const int64_t out = next(delay + 1), hold = next(50);  // how the delay splits; the peer's hold
+                const int64_t t1 = t - delay - hold, t2 = t1 + 1000 + out, t3 = t2 + hold, t4 = t;
                 assert_true(e.add(t1, t2, t3, t4));
                 OffsetSample s;
                 assert_true(OffsetEstimator::measure(t1, t2, t3, t4, &s));
                 kept.push_back(s);
                 if (kept.size() > window) kept.erase(kept.begin());
-                OffsetSample want = s;
-                for (const OffsetSample &k : kept) {
+                OffsetSample want{};
+                bool found = false;
+                for (const OffsetSample &k : kept) {  // in arrival order: exact ties go to the later one
                     if (horizon > 0 && s.at - k.at > horizon) continue;
-                    if (k.delay < want.delay || (k.delay == want.delay && k.at > want.at)) want = k;
+                    if (!found || k.delay < want.delay || (k.delay == want.delay && k.at >= want.at)) want = k;
+                    found = true;
                 }
                 assert_int_equal(e.best().delay, want.delay);
                 assert_int_equal(e.best().at, want.at);
