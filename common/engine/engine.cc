@@ -157,7 +157,6 @@ bool Engine::add_peer(uint32_t index, const void *addr, size_t len, std::string 
         return false;
     }
     p->seg_payload = static_cast<uint32_t>(dgram - kHeaderSize);
-    p->group = std::max<uint32_t>(1, wire_->group_datagrams(dgram));
 
     std::lock_guard<MaybeMutex> g(state_mu_);
     if (index >= peers_.size()) peers_.resize(index + 1);

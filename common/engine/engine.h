@@ -233,7 +233,6 @@ private:
     uint32_t data_cap(const Peer &p) const;
     bool asks_for_ack(Peer &p, TxSegment &seg);
     bool waits_for_company(Peer &p, const TxMessage &m);
-    bool defers_short_group(const Peer &p) const;
     uint64_t pump(Peer &p, nanos now, uint32_t budget);
     // New data one call (a pass, or a send) sends at most, and what a pass
     // reads at most (give or take a burst): the wire copies every byte in

@@ -247,41 +247,12 @@ uint64_t Engine::pump(Peer &p, nanos now, uint32_t budget) {
                 count(p, &rttcc_stats_t::window_stalls);
                 return sent;  // an ACK re-queues the peer
             }
-            if (&queue == &p.pending[kData] && defers_short_group(p)) {
-                count(p, &rttcc_stats_t::short_groups_deferred);
-                return sent;  // the ACK on its way re-queues the peer
-            }
             sent += cut_segment(p, *m, now);
             if (m->all_cut) queue.remove(*m);
             --budget;
         }
     }
     return sent;
-}
-
-// Sender-side silly-window avoidance (RFC 1122 4.2.3.4) at the wire's
-// grain.  On veth a send of a few datagrams costs the sender about what a
-// whole GSO group's does (the receiver's stack runs in it), and a stream
-// made many: each ACK frees what arrived, rarely whole groups, and a
-// 512 KiB stream spent 17% of its send calls' time in sends of 2-99
-// datagrams.  So a data segment that would open a new group waits while
-// the cap leaves room for less than a group, more is queued than fits, and
-// an ACK is on its way (the half-way ask is out: its ACK makes room for a
-// whole group).  Only where the cap holds several groups: a small
-// congestion window sends what it may.
-bool Engine::defers_short_group(const Peer &p) const {
-    if (p.group <= 1 || !p.half_ask_out) return false;
-    const uint32_t cap = data_cap(p);
-    if (cap < 4 * p.group || p.data_in_flight + p.group <= cap) return false;
-    const TxBatch &b = batch_[kData];
-    size_t run = 0;  // p's datagrams at the batch's end: the segment joins their last group if it has room
-    while (run < b.count && b.peers[b.count - 1 - run] == &p) ++run;
-    if (run % p.group) return false;
-    const uint32_t room = cap - p.data_in_flight;  // has_room: in flight < cap
-    uint64_t queued = 0;
-    for (const TxMessage *q = p.pending[kData].front(); q && queued <= room; q = p.pending[kData].next(*q))
-        queued += (q->len - q->cut + p.seg_payload - 1) / p.seg_payload;
-    return queued > room;
 }
 
 // Round robin over peers with sends, a burst each, so no peer starves the

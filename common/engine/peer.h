@@ -79,7 +79,6 @@ struct Peer {
     WireHandle addr[kChannels] = {};   // resolved address per channel
     SecretKey key{};                   // its secret: what we send it carries a MAC by it (mac.h)
     uint32_t seg_payload = 0;          // payload bytes per data-channel segment
-    uint32_t group = 1;                // data-channel datagrams one send joins into a group (Wire::group_datagrams)
     bool dead = false;                 // declared dead: every send fails
     uint8_t probe_shift = 0;           // tail-loss probes found spurious lately: their timeout doubles per one
     bool recovering = false;           // a timeout resent `una`; until una passes `recover` (at the end),

@@ -29,7 +29,6 @@ public:
         return inner_->resolve(ch, a, l, o, e);
     }
     size_t path_datagram(const void *a, size_t l) const override { return inner_->path_datagram(a, l); }
-    uint32_t group_datagrams(size_t bytes) const override { return inner_->group_datagrams(bytes); }
     int rx_burst(Channel ch, RxDatagram *d, int n) override { return inner_->rx_burst(ch, d, n); }
     unsigned ready() override { return inner_->ready(); }
     int poll_fds(int *fds, int cap) const override { return inner_->poll_fds(fds, cap); }

@@ -182,11 +182,6 @@ size_t UdpWire::path_datagram(const void *data_addr, size_t len) const {
     return std::min(mtu - kIpUdpOverhead, kMaxDatagram);
 }
 
-uint32_t UdpWire::group_datagrams(size_t bytes) const {
-    if (!gso_ || bytes == 0 || bytes * 2 > kMaxGsoBytes) return 1;  // as group() joins them
-    return static_cast<uint32_t>(std::min<size_t>(kMaxGsoSegments, kMaxGsoBytes / bytes));
-}
-
 // Groups consecutive datagrams to one peer that share a size (the last of a
 // group may be shorter) into GSO super-datagrams; returns the group count.
 // A short datagram (a message's last segment) is padded to the group's size,

@@ -38,7 +38,6 @@ public:
     size_t local_address(Channel ch, void *buf, size_t cap) const override;
     bool resolve(Channel ch, const void *addr, size_t len, WireHandle *out, std::string *err) override;
     size_t path_datagram(const void *data_addr, size_t len) const override;
-    uint32_t group_datagrams(size_t bytes) const override;
     int tx_burst(Channel ch, TxDatagram *d, int n) override;
     int poll_fds(int *fds, int cap) const override {
         int n = 0;

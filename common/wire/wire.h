@@ -70,12 +70,6 @@ public:
                          std::string *err) = 0;
     // Largest datagram the path to a peer's data channel carries whole.
     virtual size_t path_datagram(const void *data_addr, size_t len) const = 0;
-    // Datagrams of `bytes` each that one send joins into one group (UDP
-    // GSO), at most; 1 where every datagram goes on its own.
-    virtual uint32_t group_datagrams(size_t bytes) const {
-        (void) bytes;
-        return 1;
-    }
 
     // Sends up to n datagrams; returns how many the wire took (sent or
     // dropped for good).  Fewer than n means "full now, try later".

@@ -96,7 +96,6 @@ typedef struct rttcc_callbacks {
     X(protocol_errors, "peers declared dead for sending what the protocol never sends (puts, early control messages beyond their caps)") \
     X(sends_waited, "zero-copy puts and accumulates that waited behind another to leave with the next in one send call") \
     X(window_stalls, "times a send found its peer's window or credits full")       \
-    X(short_groups_deferred, "times a stream's cut waited for the coming ACK rather than send less than a GSO group") \
     X(wire_stalls, "times the wire refused a datagram (socket buffer full)")       \
     X(msgs_tx, "messages (fragments) handed to the engine")                        \
     X(msgs_rx, "messages (fragments) delivered")                                   \
