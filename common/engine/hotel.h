@@ -50,7 +50,9 @@ public:
         --guests_;
     }
 
-    // Checks out every segment due at `now` and passes it to fn(seg).
+    // Checks out every segment due at `now` and passes it to fn(seg).  fn
+    // may check a segment in again, due already at most once a sweep (it is
+    // then handed over again in this sweep or the next).
     template <typename F>
     void expire(nanos now, F &&fn) {
         const uint64_t until = now >> shift_;

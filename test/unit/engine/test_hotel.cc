@@ -106,18 +106,22 @@ static void random_work(uint64_t seed, int steps, Sweep sweep, After after) {
         TxSegment &s = segs[rng() % segs.size()];
         switch (rng() % 4) {
             case 0:
-            case 1:
+            case 1: {
                 if (s.in_hotel) h.check_out(s);
-                h.check_in(s, rng() % 8 == 0 ? now - std::min<nanos>(now, rng() % 5000)
-                                             : now + rng() % (rng() % 2 ? 30000 : 600000));
+                const bool overdue = rng() % 8 == 0, far = rng() % 2;  // one draw a statement: a fixed sequence
+                const nanos by = rng() % (overdue ? 5000 : far ? 600000 : 30000);
+                h.check_in(s, overdue ? now - std::min<nanos>(now, by) : now + by);
                 break;
+            }
             case 2:
                 if (s.in_hotel) h.check_out(s);
                 break;
-            case 3:
-                now += rng() % (rng() % 4 ? 20000 : 100000);
+            case 3: {
+                const bool long_step = rng() % 4 == 0;
+                now += rng() % (long_step ? 100000 : 20000);
                 sweep(h, segs, now, rng);
                 break;
+            }
         }
         after(h, segs, rng);
     }
