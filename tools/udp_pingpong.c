@@ -104,6 +104,18 @@ struct side {
     char *stage;   /* -signed: a GSO group laid out to send, or a GRO buffer read */
 };
 
+/* -gso, -signed: one GSO group of n bytes, retried while the socket's
+ * buffer is full. */
+static void send_group(struct side *s, const char *group, size_t n, struct sockaddr_in *to)
+{
+    while (sendto(s->fd, group, n, 0, (struct sockaddr *) to, sizeof *to) != (ssize_t) n) {
+        if (errno != EAGAIN && errno != ENOBUFS && errno != EINTR) {
+            perror("udp_pingpong: send");
+            exit(1);
+        }
+    }
+}
+
 static uint64_t mac_of(const struct header *h)
 {
     uint64_t mac;
@@ -125,12 +137,7 @@ static void send_signed(struct side *s, const char *buf, size_t size, struct soc
             n += kHeader + h.len;
             at += h.len;
         }
-        while (sendto(s->fd, s->stage, n, 0, (struct sockaddr *) to, sizeof *to) != (ssize_t) n) {
-            if (errno != EAGAIN && errno != ENOBUFS && errno != EINTR) {
-                perror("udp_pingpong: send");
-                exit(1);
-            }
-        }
+        send_group(s, s->stage, n, to);
     }
 }
 
@@ -158,13 +165,9 @@ static size_t take_signed(struct side *s, size_t len, char *buf, size_t size)
 static void send_segmented(struct side *s, char *buf, size_t size, struct sockaddr_in *to)
 {
     for (size_t at = 0; at < size;) {
-        const size_t n = size - at < (size_t) kSegment * kGroupSegments ? size - at : (size_t) kSegment * kGroupSegments;
-        if (sendto(s->fd, buf + at, n, 0, (struct sockaddr *) to, sizeof *to) == (ssize_t) n) {
-            at += n;
-        } else if (errno != EAGAIN && errno != ENOBUFS && errno != EINTR) {
-            perror("udp_pingpong: send");
-            exit(1);
-        }
+        const size_t n = size - at < (size_t) kGroupBytes ? size - at : (size_t) kGroupBytes;
+        send_group(s, buf + at, n, to);
+        at += n;
     }
 }
 

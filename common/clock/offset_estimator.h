@@ -73,11 +73,14 @@ private:
     // the newest, not past the horizon).  Only then, or out of time order,
     // are they all read again (every time, before: 2.5% of the engine's
     // instructions for an 8-byte message).
+    static bool no_worse(const OffsetSample &a, const OffsetSample &b) {
+        return a.delay < b.delay || (a.delay == b.delay && a.at >= b.at);
+    }
     void choose(const OffsetSample &newest, unsigned slot) {
         const bool in_order = count_ > 1 && newest.at >= last_at_;
         last_at_ = newest.at;
         if (in_order) {
-            if (newest.delay < best_.delay || (newest.delay == best_.delay && newest.at >= best_.at)) {
+            if (no_worse(newest, best_)) {
                 best_ = newest;
                 best_slot_ = slot;
                 return;
@@ -89,7 +92,7 @@ private:
         for (unsigned k = 0, i = oldest; k < filled_; ++k, i = i + 1 == window_ ? 0 : i + 1) {  // in arrival order
             const OffsetSample &s = ring_[i];
             if (horizon_ > 0 && newest.at - s.at > horizon_) continue;
-            if (!found || s.delay < best_.delay || (s.delay == best_.delay && s.at >= best_.at)) {
+            if (!found || no_worse(s, best_)) {
                 best_ = s;
                 best_slot_ = i;
                 found = true;
