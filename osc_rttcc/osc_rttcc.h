@@ -130,6 +130,16 @@ typedef struct osc_rttcc_region_t {
     uint32_t *keys;       /* its exposure per rank (0 for self) */
 } osc_rttcc_region_t;
 
+/* The members of a PSCW group as communicator ranks, kept (and the group
+ * retained, so its address names it) while the same group comes back:
+ * an epoch loop translates its group once, not at every start. */
+typedef struct osc_rttcc_group_t {
+    ompi_group_t *group;
+    int *ranks;
+    struct osc_rttcc_flush_t *flushes; /* one a member: MPI_Win_complete's */
+    int n;
+} osc_rttcc_group_t;
+
 typedef struct mca_osc_rttcc_module_t {
     ompi_osc_base_module_t super;
     opal_list_item_t item;          /* in the component's modules (once listed) */
@@ -150,10 +160,10 @@ typedef struct mca_osc_rttcc_module_t {
     bool no_locks;                  /* info no_locks: nobody locks it */
     /* epochs */
     bool fence;                     /* a fence opened an access epoch (no MPI_MODE_NOSUCCEED) */
-    bool pscw_access;               /* between MPI_Win_start and MPI_Win_complete */
-    ompi_group_t *start_group;
-    bool pscw_exposure;             /* between MPI_Win_post and MPI_Win_wait/test */
-    ompi_group_t *post_group;
+    bool pscw_access;               /* between MPI_Win_start and MPI_Win_complete ... */
+    osc_rttcc_group_t access;       /* ... with this group (kept after) */
+    bool pscw_exposure;             /* between MPI_Win_post and MPI_Win_wait/test ... */
+    osc_rttcc_group_t exposure;     /* ... with this group (kept after) */
     uint32_t completes;             /* MPI_Win_complete messages in for the current post */
     uint32_t fences;                /* fences of a two-rank window this process made ... */
     uint32_t peer_fences;           /* ... and FENCE messages its peer sent */
@@ -296,6 +306,8 @@ int osc_rttcc_flush_local_all(struct ompi_win_t *win);
 void osc_rttcc_peer_died(uint32_t index);
 /* A message of another module (post, complete) arrived; under the component lock. */
 void osc_rttcc_take_message(const osc_rttcc_msg_t *m);
+/* Lets a PSCW group kept by a window go (osc_rttcc_sync.c). */
+void osc_rttcc_group_forget(osc_rttcc_group_t *g);
 /* May this process access `target` now (an epoch is open towards it)? */
 bool osc_rttcc_in_epoch(const mca_osc_rttcc_module_t *m, int target);
 

@@ -27,6 +27,7 @@
  *                the same send call, and needs no reply of its own
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include "osc_rttcc.h"
 
@@ -337,26 +338,51 @@ int osc_rttcc_fence(int assert, struct ompi_win_t *win)
 
 /* ---------------------------------------------------------------- PSCW */
 
-/* The communicator ranks of a group's members (malloc'd). */
-static int *ranks_of(mca_osc_rttcc_module_t *m, ompi_group_t *group, int *n)
+/* Lets a kept group go (a window's end, or another group comes). */
+void osc_rttcc_group_forget(osc_rttcc_group_t *g)
 {
-    *n = ompi_group_size(group);
-    int *in = malloc(2 * (size_t) (*n ? *n : 1) * sizeof *in), *out;
-    if (NULL == in) {
-        return NULL;
+    if (NULL != g->group) {
+        OBJ_RELEASE(g->group);
     }
-    out = in + *n;
-    for (int i = 0; i < *n; ++i) {
+    free(g->ranks);
+    free(g->flushes);
+    *g = (osc_rttcc_group_t){0};
+}
+
+/* Makes *g the members of `group` as communicator ranks: kept from the
+ * last epoch when it is the same group, else translated. */
+static int group_take(mca_osc_rttcc_module_t *m, osc_rttcc_group_t *g, ompi_group_t *group)
+{
+    if (g->group == group) {
+        return OMPI_SUCCESS;
+    }
+    osc_rttcc_group_forget(g);
+    const int n = ompi_group_size(group);
+    const size_t slots = (size_t) (n ? n : 1);
+    int *in = malloc(2 * slots * sizeof *in);
+    osc_rttcc_flush_t *flushes = malloc(slots * sizeof *flushes);
+    if (NULL == in || NULL == flushes) {
+        free(in);
+        free(flushes);
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    int *out = in + n;
+    for (int i = 0; i < n; ++i) {
         in[i] = i;
     }
-    if (OMPI_SUCCESS != ompi_group_translate_ranks(group, *n, in, m->comm->c_local_group, out)) {
+    bool foreign = OMPI_SUCCESS != ompi_group_translate_ranks(group, n, in, m->comm->c_local_group, out);
+    for (int i = 0; i < n && !foreign; ++i) {
+        foreign = MPI_UNDEFINED == out[i]; /* not in the window's group: erroneous */
+    }
+    if (foreign) {
         free(in);
-        return NULL;
+        free(flushes);
+        return MPI_ERR_GROUP;
     }
-    for (int i = 0; i < *n; ++i) {
-        in[i] = out[i];
-    }
-    return in;
+    memmove(in, out, (size_t) n * sizeof *in);
+    OBJ_RETAIN(group);
+    *g = (osc_rttcc_group_t){.group = group, .ranks = in, .flushes = flushes, .n = n};
+    return OMPI_SUCCESS;
 }
 
 void osc_rttcc_take_message(const osc_rttcc_msg_t *msg)
@@ -380,22 +406,19 @@ void osc_rttcc_take_message(const osc_rttcc_msg_t *msg)
 int osc_rttcc_post(ompi_group_t *group, int assert, struct ompi_win_t *win)
 {
     mca_osc_rttcc_module_t *m = OSC_RTTCC_MODULE(win);
-    int n, rc = OMPI_SUCCESS;
+    int rc;
     if (m->pscw_exposure) {
         return OMPI_ERR_RMA_SYNC;
     }
-    int *ranks = ranks_of(m, group, &n);
-    if (NULL == ranks) {
-        return OMPI_ERR_OUT_OF_RESOURCE;
+    rc = group_take(m, &m->exposure, group);
+    if (OMPI_SUCCESS != rc) {
+        return rc;
     }
-    OBJ_RETAIN(group);
-    m->post_group = group;
     m->pscw_exposure = true;
     opal_atomic_mb(); /* our stores to the window before the origins hear of the post */
-    for (int i = 0; i < n && !(assert & MPI_MODE_NOCHECK) && OMPI_SUCCESS == rc; ++i) {
-        rc = send_message(m, ranks[i], OSC_RTTCC_MSG_POST, false, NULL);
+    for (int i = 0; i < m->exposure.n && !(assert & MPI_MODE_NOCHECK) && OMPI_SUCCESS == rc; ++i) {
+        rc = send_message(m, m->exposure.ranks[i], OSC_RTTCC_MSG_POST, false, NULL);
     }
-    free(ranks);
     return rc;
 }
 
@@ -403,22 +426,21 @@ int osc_rttcc_start(ompi_group_t *group, int assert, struct ompi_win_t *win)
 {
     mca_osc_rttcc_component_t *c = &mca_osc_rttcc_component;
     mca_osc_rttcc_module_t *m = OSC_RTTCC_MODULE(win);
-    int n;
     if (m->pscw_access || m->lock_all || m->locks) {
         return OMPI_ERR_RMA_SYNC;
     }
-    int *ranks = ranks_of(m, group, &n);
-    if (NULL == ranks) {
-        return OMPI_ERR_OUT_OF_RESOURCE;
+    const int rc = group_take(m, &m->access, group);
+    if (OMPI_SUCCESS != rc) {
+        return rc;
     }
-    for (int i = 0; i < n; ++i) {
+    const int *ranks = m->access.ranks;
+    for (int i = 0; i < m->access.n; ++i) {
         osc_rttcc_peer_t *p = &m->peers[ranks[i]];
         while (!(assert & MPI_MODE_NOCHECK) && 0 == read_locked(&p->posts)) {
             if (dead_locked(m, ranks[i])) { /* its POST never comes */
                 for (int j = 0; j < i; ++j) {
                     m->peers[ranks[j]].in_access = false;
                 }
-                free(ranks);
                 return OMPI_ERR_UNREACH;
             }
             opal_progress();
@@ -429,9 +451,6 @@ int osc_rttcc_start(ompi_group_t *group, int assert, struct ompi_win_t *win)
         p->access_copied = false;
         OPAL_THREAD_UNLOCK(&c->lock);
     }
-    free(ranks);
-    OBJ_RETAIN(group);
-    m->start_group = group;
     m->pscw_access = true;
     return OMPI_SUCCESS;
 }
@@ -439,18 +458,12 @@ int osc_rttcc_start(ompi_group_t *group, int assert, struct ompi_win_t *win)
 int osc_rttcc_complete(struct ompi_win_t *win)
 {
     mca_osc_rttcc_module_t *m = OSC_RTTCC_MODULE(win);
-    int n, rc = OMPI_SUCCESS;
     if (!m->pscw_access) {
         return OMPI_ERR_RMA_SYNC;
     }
-    int *ranks = ranks_of(m, m->start_group, &n);
-    osc_rttcc_flush_t *f = malloc((size_t) (n ? n : 1) * sizeof *f);
-    if (NULL == ranks || NULL == f) {
-        free(ranks);
-        free(f);
-        return OMPI_ERR_OUT_OF_RESOURCE;
-    }
-    rc = osc_rttcc_release(m);
+    const int n = m->access.n, *ranks = m->access.ranks;
+    osc_rttcc_flush_t *f = m->access.flushes;
+    int rc = osc_rttcc_release(m);
     for (int i = 0; i < n; ++i) { /* the target's wait ends once our operations there are done */
         f[i] = flush_done;
         /* With pieces still to be acknowledged or answered, the COMPLETE
@@ -466,25 +479,18 @@ int osc_rttcc_complete(struct ompi_win_t *win)
         m->peers[ranks[i]].in_access = false;
         forget_regions(&m->peers[ranks[i]]);
     }
-    free(f);
-    free(ranks);
-    OBJ_RELEASE(m->start_group);
-    m->start_group = NULL;
     m->pscw_access = false;
     ++mca_osc_rttcc_component.counters.epochs;
     return rc;
 }
 
-/* Is a rank of `group` dead? */
-static bool group_has_dead(mca_osc_rttcc_module_t *m, ompi_group_t *group)
+/* Is a rank of the exposure epoch's group dead? */
+static bool exposure_has_dead(mca_osc_rttcc_module_t *m)
 {
-    int n;
-    int *ranks = ranks_of(m, group, &n);
     bool dead = false;
-    for (int i = 0; NULL != ranks && i < n && !dead; ++i) {
-        dead = dead_locked(m, ranks[i]);
+    for (int i = 0; i < m->exposure.n && !dead; ++i) {
+        dead = dead_locked(m, m->exposure.ranks[i]);
     }
-    free(ranks);
     return dead;
 }
 
@@ -492,11 +498,9 @@ static void end_exposure(mca_osc_rttcc_module_t *m)
 {
     mca_osc_rttcc_component_t *c = &mca_osc_rttcc_component;
     OPAL_THREAD_LOCK(&c->lock);
-    m->completes -= ompi_group_size(m->post_group);
+    m->completes -= (uint32_t) m->exposure.n;
     OPAL_THREAD_UNLOCK(&c->lock);
     settle(m);
-    OBJ_RELEASE(m->post_group);
-    m->post_group = NULL;
     m->pscw_exposure = false;
     opal_atomic_mb(); /* the origins' data before our loads */
 }
@@ -507,8 +511,8 @@ int osc_rttcc_wait(struct ompi_win_t *win)
     if (!m->pscw_exposure) {
         return OMPI_ERR_RMA_SYNC;
     }
-    while (read_locked(&m->completes) < (uint32_t) ompi_group_size(m->post_group)) {
-        if (0 != read_locked(&m->dead) && group_has_dead(m, m->post_group)) {
+    while (read_locked(&m->completes) < (uint32_t) m->exposure.n) {
+        if (0 != read_locked(&m->dead) && exposure_has_dead(m)) {
             return OMPI_ERR_UNREACH; /* a COMPLETE never comes */
         }
         opal_progress();
@@ -524,7 +528,7 @@ int osc_rttcc_test(struct ompi_win_t *win, int *flag)
         return OMPI_ERR_RMA_SYNC;
     }
     opal_progress();
-    *flag = read_locked(&m->completes) >= (uint32_t) ompi_group_size(m->post_group);
+    *flag = read_locked(&m->completes) >= (uint32_t) m->exposure.n;
     if (*flag) {
         end_exposure(m);
     }

@@ -155,6 +155,8 @@ static void module_release(mca_osc_rttcc_module_t *m)
     }
     OPAL_THREAD_UNLOCK(&c->lock);
     OBJ_DESTRUCT(&m->item);
+    osc_rttcc_group_forget(&m->access);
+    osc_rttcc_group_forget(&m->exposure);
     for (int r = 0; NULL != m->peers && r < m->size; ++r) {
         free(m->peers[r].regions);
         free(m->peers[r].queue);

@@ -6,11 +6,14 @@
  *
  * Every rank but 0 is a target; rank 0 gets `-bytes` from each of them per
  * epoch.  Epochs (-sync): fence (MPI_Win_fence on all), pscw (rank 0 starts
- * and completes, the targets post and wait).  After its epoch ends a target
+ * and completes, the targets post and wait), pscw_rotate (pscw with one
+ * target an epoch, in turn, in a group made for that epoch and freed after
+ * it: osc_rttcc keeps a group's ranks while the same group comes back, and
+ * must not mistake a new one for it).  After its epoch ends a target
  * overwrites the whole window with the next epoch's pattern; rank 0 checks
  * each get against the pattern of the epoch it was made in.
  *
- *   mpirun -np N epochs [-bytes 8M] [-iters 6] [-sync fence,pscw] [-flavor create,allocate,dynamic]
+ *   mpirun -np N epochs [-bytes 8M] [-iters 6] [-sync fence,pscw,pscw_rotate] [-flavor create,allocate,dynamic]
  */
 #include "osctest.h"
 
@@ -27,14 +30,22 @@ static void fill(unsigned char *p, int target, int e, size_t n)
     }
 }
 
-static void run(enum ot_flavor flavor, int pscw, size_t bytes, int iters)
+enum sync { FENCE, PSCW, PSCW_ROTATE, SYNCS };
+static const char *const sync_names[SYNCS] = {"fence", "pscw", "pscw_rotate"};
+
+static void run(enum ot_flavor flavor, enum sync sync, size_t bytes, int iters)
 {
+    const int pscw = FENCE != sync;
     int rank, size;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     ot_win w;
     ot_win_new(&w, flavor, MPI_COMM_WORLD, 1, bytes, 1, MPI_INFO_NULL);
     unsigned char *got = mt_alloc(bytes * (size_t) size), *want = mt_alloc(bytes);
+    int *turns = calloc((size_t) size, sizeof *turns);
+    if (NULL == turns) {
+        ot_fail("out of memory");
+    }
     MPI_Group world, origin, targets;
     OT(MPI_Comm_group(MPI_COMM_WORLD, &world));
     const int zero = 0, range[1][3] = {{1, size - 1, 1}};
@@ -46,32 +57,42 @@ static void run(enum ot_flavor flavor, int pscw, size_t bytes, int iters)
         OT(MPI_Win_fence(0, w.win));
     }
     for (int e = 0; e < iters; ++e) {
+        /* this epoch's targets: first .. last */
+        const int first = PSCW_ROTATE == sync ? 1 + e % (size - 1) : 1, last = PSCW_ROTATE == sync ? first : size - 1;
+        const int in_epoch = 0 == rank || (first <= rank && rank <= last);
+        MPI_Group group = targets;
+        if (PSCW_ROTATE == sync && 0 == rank) {
+            OT(MPI_Group_incl(world, 1, &first, &group));
+        }
         if (pscw && 0 == rank) {
-            OT(MPI_Win_start(targets, 0, w.win));
-        } else if (pscw) {
+            OT(MPI_Win_start(group, 0, w.win));
+        } else if (pscw && in_epoch) {
             OT(MPI_Win_post(origin, 0, w.win));
         }
         if (0 == rank) {
-            for (int t = 1; t < size; ++t) {
+            for (int t = first; t <= last; ++t) {
                 OT(MPI_Get(got + (size_t) t * bytes, (int) bytes, MPI_BYTE, t, ot_disp(&w, t, 0, 0), (int) bytes,
                            MPI_BYTE, w.win));
             }
         }
         if (pscw && 0 == rank) {
             OT(MPI_Win_complete(w.win));
-        } else if (pscw) {
+        } else if (pscw && in_epoch) {
             OT(MPI_Win_wait(w.win));
-        } else {
+        } else if (!pscw) {
             OT(MPI_Win_fence(0, w.win));
         }
-        if (0 != rank) {
-            fill(w.part[0], rank, e + 1, bytes); /* this epoch is over: the window is the application's */
-        } else {
-            for (int t = 1; t < size; ++t) {
-                fill(want, t, e, bytes);
-                ot_check(got + (size_t) t * bytes, want, bytes, "%s, %s window, epoch %d: %zu bytes got from rank %d",
-                         pscw ? "pscw" : "fence", ot_flavor_names[flavor], e, bytes, t);
-            }
+        if (group != targets) {
+            MPI_Group_free(&group);
+        }
+        /* a target's pattern counts the epochs it was in */
+        if (0 != rank && in_epoch) {
+            fill(w.part[0], rank, ++turns[rank], bytes); /* this epoch is over: the window is the application's */
+        }
+        for (int t = first; t <= last && 0 == rank; ++t) {
+            fill(want, t, turns[t]++, bytes);
+            ot_check(got + (size_t) t * bytes, want, bytes, "%s, %s window, epoch %d: %zu bytes got from rank %d",
+                     sync_names[sync], ot_flavor_names[flavor], e, bytes, t);
         }
     }
     if (!pscw) {
@@ -80,6 +101,7 @@ static void run(enum ot_flavor flavor, int pscw, size_t bytes, int iters)
     MPI_Group_free(&targets);
     MPI_Group_free(&origin);
     MPI_Group_free(&world);
+    free(turns);
     free(want);
     free(got);
     ot_win_free(&w);
@@ -99,9 +121,9 @@ int main(int argc, char **argv)
     const char *syncs = ot_arg(argc, argv, "-sync", NULL), *flavors = ot_arg(argc, argv, "-flavor", NULL);
     int runs = 0;
     for (int f = 0; f < OT_FLAVORS; ++f) {
-        for (int pscw = 0; pscw < 2 && ot_listed(flavors, ot_flavor_names[f]); ++pscw) {
-            if (ot_listed(syncs, pscw ? "pscw" : "fence")) {
-                run((enum ot_flavor) f, pscw, bytes, iters);
+        for (int y = 0; y < SYNCS && ot_listed(flavors, ot_flavor_names[f]); ++y) {
+            if (ot_listed(syncs, sync_names[y])) {
+                run((enum ot_flavor) f, (enum sync) y, bytes, iters);
                 ++runs;
             }
         }

@@ -15,6 +15,8 @@
  *                                     (or MPI_ERR_RMA_CONFLICT)
  *   complete_unstarted                MPI_Win_complete without MPI_Win_start: MPI_ERR_RMA_SYNC
  *   rput_in_fence                     MPI_Rput in an active epoch: MPI_ERR_RMA_SYNC
+ *   foreign_group                     MPI_Win_start and MPI_Win_post with a group naming a
+ *                                     process outside the window (3+ ranks): MPI_ERR_GROUP
  *
  *   errors [-cases range_put,...] [-flavor create,allocate,dynamic]   (dynamic: range_dynamic)
  */
@@ -34,6 +36,7 @@ static const char *class_name(int cls)
     case MPI_ERR_RMA_ATTACH: return "MPI_ERR_RMA_ATTACH";
     case MPI_ERR_WIN: return "MPI_ERR_WIN";
     case MPI_ERR_ARG: return "MPI_ERR_ARG";
+    case MPI_ERR_GROUP: return "MPI_ERR_GROUP";
     case MPI_ERR_DISP: return "MPI_ERR_DISP";
     default: return "another class";
     }
@@ -183,6 +186,35 @@ int main(int argc, char **argv)
         }
         ot_where = NULL;
         ot_win_free(&w);
+    }
+    if (ot_listed(cases, "foreign_group") && nprocs >= 3) {
+        /* ranks 0 and 1 share a window; rank 2 is outside it */
+        MPI_Comm pair;
+        OT(MPI_Comm_split(MPI_COMM_WORLD, rank < 2 ? 0 : MPI_UNDEFINED, rank, &pair));
+        ot_where = "foreign_group";
+        ++checked;
+        if (MPI_COMM_NULL != pair) {
+            ot_win w;
+            ot_win_new(&w, OT_ALLOCATE, pair, 1, BYTES, 1, MPI_INFO_NULL);
+            MPI_Group world, outside;
+            const int two = 2;
+            OT(MPI_Comm_group(MPI_COMM_WORLD, &world));
+            OT(MPI_Group_incl(world, 1, &two, &outside));
+            expect_class(MPI_Win_start(outside, 0, w.win), MPI_ERR_GROUP, "foreign_group", "MPI_Win_start");
+            expect_class(MPI_Win_post(outside, 0, w.win), MPI_ERR_GROUP, "foreign_group", "MPI_Win_post");
+            MPI_Group_free(&outside);
+            MPI_Group_free(&world);
+            /* the window still works: a put each way in a fence epoch */
+            const unsigned char mine = (unsigned char) (0x40 + rank);
+            OT(MPI_Win_fence(0, w.win));
+            OT(MPI_Put(&mine, 1, MPI_BYTE, 1 - rank, ot_disp(&w, 1 - rank, 0, 0), 1, MPI_BYTE, w.win));
+            OT(MPI_Win_fence(0, w.win));
+            const unsigned char theirs = (unsigned char) (0x40 + 1 - rank);
+            ot_check(w.part[0], &theirs, 1, "foreign_group: afterwards, a put from rank %d", 1 - rank);
+            ot_win_free(&w);
+            MPI_Comm_free(&pair);
+        }
+        ot_where = NULL;
     }
     if (ot_listed(cases, "range_dynamic") && ot_listed(flavors, "dynamic")) {
         ot_win w;
