@@ -38,7 +38,10 @@
 # sessions while its median iteration stayed at 15-20 us; the average in
 # parentheses shows whether a config stalls now and then.  -mtu: the
 # testbed's links at that MTU (1500; 9000 for a jumbo-frame fabric).  Beside
-# the tables, the raw UDP round trip and stream rate between the same hosts.
+# the tables, the raw UDP round trip and stream rate between the same hosts,
+# and (MTU 1500) the signed floor per size (udp_pingpong -signed, as
+# compare.sh): a latency cell that even signed datagrams cannot bring to
+# 0.7x is marked "signed bound".
 #
 # -alltoall: osc_bench's alltoall written as MPI_Put in a fence epoch, on
 # coll_table.sh's scenarios (b: one slow host, d: a background flood; 4
@@ -109,6 +112,7 @@ while (($#)); do
 done
 extra=("$@")
 [ "$metric" = avg ] || [ "$metric" = p50 ] || { echo "osc_compare.sh: -metric avg or p50" >&2; exit 2; }
+max_bytes=$(numfmt --from=iec "$max" 2>/dev/null) || { echo "osc_compare.sh: -max BYTES (4194304, 64K, 4M)" >&2; exit 2; }
 [ "$(id -u)" -eq 0 ] || { echo "osc_compare.sh: needs root (namespaces, tc)" >&2; exit 2; }
 
 export RTTCC_TB_PREFIX=rttcco RTTCC_TB_DIR=/tmp/rttcco-testbed
@@ -203,14 +207,18 @@ run() {
 lat_table() {
     local kind=$1
     awk -v kind="$kind" -v metric="$metric" -v labels="${configs[*]}" -v ref="$ref" -v window="$bw_window" \
-        -v rtt="$(median_of "$out/udp")" -v wire_rtt="$(median_of "$out/wire")" -v stream="$(median_of "$out/udp_stream")" '
+        -v rtt="$(median_of "$out/udp")" -v wire_rtt="$(median_of "$out/wire")" -v stream="$(median_of "$out/udp_stream")" \
+        -v signed_file="$out/signed" '
         function med(key,   n, a, i, j, t) {
             n = split(vals[key], a, " ")
             for (i = 2; i <= n; ++i) for (j = i; j > 1 && a[j - 1] + 0 > a[j] + 0; --j) { t = a[j]; a[j] = a[j - 1]; a[j - 1] = t }
             return n ? ((n % 2) ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2) : ""
         }
         function human(b) { return (b >= 1048576 && b % 1048576 == 0) ? (b / 1048576) "M" : (b >= 1024 && b % 1024 == 0) ? (b / 1024) "K" : b }
-        BEGIN { split("put get acc fop cas put_bw get_bw acc_bw", order, " "); for (i in order) rank[order[i]] = i }
+        BEGIN {
+            split("put get acc fop cas put_bw get_bw acc_bw", order, " "); for (i in order) rank[order[i]] = i
+            while ((getline line < signed_file) > 0) { split(line, f, " "); vals["signed@" f[1]] = vals["signed@" f[1]] " " f[2] }
+        }
         (kind == "bw") == ($2 ~ /_bw$/) {
             row = $2 " " $3 " " $4
             v = (kind == "bw") ? $7 : (metric == "p50" ? $6 : $5)
@@ -262,15 +270,26 @@ lat_table() {
             if (kind == "bw") return (window * bytes / (rt + window * xfer)) / ref_v
             return (rt + xfer) / ref_v
         }
+        # The signed floor of a latency cell: its bytes one way and a small
+        # answer back (the flush ACK, the request of a get, a PSCW post), each
+        # as one-way trips of udp_pingpong -signed.
+        function signed_ratio(bytes, ref_v,   data, small) {
+            if (kind == "bw") return ""
+            data = med("signed@" bytes); small = med("signed@8")
+            return (data == "" || small == "") ? "" : (data + small) / ref_v
+        }
         function meets(x) { return kind == "bw" ? x >= 1.5 : x <= 0.7 }
         # ok; or MISS with the floors: "bound" when even raw UDP (udp_pingpong,
-        # udp_stream) cannot meet the target, "wire floor" when the kernel as
+        # udp_stream) cannot meet the target, "signed bound" when signed
+        # datagrams (udp_pingpong -signed) cannot, "wire floor" when the kernel as
         # rttcc uses it (udp_pingpong -wire) cannot.
-        function verdict(q, sync, bytes, ref_v,   raw, wire) {
+        function verdict(q, sync, bytes, ref_v,   raw, wire, sgn) {
             if (meets(q)) return "ok"
             raw = floor_ratio(rtt, sync, bytes, ref_v)
             wire = floor_ratio(wire_rtt, sync, bytes, ref_v)
+            sgn = signed_ratio(bytes, ref_v)
             if (raw != "" && !meets(raw)) return sprintf("bound (raw UDP floor %.2f)", raw)
+            if (sgn != "" && !meets(sgn)) return sprintf("signed bound (signed floor %.2f, raw %.2f)", sgn, raw)
             if (wire != "" && !meets(wire)) return sprintf("MISS; wire floor %.2f, raw %.2f", wire, raw)
             return raw == "" ? "MISS" : sprintf("MISS; raw UDP floor %.2f", raw)
         }
@@ -347,6 +366,7 @@ if [ "$mode" = latency ]; then
     : >"$out/udp"
     : >"$out/wire"
     : >"$out/udp_stream"
+    : >"$out/signed"
     net=$("$tb" subnet)
     net=${net%.0/24}
     for ((r = 1; r <= runs; ++r)); do
@@ -362,6 +382,13 @@ if [ "$mode" = latency ]; then
         ip netns exec "$RTTCC_TB_PREFIX-h1" "$work/udp_stream" $((mtu - 28)) 2 "$net.1" "$RTTCC_TB_PREFIX-h2" "$net.2" \
             gso span=$((128 << 20)) |
             awk '{ for (i = 2; i <= NF; ++i) { split($i, kv, "="); if (kv[1] == "MBps") print kv[2] } }' >>"$out/udp_stream"
+        # and what any transport that signs every datagram pays, per size (udp_pingpong -signed:
+        # a signed 72-byte header a datagram of at most 1400 bytes, so at MTU 1500 only)
+        for ((size = 8; size <= max_bytes && mtu == 1500; size *= 2)); do
+            ip netns exec "$RTTCC_TB_PREFIX-h1" "$work/udp_pingpong" -signed "$size" \
+                $((size >= 1048576 ? 100 : size >= 131072 ? 500 : 2000)) 1 "$net.1" "$RTTCC_TB_PREFIX-h2" "$net.2" \
+                >>"$out/signed" || echo "osc_compare.sh: udp_pingpong -signed $size failed" >&2
+        done
         for c in "${configs[@]}"; do
             echo "# [$(($(date +%s) - t_start)) s] run $r/$runs $c" >&2
             raw=$out/raw/lat.$r.$c.out
@@ -391,6 +418,14 @@ if [ "$mode" = latency ]; then
                  "The kernel as rttcc's wire uses it (udp_pingpong -wire: two sockets, receive stamps, recvmmsg):" \
                  "$(median_of "$out/wire") us.  A cell's floor adds its bytes at the raw stream rate below;" \
                  "\"bound\" marks a target that even raw UDP cannot meet."
+            echo
+        fi
+        if [ -s "$out/signed" ]; then
+            echo "Signed floor (tools/udp_pingpong -signed, one-way, median of $runs runs a size): each datagram a 72-byte" \
+                 "header signed as rttcc_auth=header signs it and at most 1400 bytes, staged by the sender, checked and copied" \
+                 "into place by the receiver, and nothing else (no ACKs, windows or resends).  A cell's signed floor is its" \
+                 "bytes one way and 8 back: 8 B $(awk '$1 == 8 { print $2 }' "$out/signed" | sort -g | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }') us one-way." \
+                 "\"signed bound\" marks a target that no transport signing every datagram meets here."
             echo
         fi
         if [[ ,$tests, == *_bw,* ]]; then
