@@ -12,7 +12,8 @@
  *   accumulate     rttcc_rma_accumulate, applied by the target's engine
  *   get_accumulate the same with a reply grant for the old values
  *   small pieces   (at most post_bytes; up to a batch: a lazy lock's, and
- *                  a PSCW epoch's first to a target, osc_rttcc_post_limit)
+ *                  a PSCW epoch's first accumulate to a target, whose
+ *                  first put the engine copies: osc_rttcc_post_limit)
  *                  of all of these, and plain gets of any size: rttcc_rma_post,
  *                  rttcc_rma_post_fetch and rttcc_rma_post_get, one batch
  *                  per target and pass (a lazy lock's: per epoch)
@@ -434,25 +435,33 @@ void osc_rttcc_send_piece(const osc_rttcc_piece_t *piece, uint32_t peer)
     }
 }
 
+/* PSCW access: the first piece without a reply (a put, an accumulate) of
+ * up to a batch's worth per target and epoch is a copy.  MPI_Win_complete
+ * waits for local completion only, and a zero-copy piece made it wait for
+ * an ACK of its own, one more send call of the target's (its next POST
+ * carries the ACK of copies), in an epoch of one medium operation per
+ * target (a halo exchange).  The pieces after it go zero-copy: copying a
+ * stream of them costs bandwidth.  A piece with a reply waits for it
+ * anyway.  An accumulate's copy joins the batch; a put's is the engine's
+ * (rttcc_engine_put_copied), which lands in the window straight from the
+ * datagrams where a batch is reassembled and then applied. */
+static bool first_access_copy(const mca_osc_rttcc_module_t *m, int target, size_t n)
+{
+    const osc_rttcc_peer_t *p = &m->peers[target];
+    return p->in_access && !p->access_copied && n <= OSC_RTTCC_LAZY_PIECE;
+}
+
 /* The largest piece that joins target's batch: post_bytes (0: none,
  * batches are off), or more where a copy saves a wait.  A piece in the
  * batch is a copy, done at once; one sent alone is zero-copy, done on the
- * target's ACK.
+ * target's ACK (but for first_access_copy's puts).
  *   lazy lock     a batch's worth: it goes as one request with the lock
- *   PSCW access   the first piece without a reply (a put, an accumulate)
- *                 of up to a batch's worth per target and epoch:
- *                 MPI_Win_complete waits for local completion only, and a
- *                 zero-copy piece made it wait for an ACK of its own, one
- *                 more send call of the target's (its next POST carries
- *                 the ACK of copies), in an epoch of one medium operation
- *                 per target (a halo exchange).  The pieces after it go
- *                 zero-copy: copying a stream of them costs bandwidth.  A
- *                 piece with a reply waits for it anyway. */
-static size_t osc_rttcc_post_limit(const mca_osc_rttcc_module_t *m, int target, bool fetching)
+ *   PSCW access   an accumulate's first_access_copy */
+static size_t osc_rttcc_post_limit(const mca_osc_rttcc_module_t *m, int target, bool fetching, bool put)
 {
     mca_osc_rttcc_component_t *c = &mca_osc_rttcc_component;
     const osc_rttcc_peer_t *p = &m->peers[target];
-    if (0 == c->post_bytes || !(p->lock_lazy || (p->in_access && !p->access_copied && !fetching))) {
+    if (0 == c->post_bytes || !(p->lock_lazy || (first_access_copy(m, target, 0) && !fetching && !put))) {
         return c->post_bytes;
     }
     const size_t whole = c->post_most < OSC_RTTCC_LAZY_PIECE ? c->post_most : OSC_RTTCC_LAZY_PIECE;
@@ -471,7 +480,7 @@ static int post_piece(issue_t *s, uint32_t peer, uint32_t key, uint64_t offset, 
     if (KIND_GET == s->kind && !s->atomic && 0 != c->post_bytes) {
         return rttcc_rma_post_get(c->engine, peer, key, offset, n, reply, RTTCC_TAG_OSC);
     }
-    if (n > osc_rttcc_post_limit(s->m, s->target, 0 != reply)) {
+    if (n > osc_rttcc_post_limit(s->m, s->target, 0 != reply, KIND_PUT == s->kind)) {
         return RTTCC_ERR_BUSY;
     }
     int rc;
@@ -514,7 +523,10 @@ static int issue_piece(issue_t *s, uint32_t key, uint64_t offset, size_t n)
     if (RTTCC_ERR_BUSY != rc) {
         c->counters.posted += RTTCC_DONE == rc;
     } else if (KIND_PUT == s->kind) {
-        rc = rttcc_engine_put(c->engine, peer, key, offset, RTTCC_TAG_OSC, &iov, 1, s->op);
+        const bool copy = first_access_copy(s->m, s->target, n);
+        rc = (copy ? rttcc_engine_put_copied : rttcc_engine_put)(c->engine, peer, key, offset, RTTCC_TAG_OSC, &iov, 1,
+                                                                 s->op);
+        s->m->peers[s->target].access_copied |= copy && RTTCC_DONE == rc;
     } else if (KIND_GET == s->kind) {
         rc = (s->atomic ? rttcc_rma_get_atomic : rttcc_rma_get)(c->engine, peer, key, offset, n, reply, RTTCC_TAG_OSC);
     } else {
@@ -772,7 +784,7 @@ static int rma_call(rma_call_t *a, struct ompi_win_t *win)
     if (!self && 0 != c->nlazy && OMPI_SUCCESS != (rc = osc_rttcc_lazy_conflicts(m, a->target))) {
         return rc;
     }
-    const size_t small = osc_rttcc_post_limit(m, a->target, false);
+    const size_t small = osc_rttcc_post_limit(m, a->target, false, KIND_PUT == a->kind);
     if ((KIND_PUT == a->kind || (KIND_ACC == a->kind && !a->fetch && !raw)) && !self && NULL == a->request &&
         0 < bytes && bytes <= small && !osc_rttcc_schedules(m, a->target, bytes) && post_small(&s, a, bytes, &rc)) {
         return rc; /* in a lazy lock's batch too */

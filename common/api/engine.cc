@@ -171,6 +171,12 @@ int rttcc_engine_put(rttcc_engine_t *engine, uint32_t peer, uint32_t key, uint64
     return guarded(nullptr, 0, [&] { return engine->impl->put(peer, key, offset, tag, iov, iovcnt, cookie); });
 }
 
+int rttcc_engine_put_copied(rttcc_engine_t *engine, uint32_t peer, uint32_t key, uint64_t offset, uint8_t tag,
+                            const struct iovec *iov, int iovcnt, void *cookie) {
+    return guarded(nullptr, 0,
+                   [&] { return engine->impl->put(peer, key, offset, tag, iov, iovcnt, cookie, /*copy=*/true); });
+}
+
 int rttcc_engine_send_now(rttcc_engine_t *engine, uint32_t peer, uint8_t tag, size_t len,
                           rttcc_fill_fn fill, void *ctx) {
     return guarded(nullptr, 0, [&] { return engine->impl->send_now(peer, tag, len, fill, ctx); });

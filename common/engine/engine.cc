@@ -176,9 +176,9 @@ int Engine::send(uint32_t index, uint8_t tag, const iovec *iov, int iovcnt, void
 }
 
 int Engine::put(uint32_t index, uint32_t key, uint64_t offset, uint8_t tag, const iovec *iov, int iovcnt,
-                void *cookie) {
+                void *cookie, bool copy) {
     if (key == 0 || key > kPutKeyMask || offset > kPutOffsetMask || tag == RTTCC_TAG_RMA) return RTTCC_ERR_ARG;
-    return send_message(index, tag, put_addr(key, offset), iov, iovcnt, cookie);
+    return send_message(index, tag, put_addr(key, offset), iov, iovcnt, cookie, copy);
 }
 
 uint32_t Engine::grant(uint32_t peer, void *base, size_t len, bool notify) {
@@ -241,7 +241,7 @@ void Engine::broke_protocol(Peer &p, const std::string &why) {
 
 // A message (put_addr 0) or a put: copied or zero-copy as submit decides.
 int Engine::send_message(uint32_t index, uint8_t tag, uint64_t put_addr, const iovec *iov, int iovcnt,
-                         void *cookie) {
+                         void *cookie, bool copy) {
     if (iovcnt < 0 || iovcnt > 2) return RTTCC_ERR_ARG;
     size_t len = 0;
     for (int i = 0; i < iovcnt; ++i) len += iov[i].iov_len;
@@ -251,6 +251,7 @@ int Engine::send_message(uint32_t index, uint8_t tag, uint64_t put_addr, const i
     m.len = static_cast<uint32_t>(len);
     m.put_addr = put_addr;
     m.cookie = cookie;
+    m.copy = copy;
     for (int i = 0; i < iovcnt; ++i)
         if (iov[i].iov_len) m.iov[m.iovcnt++] = iov[i];
     MessageBytes bytes;

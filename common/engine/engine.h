@@ -98,7 +98,8 @@ public:
 
     // rttcc_engine_send / rttcc_engine_send_now.
     int send(uint32_t peer, uint8_t tag, const iovec *iov, int iovcnt, void *cookie);
-    int put(uint32_t peer, uint32_t key, uint64_t offset, uint8_t tag, const iovec *iov, int iovcnt, void *cookie);
+    int put(uint32_t peer, uint32_t key, uint64_t offset, uint8_t tag, const iovec *iov, int iovcnt, void *cookie,
+            bool copy = false);
     // rttcc_engine_grant / rttcc_engine_revoke.
     uint32_t grant(uint32_t peer, void *base, size_t len, bool notify = true);
     // rttcc_engine_flush.
@@ -208,7 +209,8 @@ private:
     };
 
     // engine_tx.cc
-    int send_message(uint32_t peer, uint8_t tag, uint64_t put_addr, const iovec *iov, int iovcnt, void *cookie);
+    int send_message(uint32_t peer, uint8_t tag, uint64_t put_addr, const iovec *iov, int iovcnt, void *cookie,
+                     bool copy = false);
     // Where submit copies a message's bytes from, if it copies them: the
     // caller's pieces (the copy may then be laid out as datagrams), or a fill
     // callback that writes them in one piece.  Neither: never copied.

@@ -32,6 +32,7 @@ int Engine::submit(uint32_t index, TxMessage &proto, bool only_if_open, const Me
     const bool copy = (bytes.iov || bytes.fill) && worth_copying(*p, proto);
     TxMessage &m = new_message(*p, proto);
     const bool copied = copy && copy_message(*p, m, bytes);
+    if (copied && m.copy) count(*p, &rttcc_stats_t::puts_copied);
     enqueue(*p, m);
     if (!copied && waits_for_company(*p, m)) return RTTCC_OK;
     pump(*p, now, segments_within(*p, kPassBytes));
@@ -124,13 +125,16 @@ size_t Engine::copy_size(const TxMessage &m) const {
     return m.len + (m.len + payload - 1) / payload * kHeaderSize;
 }
 
-// Up to inline_max, always.  A message (not a put: its flush waits for the
-// ACK anyway) up to send_copy_max while nothing else to its peer is
-// outstanding: its send would wait for its ACK alone (a ping-pong's); in a
-// stream, ACKs for the rest come anyway and copies cost the bandwidth.
+// Up to inline_max, always.  Up to send_copy_max: a put whose sender asked
+// for a copy (it completes without waiting for the ACK: MPI_Win_complete's
+// local completion), and a message (not a put: its flush waits for the ACK
+// anyway) while nothing else to its peer is outstanding: its send would
+// wait for its ACK alone (a ping-pong's); in a stream, ACKs for the rest
+// come anyway and copies cost the bandwidth.
 bool Engine::worth_copying(const Peer &p, const TxMessage &m) const {
     if (m.len <= cfg_.inline_max) return true;
-    return !m.put_addr && m.len <= cfg_.send_copy_max && p.outstanding.empty();
+    if (m.len > cfg_.send_copy_max) return false;
+    return m.copy || (!m.put_addr && p.outstanding.empty());
 }
 
 Peer *Engine::live_peer(uint32_t index) {
@@ -219,9 +223,10 @@ bool Engine::has_room(const Peer &p, const TxMessage &m) const {
 bool Engine::asks_for_ack(Peer &p, TxSegment &seg) {
     const TxMessage &m = *seg.msg;
     if (m.ack_now && seg.offset + seg.len == m.len) return true;
-    // Ends what is queued, and someone waits for it (not a reply).
+    // Ends what is queued, and someone waits for it (not a reply, nor a
+    // put copied for a caller that waits for no ACK: a flush asks itself).
     const bool ends_queue = m.all_cut && !m.reply && p.pending[seg.channel()].is_back(m);
-    const bool flush_follows = one_sided(m);
+    const bool flush_follows = one_sided(m) && !m.copy;
     if (seg.cmd_channel) return flush_follows && ends_queue;
     const uint32_t cap = data_cap(p);
     if (p.data_in_flight >= cap || p.tx.full() || seg.retries) return true;

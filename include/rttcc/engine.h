@@ -95,6 +95,7 @@ typedef struct rttcc_callbacks {
     X(locked_batches_waited, "lazy locks' batches (rttcc_rma_lock_batch) that came while their lock was held: they waited for it") \
     X(protocol_errors, "peers declared dead for sending what the protocol never sends (puts, early control messages beyond their caps)") \
     X(sends_waited, "zero-copy puts and accumulates that waited behind another to leave with the next in one send call") \
+    X(puts_copied, "puts copied at their sender's request (rttcc_engine_put_copied): done at once, no ACK waited for") \
     X(window_stalls, "times a send found its peer's window or credits full")       \
     X(wire_stalls, "times the wire refused a datagram (socket buffer full)")       \
     X(msgs_tx, "messages (fragments) handed to the engine")                        \
@@ -190,6 +191,13 @@ int rttcc_engine_revoke(rttcc_engine_t *engine, uint32_t key);
  * flush or send to the peer, to leave with the puts after it. */
 int rttcc_engine_put(rttcc_engine_t *engine, uint32_t peer, uint32_t key, uint64_t offset, uint8_t tag,
                      const struct iovec *iov, int iovcnt, void *cookie);
+
+/* As rttcc_engine_put, but copied up to send_copy_max while engine memory
+ * for copies lasts (send_copy_mb): RTTCC_DONE, the caller's bytes free at
+ * once, for a caller that needs no ACK to complete (MPI_Win_complete);
+ * else zero-copy as rttcc_engine_put. */
+int rttcc_engine_put_copied(rttcc_engine_t *engine, uint32_t peer, uint32_t key, uint64_t offset, uint8_t tag,
+                            const struct iovec *iov, int iovcnt, void *cookie);
 
 /* Remote completion (MPI_Win_flush): everything sent or put to `peer`
  * before this call, copied or not, acknowledged by it.  RTTCC_DONE if

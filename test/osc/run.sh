@@ -140,12 +140,13 @@ run_one() {  # run_one NAME NP ARGS EXTRA STACK
             [ "$(stats_sum "$out" rma_posted)" -eq 0 ] || why="puts were posted into batches with post_bytes 0"
         elif [[ $args == *-sizes\ 184320,184323\ * ]]; then  # every piece is above post_bytes
             # one copy per target and epoch, in the rounds of 61440-byte pieces only
-            # (half the rounds: both sizes run the same rounds)
-            local rounds posted
+            # (half the rounds: both sizes run the same rounds): an accumulate's
+            # posted into the batch, a put's copied by the engine
+            local rounds posted copied
             rounds=$(sed -n 's/^ops: \([0-9]*\) rounds.*/\1/p' "$out" | head -n 1)
-            posted=$(stats_sum "$out" rma_posted)
-            [ "$posted" -eq $((np * ${rounds:-0} / 2)) ] ||
-                why="$posted pieces posted in ${rounds:-?} PSCW rounds of $np ranks: the first piece of at most 60 KiB to a target in each epoch is copied, and only it"
+            posted=$(stats_sum "$out" rma_posted) copied=$(stats_sum "$out" puts_copied)
+            [ "$posted" -gt 0 ] && [ "$copied" -gt 0 ] && [ $((posted + copied)) -eq $((np * ${rounds:-0} / 2)) ] ||
+                why="$posted pieces posted and $copied puts copied in ${rounds:-?} PSCW rounds of $np ranks: the first piece of at most 60 KiB to a target in each epoch is copied, and only it"
         elif [[ $args != *-sizes\ 1048579* && $args != *-sizes\ 100000* && $args != *-sizes\ 6291456* ]]; then
             [ "$(stats_sum "$out" rma_batches)" -gt 0 ] || why="no batch was sent: small puts and accumulates each went alone"
         fi

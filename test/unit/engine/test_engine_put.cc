@@ -315,6 +315,42 @@ static void test_a_flush_waits_for_what_went_before(void **) {
     assert_true(n0.failed.empty());
 }
 
+// A put its sender asked to copy (rttcc_engine_put_copied) is done at once
+// up to send_copy_max: the caller's bytes are free (overwritten here) and
+// nobody is told again; the copy is what lands, also through a wire that
+// drops, duplicates and reorders, and a flush still waits for its ACK.
+// Beyond send_copy_max it goes zero-copy, done on its ACK.
+static void test_a_copied_put_is_done_at_once(void **) {
+    MemNetwork net(4000);
+    auto nodes = make_nodes(net, 2, FaultRates{30000, 30000, 30000, 0}, [](rttcc_config_t &c) {
+        c.retrans_timeout_us = c.min_rto_us = 100000;
+        c.max_rto_us = 200000;
+        c.send_copy_max = 65536;
+    });
+    Node &n0 = *nodes[0];
+    const size_t copied = 40000, big = n0.engine->config().send_copy_max + 1;
+    assert_true(copied > n0.engine->config().inline_max);
+    std::vector<uint8_t> window(copied + big, 0xee);
+    const uint32_t key = nodes[1]->engine->grant(0, window.data(), window.size());
+    const std::vector<uint8_t> want = make_message(5, copied);
+    std::vector<uint8_t> src = want, large = make_message(6, big);
+    iovec ic{src.data(), copied}, il{large.data(), big};
+    int f;
+    assert_int_equal(n0.engine->put(1, key, 0, 3, &ic, 1, &src, /*copy=*/true), RTTCC_DONE);
+    std::fill(src.begin(), src.end(), 0x5a);  // the caller's bytes are its own again
+    assert_int_equal(n0.engine->put(1, key, copied, 4, &il, 1, &large, /*copy=*/true), RTTCC_OK);
+    assert_int_equal(n0.engine->flush(1, 9, &f), RTTCC_OK);
+    assert_true(run_until(nodes, [&] { return position(n0.completed, &f) < n0.completed.size(); }, 30));
+    assert_true(position(n0.completed, &large) < position(n0.completed, &f));
+    assert_int_equal(position(n0.completed, &src), n0.completed.size());  // the copy's caller is not told
+    assert_memory_equal(window.data(), want.data(), copied);
+    assert_memory_equal(window.data() + copied, large.data(), big);
+    assert_int_equal(nodes[1]->puts.size(), 2);
+    assert_int_equal(n0.engine->stats().puts_copied, 1);
+    assert_true(n0.faults->injected > 0);
+    assert_true(n0.failed.empty());
+}
+
 // A flush does not wait for the peer's delayed ACK: it asks for the ACK
 // at once (the engine's clock stands still here, so a delayed ACK would
 // never come).
@@ -370,6 +406,36 @@ static void test_a_put_asks_for_its_ack_so_its_flush_sends_nothing(void **) {
         assert_true(position(n0.completed, f) < n0.completed.size());
         assert_memory_equal(window.data(), bytes.data(), len);
         assert_int_equal(n0.engine->stats().acks_tx, acks);  // no ACK request of its own
+    }
+}
+
+// A copied put asks for no ACK (its caller waits for none: MPI_Win_complete
+// is done, and the target's next message carries the ACK); a flush after
+// it still asks and gets it.
+static void test_a_copied_put_asks_for_no_ack(void **) {
+    MemNetwork net(4000);
+    auto nodes = make_nodes(net, 2, {}, [](rttcc_config_t &c) {
+        c.ack_delay_us = 1000000;
+        c.agent = false;
+        c.send_copy_max = 65536;
+    });
+    Node &n0 = *nodes[0], &n1 = *nodes[1];
+    std::vector<uint8_t> window(40000, 0);
+    const uint32_t key = n1.engine->grant(0, window.data(), window.size(), /*notify=*/false);
+    for (const size_t len : {size_t{8}, window.size()}) {  // inline, laid out
+        const std::vector<uint8_t> bytes = make_message(static_cast<int>(len), len);
+        iovec v{const_cast<uint8_t *>(bytes.data()), len};
+        const uint64_t acks = n1.engine->stats().acks_tx;
+        assert_int_equal(n0.engine->put(1, key, 0, 9, &v, 1, nullptr, /*copy=*/true), RTTCC_DONE);
+        for (int i = 0; i < 20; ++i) {
+            n1.engine->progress();
+            n0.engine->progress();
+        }
+        assert_memory_equal(window.data(), bytes.data(), len);
+        assert_int_equal(n1.engine->stats().acks_tx, acks);  // landed, not acknowledged yet
+        int f;
+        assert_int_equal(n0.engine->flush(1, 9, &f), RTTCC_OK);
+        assert_true(run_until(nodes, [&] { return position(n0.completed, &f) < n0.completed.size(); }));
     }
 }
 
@@ -505,6 +571,8 @@ int main() {
         cmocka_unit_test(test_puts_wait_only_behind_puts_and_within_a_pump),
         cmocka_unit_test(test_a_flush_to_a_dead_peer_fails),
         cmocka_unit_test(test_puts_land_in_place),
+        cmocka_unit_test(test_a_copied_put_is_done_at_once),
+        cmocka_unit_test(test_a_copied_put_asks_for_no_ack),
         cmocka_unit_test(test_puts_survive_a_faulty_wire),
         cmocka_unit_test(test_puts_outside_granted_memory_are_dropped),
         cmocka_unit_test(test_a_put_from_another_peer_is_refused),
