@@ -112,7 +112,7 @@ while (($#)); do
 done
 extra=("$@")
 [ "$metric" = avg ] || [ "$metric" = p50 ] || { echo "osc_compare.sh: -metric avg or p50" >&2; exit 2; }
-max_bytes=$(numfmt --from=iec "$max" 2>/dev/null) || { echo "osc_compare.sh: -max BYTES (4194304, 64K, 4M)" >&2; exit 2; }
+max_bytes=$(numfmt --from=iec "${max^^}" 2>/dev/null) || { echo "osc_compare.sh: -max BYTES (4194304, 64K, 4M)" >&2; exit 2; }
 [ "$(id -u)" -eq 0 ] || { echo "osc_compare.sh: needs root (namespaces, tc)" >&2; exit 2; }
 
 export RTTCC_TB_PREFIX=rttcco RTTCC_TB_DIR=/tmp/rttcco-testbed

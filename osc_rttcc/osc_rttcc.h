@@ -111,7 +111,7 @@ typedef struct osc_rttcc_peer_t {
     bool lock_lazy;       /* ... not asked for yet: it goes with the batch at unlock (osc_rttcc_lock_now) */
     volatile bool lock_taking; /* ... being taken by one thread (osc_rttcc_lock_now) */
     bool in_access;       /* in the PSCW access group of the current start */
-    bool access_copied;   /* ... a piece without a reply above post_bytes was copied to it since (osc_rttcc_post_limit) */
+    bool access_copied;   /* ... a piece without a reply above post_bytes was copied to it since (first_access_copy) */
     uint32_t unfinished;  /* operations to it not complete here (replies, zero-copy sends) */
     bool dirty;           /* sent something since its last flush */
     uint32_t posts;       /* MPI_Win_post messages from it not yet used by a start */

@@ -90,7 +90,8 @@ static int rttcc_register(void)
         "in a batch (up to 64 KiB) with the others made to the same target until the next flush or progress "
         "call: a burst of them costs one request, not one each.  Larger pieces go alone, zero-copy, except "
         "up to 60 KiB: the first put or accumulate to each target of a PSCW access epoch (MPI_Win_complete "
-        "then waits for no ACK) and those of a lazy lock's epoch.  Operations of at least eager_bytes in a "
+        "then waits for no ACK; an accumulate in the batch, a put copied by the engine) and those of a lazy "
+        "lock's epoch.  Operations of at least eager_bytes in a "
         "scheduled fence, PSCW or lock_all epoch wait for the schedule instead.  At most a batch (64 KiB less 56 bytes of headers); above 8-16 KiB a "
         "copy costs more bandwidth than it saves.  Plain gets (MPI_Get) are batched "
         "whatever their size, as their replies are not copies (0 = every operation goes alone)",

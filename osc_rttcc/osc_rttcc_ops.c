@@ -448,7 +448,8 @@ void osc_rttcc_send_piece(const osc_rttcc_piece_t *piece, uint32_t peer)
 static bool first_access_copy(const mca_osc_rttcc_module_t *m, int target, size_t n)
 {
     const osc_rttcc_peer_t *p = &m->peers[target];
-    return p->in_access && !p->access_copied && n <= OSC_RTTCC_LAZY_PIECE;
+    return 0 != mca_osc_rttcc_component.post_bytes && p->in_access && !p->access_copied &&
+           n <= OSC_RTTCC_LAZY_PIECE;
 }
 
 /* The largest piece that joins target's batch: post_bytes (0: none,
@@ -461,7 +462,7 @@ static size_t osc_rttcc_post_limit(const mca_osc_rttcc_module_t *m, int target, 
 {
     mca_osc_rttcc_component_t *c = &mca_osc_rttcc_component;
     const osc_rttcc_peer_t *p = &m->peers[target];
-    if (0 == c->post_bytes || !(p->lock_lazy || (first_access_copy(m, target, 0) && !fetching && !put))) {
+    if (!(p->lock_lazy || (first_access_copy(m, target, 0) && !fetching && !put))) {
         return c->post_bytes;
     }
     const size_t whole = c->post_most < OSC_RTTCC_LAZY_PIECE ? c->post_most : OSC_RTTCC_LAZY_PIECE;
@@ -526,7 +527,7 @@ static int issue_piece(issue_t *s, uint32_t key, uint64_t offset, size_t n)
         const bool copy = first_access_copy(s->m, s->target, n);
         rc = (copy ? rttcc_engine_put_copied : rttcc_engine_put)(c->engine, peer, key, offset, RTTCC_TAG_OSC, &iov, 1,
                                                                  s->op);
-        s->m->peers[s->target].access_copied |= copy && RTTCC_DONE == rc;
+        s->m->peers[s->target].access_copied |= copy; /* the first: copied, or refused for want of memory */
     } else if (KIND_GET == s->kind) {
         rc = (s->atomic ? rttcc_rma_get_atomic : rttcc_rma_get)(c->engine, peer, key, offset, n, reply, RTTCC_TAG_OSC);
     } else {

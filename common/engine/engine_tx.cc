@@ -32,7 +32,8 @@ int Engine::submit(uint32_t index, TxMessage &proto, bool only_if_open, const Me
     const bool copy = (bytes.iov || bytes.fill) && worth_copying(*p, proto);
     TxMessage &m = new_message(*p, proto);
     const bool copied = copy && copy_message(*p, m, bytes);
-    if (copied && m.copy) count(*p, &rttcc_stats_t::puts_copied);
+    if (m.copy && copied) count(*p, &rttcc_stats_t::puts_copied);
+    m.copy = m.copy && copied;  // refused (no memory, too long): a zero-copy put as any other
     enqueue(*p, m);
     if (!copied && waits_for_company(*p, m)) return RTTCC_OK;
     pump(*p, now, segments_within(*p, kPassBytes));

@@ -102,7 +102,8 @@ enum rttcc_probe_strategy { RTTCC_PROBE_VALUES(RTTCC_ENUM_CONSTANT) };
       "Puts, RMA requests and the engine's small copies up to this size are copied and complete at once (8 "    \
       "KiB of user data and a PML header)")                                                                     \
     P(send_copy_max, UINT, 262144 + 64, 0, 1048576, BYTES, 5, NONE,                                             \
-      "Messages (not puts) up to this size are copied while nothing else to their peer is unacknowledged, so "  \
+      "Messages (not puts, unless copied on request) up to this size are copied while nothing else to their "  \
+      "peer is unacknowledged, so "                                                                             \
       "the send completes at once; otherwise they are sent zero-copy and complete on the receiver's ACK, "      \
       "which costs a ping-pong's reply one more send call (the default: btl_rttcc's eager messages, 256 KiB "   \
       "and a PML header). Below inline_max, inline_max applies")                                                \

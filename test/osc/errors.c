@@ -204,13 +204,21 @@ int main(int argc, char **argv)
             expect_class(MPI_Win_post(outside, 0, w.win), MPI_ERR_GROUP, "foreign_group", "MPI_Win_post");
             MPI_Group_free(&outside);
             MPI_Group_free(&world);
-            /* the window still works: a put each way in a fence epoch */
+            /* the window still works: a put each way in a PSCW epoch of the pair */
+            MPI_Group pair_group, other;
+            const int peer = 1 - rank;
+            OT(MPI_Comm_group(pair, &pair_group));
+            OT(MPI_Group_incl(pair_group, 1, &peer, &other));
             const unsigned char mine = (unsigned char) (0x40 + rank);
-            OT(MPI_Win_fence(0, w.win));
-            OT(MPI_Put(&mine, 1, MPI_BYTE, 1 - rank, ot_disp(&w, 1 - rank, 0, 0), 1, MPI_BYTE, w.win));
-            OT(MPI_Win_fence(0, w.win));
-            const unsigned char theirs = (unsigned char) (0x40 + 1 - rank);
-            ot_check(w.part[0], &theirs, 1, "foreign_group: afterwards, a put from rank %d", 1 - rank);
+            OT(MPI_Win_post(other, 0, w.win));
+            OT(MPI_Win_start(other, 0, w.win));
+            OT(MPI_Put(&mine, 1, MPI_BYTE, peer, ot_disp(&w, peer, 0, 0), 1, MPI_BYTE, w.win));
+            OT(MPI_Win_complete(w.win));
+            OT(MPI_Win_wait(w.win));
+            const unsigned char theirs = (unsigned char) (0x40 + peer);
+            ot_check(w.part[0], &theirs, 1, "foreign_group: afterwards, a put from rank %d", peer);
+            MPI_Group_free(&other);
+            MPI_Group_free(&pair_group);
             ot_win_free(&w);
             MPI_Comm_free(&pair);
         }

@@ -45,7 +45,8 @@ plan=(
     "ops:3:-sizes 1,4096 -sync $no_nocheck"
     "ops:2 3:-sizes 1,7,1000,65536 -sync pscw_nocheck::sm"
     # pieces above post_bytes in PSCW epochs: ops cuts each transfer in three,
-    # of 61440 bytes (the first is copied into the batch) and of 61441 (none is)
+    # of 61440 bytes (the first is copied: an accumulate's into the batch, a put's
+    # by the engine) and of 61441 (none is)
     "ops:2:-sizes 184320,184323 -ops put,acc -sync pscw,pscw_test"
     # a post_bytes above the engine's largest message: larger puts go alone (they were MPI_ERR_ARG)
     "ops:2:-sizes 6291456 -ops put,acc -sync fence,flush:--mca osc_rttcc_post_bytes 16777216:pt2pt,sm"

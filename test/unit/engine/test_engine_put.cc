@@ -439,6 +439,28 @@ static void test_a_copied_put_asks_for_no_ack(void **) {
     }
 }
 
+// A copy the engine has no memory for (send_copy_mb 0) is refused: the put
+// goes zero-copy and completes on its ACK, which it asks for at once as
+// any put does (the engine's clock stands still: a delayed ACK never comes).
+static void test_a_refused_copy_goes_zero_copy(void **) {
+    MemNetwork net(4000);
+    auto nodes = make_nodes(net, 2, {}, [](rttcc_config_t &c) {
+        c.ack_delay_us = 1000000;
+        c.agent = false;
+        c.send_copy_max = 65536;
+        c.send_copy_mb = 0;
+    });
+    Node &n0 = *nodes[0];
+    std::vector<uint8_t> window(40000, 0);
+    const uint32_t key = nodes[1]->engine->grant(0, window.data(), window.size(), /*notify=*/false);
+    const std::vector<uint8_t> bytes = make_message(7, window.size());
+    iovec v{const_cast<uint8_t *>(bytes.data()), bytes.size()};
+    assert_int_equal(n0.engine->put(1, key, 0, 9, &v, 1, &v, /*copy=*/true), RTTCC_OK);
+    assert_true(run_until(nodes, [&] { return position(n0.completed, &v) < n0.completed.size(); }));
+    assert_memory_equal(window.data(), bytes.data(), bytes.size());
+    assert_int_equal(n0.engine->stats().puts_copied, 0);
+}
+
 // Puts issued back to back while an earlier one to the same peer is
 // unacknowledged wait, while the queue fits one send call (tx_batch), for
 // the put that does not fit, a flush or the next pass, and then leave
@@ -573,6 +595,7 @@ int main() {
         cmocka_unit_test(test_puts_land_in_place),
         cmocka_unit_test(test_a_copied_put_is_done_at_once),
         cmocka_unit_test(test_a_copied_put_asks_for_no_ack),
+        cmocka_unit_test(test_a_refused_copy_goes_zero_copy),
         cmocka_unit_test(test_puts_survive_a_faulty_wire),
         cmocka_unit_test(test_puts_outside_granted_memory_are_dropped),
         cmocka_unit_test(test_a_put_from_another_peer_is_refused),
