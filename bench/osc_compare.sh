@@ -426,7 +426,7 @@ if [ "$mode" = latency ]; then
             echo "Signed floor (tools/udp_pingpong -signed, one-way, median of $runs runs a size): each datagram a 72-byte" \
                  "header signed as rttcc_auth=header signs it and at most 1400 bytes, staged by the sender, checked and copied" \
                  "into place by the receiver, and nothing else (no ACKs, windows or resends), from 2 KiB.  A cell's signed floor" \
-                 "is its bytes one way so and a small answer back as the kernel carries it for rttcc (half the -wire round trip)." \
+                 "is its bytes one way so, and a small answer back as the kernel carries it for rttcc (half the -wire round trip)." \
                  "\"signed bound\" marks a target that no transport signing every datagram meets here."
             echo
         fi

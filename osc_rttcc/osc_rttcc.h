@@ -136,7 +136,7 @@ typedef struct osc_rttcc_region_t {
 typedef struct osc_rttcc_group_t {
     ompi_group_t *group;
     int *ranks;
-    struct osc_rttcc_flush_t *flushes; /* one a member: MPI_Win_complete's */
+    struct osc_rttcc_flush_t *flushes; /* an access group's: one a member, MPI_Win_complete's */
     int n;
 } osc_rttcc_group_t;
 

@@ -462,7 +462,7 @@ static size_t osc_rttcc_post_limit(const mca_osc_rttcc_module_t *m, int target, 
 {
     mca_osc_rttcc_component_t *c = &mca_osc_rttcc_component;
     const osc_rttcc_peer_t *p = &m->peers[target];
-    if (!(p->lock_lazy || (first_access_copy(m, target, 0) && !fetching && !put))) {
+    if (0 == c->post_bytes || !(p->lock_lazy || (first_access_copy(m, target, 0) && !fetching && !put))) {
         return c->post_bytes;
     }
     const size_t whole = c->post_most < OSC_RTTCC_LAZY_PIECE ? c->post_most : OSC_RTTCC_LAZY_PIECE;

@@ -349,9 +349,10 @@ void osc_rttcc_group_forget(osc_rttcc_group_t *g)
     *g = (osc_rttcc_group_t){0};
 }
 
-/* Makes *g the members of `group` as communicator ranks: kept from the
- * last epoch when it is the same group, else translated. */
-static int group_take(mca_osc_rttcc_module_t *m, osc_rttcc_group_t *g, ompi_group_t *group)
+/* Makes *g the members of `group` as communicator ranks (and, for an
+ * access group, complete's flush slots): kept from the last epoch when it
+ * is the same group, else translated. */
+static int group_take(mca_osc_rttcc_module_t *m, osc_rttcc_group_t *g, ompi_group_t *group, bool with_flushes)
 {
     if (g->group == group) {
         return OMPI_SUCCESS;
@@ -360,8 +361,8 @@ static int group_take(mca_osc_rttcc_module_t *m, osc_rttcc_group_t *g, ompi_grou
     const int n = ompi_group_size(group);
     const size_t slots = (size_t) (n ? n : 1);
     int *in = malloc(2 * slots * sizeof *in);
-    osc_rttcc_flush_t *flushes = malloc(slots * sizeof *flushes);
-    if (NULL == in || NULL == flushes) {
+    osc_rttcc_flush_t *flushes = with_flushes ? malloc(slots * sizeof *flushes) : NULL;
+    if (NULL == in || (with_flushes && NULL == flushes)) {
         free(in);
         free(flushes);
         return OMPI_ERR_OUT_OF_RESOURCE;
@@ -410,7 +411,7 @@ int osc_rttcc_post(ompi_group_t *group, int assert, struct ompi_win_t *win)
     if (m->pscw_exposure) {
         return OMPI_ERR_RMA_SYNC;
     }
-    rc = group_take(m, &m->exposure, group);
+    rc = group_take(m, &m->exposure, group, false);
     if (OMPI_SUCCESS != rc) {
         return rc;
     }
@@ -429,7 +430,7 @@ int osc_rttcc_start(ompi_group_t *group, int assert, struct ompi_win_t *win)
     if (m->pscw_access || m->lock_all || m->locks) {
         return OMPI_ERR_RMA_SYNC;
     }
-    const int rc = group_take(m, &m->access, group);
+    const int rc = group_take(m, &m->access, group, true);
     if (OMPI_SUCCESS != rc) {
         return rc;
     }

@@ -60,7 +60,7 @@ plan=(
     "ops:4:-targets all -sizes 1,4096,65536 -sync fence,pscw,lock_all:--mca osc_rttcc_eager_bytes 0 --mca osc_rttcc_queue_bytes 16384 --mca osc_rttcc_policy linear --mca osc_rttcc_verbose 30::pt2pt,sm"
     "ops:5:-targets all -sizes 100000 -ops put,acc -sync fence,pscw,lock_all:--mca osc_rttcc_eager_bytes 1024 --mca osc_rttcc_policy balanced --mca osc_rttcc_max_concurrent 2 --mca osc_rttcc_verbose 30::pt2pt,sm"
     # small puts, gets and accumulates each alone (the other ops lines batch them: rma_batches must count)
-    "ops:3:-sizes 1,7,1000,4096 -sync fence,pscw,lock_all,flush,flush_local:--mca osc_rttcc_post_bytes 0::pt2pt,sm"
+    "ops:3:-sizes 1,7,1000,4096 -sync fence,pscw,lock_excl,lock_shared,lock_all,flush,flush_local:--mca osc_rttcc_post_bytes 0::pt2pt,sm"
     "datatypes:3:-elements 2400,98304 -ops gacc -flavor allocate -layouts unsigned,vector,indexed_block,subarray::pt2pt"
     "datatypes:4:-elements 24,2400 -ops put,get,acc -sync lock -flavor allocate"
     "accumulate:2:-types ^$unsupported_pairs -flavor create,allocate,dynamic"
