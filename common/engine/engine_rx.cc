@@ -144,17 +144,20 @@ bool Engine::handle_datagram(Channel ch, const RxDatagram &d, nanos now, std::un
     count(*p, &rttcc_stats_t::reassembly_abandoned, abandoned);
     if (!m) return false;
     count(*p, &rttcc_stats_t::msgs_rx);
-    const uint32_t msg_id = m->msg_id;
+    // Ours from here: a peer declared dead meanwhile (by the request it
+    // carries, by the client it is for, or by another thread) frees its
+    // partial messages, not this one.
+    const Reassembly::Whole w = p->reassembly.take(m);
     if (request) {
-        take_request(*p, m->buf, m->len);
-        if (!p->dead) p->reassembly.release(reassembly_buffers_, m);  // dead: freed with the peer's
+        take_request(*p, w.buf, w.len);
+        reassembly_buffers_.put(w.buf, w.len);
         return false;
     }
     lock.unlock();
-    const rttcc_callbacks_t &cb = clients_.of(m->tag);
-    if (cb.on_recv) cb.on_recv(cb.user, peer, m->tag, m->buf, m->len);  // m stays put: only this thread adds chunks
+    const rttcc_callbacks_t &cb = clients_.of(w.tag);
+    if (cb.on_recv) cb.on_recv(cb.user, peer, w.tag, w.buf, w.len);
     lock.lock();
-    p->reassembly.release(reassembly_buffers_, p->reassembly.find(msg_id));
+    reassembly_buffers_.put(w.buf, w.len);
     return true;
 }
 

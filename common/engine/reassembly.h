@@ -69,7 +69,7 @@ public:
 
     // Adds a chunk that fits, once accepted (`next` is past it now); any
     // other is left alone.  Returns its message when this chunk made it
-    // whole (the caller delivers it, then calls release()), else nullptr.
+    // whole (the caller takes it, delivers it, frees its buffer), else nullptr.
     // *abandoned: messages this chunk proved will never be whole (freed).
     Message *add(BufferPool &buffers, const Chunk &c, seq_t next, uint32_t *abandoned) {
         *abandoned = 0;
@@ -90,7 +90,20 @@ public:
         return whole ? find(c.msg_id) : nullptr;
     }
 
-    void release(BufferPool &buffers, Message *m) { drop(buffers, static_cast<size_t>(m - slots_.data())); }
+    // A whole message taken out: its slot is free, its buffer the caller's
+    // (back to the BufferPool once delivered).  So the peer's end (clear())
+    // cannot free the buffer while a client reads it with the lock released.
+    struct Whole {
+        uint8_t *buf;
+        uint32_t len;
+        uint8_t tag;
+    };
+    Whole take(Message *m) {
+        const Whole w{m->buf, m->len, m->tag};
+        m->buf = nullptr;
+        drop_slot(static_cast<size_t>(m - slots_.data()));
+        return w;
+    }
 
     void clear(BufferPool &buffers) {
         while (active_) drop(buffers, active_ - 1);
@@ -142,11 +155,19 @@ private:
 
     // Frees slot i's message; the last active slot takes its place.
     void drop(BufferPool &buffers, size_t i) {
+        buffers.put(slots_[i].buf, slots_[i].len);
+        drop_slot(i);
+    }
+    // With no message partly there, the newest one seen says nothing more
+    // (every older one was whole) and is forgotten: msg ids advance with
+    // every message, puts included, so one kept through 2^31 of them would
+    // make the next chunked message look older, and settled.
+    void drop_slot(size_t i) {
         Message &m = slots_[i];
-        buffers.put(m.buf, m.len);
         spans_ -= m.covered.spans();
         m.covered.reset();
         if (i != --active_) std::swap(m, slots_[active_]);
+        if (active_ == 0) latest_seen_ = false;
     }
 
     uint32_t abandon_settled(BufferPool &buffers, seq_t next) {

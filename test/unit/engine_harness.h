@@ -88,6 +88,7 @@ struct Node {
     };
     std::vector<Landed> puts;           // puts that landed whole
     std::function<void(uint32_t)> add_unknown;  // how to add one, if set
+    std::function<void(uint32_t)> on_delivery;  // called with the sender of each delivery, if set
     std::vector<uint8_t> address;       // what this node publishes
     std::shared_ptr<rttcc::Engine> engine;  // shared as the C handle's (an exchange hub watches it)
     const rttcc::Clock *clock = &rttcc::monotonic_clock();  // the engine's (its network's time)
@@ -99,6 +100,7 @@ struct Node {
         auto *self = static_cast<Node *>(u);
         const auto *b = static_cast<const uint8_t *>(d);
         self->received.push_back({peer, tag, std::vector<uint8_t>(b, b + n)});
+        if (self->on_delivery) self->on_delivery(peer);
     }
     static void on_done(void *u, void *cookie, int status) {
         auto *self = static_cast<Node *>(u);

@@ -539,6 +539,33 @@ static void test_a_send_calls_nobody_back(void **) {
     assert_true(run_until(nodes, [&] { return n0.completed.size() == 1 && nodes[2]->received.size() == 3; }));
 }
 
+// A client may end the peer whose message it is being handed (the
+// exchange hub does when the peer breaks its protocol).  The engine freed
+// the peer's partial messages then, and took the delivered one's buffer
+// back from a slot that was no longer there: a wild index, a crash.  Now
+// the delivered message is the engine's own until the call returns, and
+// the engine goes on: node 2's chunked messages still arrive whole.
+static void test_a_client_may_end_the_peer_of_the_message_it_is_handed(void **) {
+    MemNetwork net(4000);
+    auto nodes = make_nodes(net, 3);
+    Node &n1 = *nodes[1];
+    n1.on_delivery = [&](uint32_t peer) {
+        if (peer == 0) n1.engine->fail_peer(0, "its client says so");
+    };
+    const std::vector<uint8_t> msg = make_message(4, 20000), other = make_message(5, 30000);
+    iovec iov{const_cast<uint8_t *>(msg.data()), msg.size()};
+    assert_int_equal(nodes[0]->engine->send(1, 9, &iov, 1, &iov), RTTCC_OK);  // zero-copy (test_config)
+    assert_true(run_until(nodes, [&] { return n1.received.size() == 1 && n1.dead.size() == 1; }, 10));
+    assert_true(n1.received[0].bytes == msg);
+    assert_int_equal(n1.dead[0], 0);
+    for (int i = 0; i < 2; ++i) {
+        iovec o{const_cast<uint8_t *>(other.data()), other.size()};
+        assert_int_equal(nodes[2]->engine->send(1, 9, &o, 1, &o), RTTCC_OK);
+    }
+    assert_true(run_until(nodes, [&] { return n1.received.size() == 3; }, 10));
+    assert_true(n1.received[1].bytes == other && n1.received[2].bytes == other);
+}
+
 // The harness sends every message above inline_max zero-copy
 // (test_config); these tests copy as the engine ships.
 static void copies_as_shipped(rttcc_config_t &c) {
@@ -696,6 +723,7 @@ int main() {
         cmocka_unit_test(test_peer_lookups_race_nothing_with_add_peer),
         cmocka_unit_test(test_unknown_sender_is_reported_and_added),
         cmocka_unit_test(test_a_send_calls_nobody_back),
+        cmocka_unit_test(test_a_client_may_end_the_peer_of_the_message_it_is_handed),
         cmocka_unit_test(test_messages_up_to_send_copy_max_are_copied_when_alone),
         cmocka_unit_test(test_a_copy_goes_as_one_piece_per_datagram),
         cmocka_unit_test(test_copies_hold_at_most_send_copy_mb),
