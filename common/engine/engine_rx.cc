@@ -167,7 +167,7 @@ bool Engine::land_put(Peer &p, const PacketHeader &h, const uint8_t *payload, st
     const uint64_t first = put_offset(h.put_addr);
     uint8_t *to = grants_.target(p.id, put_key(h.put_addr), first + h.chunk_offset, h.payload_len);
     PutArrivals::Put done;
-    const auto step = to ? p.puts.add(h.msg_id, h.msg_len, h.put_addr, h.tag, h.payload_len, &done)
+    const auto step = to ? p.puts.add(h.msg_id, h.msg_len, h.put_addr, h.tag, h.chunk_offset, h.payload_len, &done)
                          : PutArrivals::Step::kBad;
     if (step == PutArrivals::Step::kBad) {
         drop(&rttcc_stats_t::drop_bad_put);

@@ -25,6 +25,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "util/coverage.h"
+
 namespace rttcc {
 
 constexpr unsigned kPutOffsetBits = 40;
@@ -159,68 +161,93 @@ private:
 };
 
 // The puts of one peer still arriving, by the sender's put id.  Every chunk
-// was already found new by the receive window, so none counts twice.
+// was already found new by the receive window; one over bytes of its put
+// that already landed (a peer that does not follow the protocol: a legal
+// one cuts each byte once) is refused, so a put is whole exactly when each
+// of its bytes landed once (coverage.h).
 //
 // A peer has at most `window` puts partly landed: it cuts its puts of more
 // than one segment one after the other into its sequence space, and every
 // partly landed put spans a sequence number in [next, next + window) of our
 // receive window (one of its segments is missing, so at or after next, and
 // one was accepted, so before next + window).  A put beyond that breaks the
-// protocol: fits() refuses it.
+// protocol: fits() refuses it.  Their holes are bounded the same way (at
+// most window + 1 spans in all, as reassembly.h says for messages).
 class PutArrivals {
 public:
     enum class Step { kBad, kPartial, kComplete };
     struct Put {
         uint32_t msg_id;  // the sender's id of the put
         uint32_t len;     // its length
-        uint32_t filled;  // bytes landed so far
         uint64_t addr;    // its put_addr (key and offset of its first byte)
         uint8_t tag;      // the sender's tag
     };
 
-    explicit PutArrivals(uint32_t window) : cap_(window) {}
+    explicit PutArrivals(uint32_t window) : cap_(window), max_spans_(size_t{window} + 1) {}
 
     // Would add() take a chunk of this put?  (It agrees with its chunks so
     // far, or it is a new put and fewer than `window` are partly landed.)
     bool fits(uint32_t msg_id, uint32_t len, uint64_t addr, uint8_t tag) const {
-        const Put *p = find(msg_id);
-        return p ? p->len == len && p->addr == addr && p->tag == tag : active_.size() < cap_;
+        const Slot *s = find(msg_id);
+        return s ? same(s->put, len, addr, tag) : active_ < cap_;
     }
     // Put `msg_id` would be one more than the peer may have partly landed.
-    bool beyond_cap(uint32_t msg_id) const { return !find(msg_id) && active_.size() >= cap_; }
+    bool beyond_cap(uint32_t msg_id) const { return !find(msg_id) && active_ >= cap_; }
 
-    // Counts `n` bytes of put `msg_id` (fits() said yes); kBad if they
-    // contradict its earlier chunks.  On kComplete, *done is the finished
-    // put (already forgotten).
-    Step add(uint32_t msg_id, uint32_t len, uint64_t addr, uint8_t tag, uint32_t n, Put *done) {
-        Put *p = find(msg_id);
-        if (!p) {
-            if (active_.size() >= cap_) return Step::kBad;
-            active_.push_back(Put{msg_id, len, 0, addr, tag});
-            p = &active_.back();
-        } else if (p->len != len || p->addr != addr || p->tag != tag) {
-            return Step::kBad;
-        }
-        p->filled += n;
-        if (p->filled < p->len) return Step::kPartial;
-        *done = *p;
-        *p = active_.back();
-        active_.pop_back();
+    // Counts the `n` bytes at `offset` of put `msg_id` (fits() said yes);
+    // kBad if they contradict its earlier chunks or overlap bytes already
+    // landed (then they must not land).  On kComplete, *done is the
+    // finished put (already forgotten).
+    Step add(uint32_t msg_id, uint32_t len, uint64_t addr, uint8_t tag, uint32_t offset, uint32_t n, Put *done) {
+        Slot *s = find(msg_id);
+        if (s ? !same(s->put, len, addr, tag) || s->covered.overlaps(offset, n) : active_ >= cap_) return Step::kBad;
+        if (spans_ >= max_spans_ && (!s || s->covered.added_spans(offset, n) > 0)) return Step::kBad;
+        if (!s) s = open(Put{msg_id, len, addr, tag});
+        spans_ += s->covered.add(offset, n);
+        if (!s->covered.whole(len)) return Step::kPartial;
+        *done = s->put;
+        drop(static_cast<size_t>(s - slots_.data()));
         return Step::kComplete;
     }
 
-    size_t active() const { return active_.size(); }
-    void clear() { active_.clear(); }
+    size_t active() const { return active_; }
+    void clear() {
+        while (active_) drop(active_ - 1);
+    }
 
 private:
-    const Put *find(uint32_t msg_id) const {
-        for (const auto &p : active_)
-            if (p.msg_id == msg_id) return &p;
+    struct Slot {
+        Put put;
+        Coverage covered;  // its bytes landed so far
+    };
+    static bool same(const Put &p, uint32_t len, uint64_t addr, uint8_t tag) {
+        return p.len == len && p.addr == addr && p.tag == tag;
+    }
+    const Slot *find(uint32_t msg_id) const {
+        for (size_t i = 0; i < active_; ++i)
+            if (slots_[i].put.msg_id == msg_id) return &slots_[i];
         return nullptr;
     }
-    Put *find(uint32_t msg_id) { return const_cast<Put *>(static_cast<const PutArrivals *>(this)->find(msg_id)); }
+    Slot *find(uint32_t msg_id) { return const_cast<Slot *>(static_cast<const PutArrivals *>(this)->find(msg_id)); }
+    Slot *open(const Put &put) {
+        if (active_ == slots_.size()) slots_.emplace_back();  // slots are kept: no allocation once warm
+        Slot &s = slots_[active_++];
+        s.put = put;
+        return &s;
+    }
+    // Forgets slot i's put; the last active slot takes its place.
+    void drop(size_t i) {
+        Slot &s = slots_[i];
+        spans_ -= s.covered.spans();
+        s.covered.reset();
+        if (i != --active_) std::swap(s, slots_[active_]);
+    }
+
     size_t cap_;               // the receive window: the most a peer may have partly landed
-    std::vector<Put> active_;  // puts partly landed (a few at a time, at most cap_)
+    size_t max_spans_;         // their spans at most, in all (window + 1)
+    std::vector<Slot> slots_;  // [0, active_) hold puts partly landed; the rest keep their storage
+    size_t active_ = 0;
+    size_t spans_ = 0;         // spans of the active puts
 };
 
 }  // namespace rttcc

@@ -138,17 +138,58 @@ static void test_put_is_whole_when_every_byte_landed(void **) {
     PutArrivals a(64);
     PutArrivals::Put done{};
     const uint64_t addr = put_addr(5, 64);
-    assert_int_equal(static_cast<int>(a.add(1, 300, addr, 7, 100, &done)), static_cast<int>(PutArrivals::Step::kPartial));
-    assert_int_equal(static_cast<int>(a.add(2, 50, addr, 7, 50, &done)), static_cast<int>(PutArrivals::Step::kComplete));
+    const auto add = [&](uint32_t id, uint32_t len, uint8_t tag, uint32_t offset, uint32_t n) {
+        return static_cast<int>(a.add(id, len, addr, tag, offset, n, &done));
+    };
+    constexpr int kBad = static_cast<int>(PutArrivals::Step::kBad);
+    constexpr int kPartial = static_cast<int>(PutArrivals::Step::kPartial);
+    constexpr int kComplete = static_cast<int>(PutArrivals::Step::kComplete);
+    assert_int_equal(add(1, 300, 7, 0, 100), kPartial);
+    assert_int_equal(add(2, 50, 7, 0, 50), kComplete);
     assert_int_equal(done.msg_id, 2);
-    assert_int_equal(static_cast<int>(a.add(1, 300, addr, 8, 100, &done)), static_cast<int>(PutArrivals::Step::kBad));  // other tag
-    assert_int_equal(static_cast<int>(a.add(1, 999, addr, 7, 100, &done)), static_cast<int>(PutArrivals::Step::kBad));  // other length
-    assert_int_equal(static_cast<int>(a.add(1, 300, addr, 7, 100, &done)), static_cast<int>(PutArrivals::Step::kPartial));
-    assert_int_equal(static_cast<int>(a.add(1, 300, addr, 7, 100, &done)), static_cast<int>(PutArrivals::Step::kComplete));
+    assert_int_equal(add(1, 300, 8, 100, 100), kBad);  // other tag
+    assert_int_equal(add(1, 999, 7, 100, 100), kBad);  // other length
+    assert_int_equal(add(1, 300, 7, 200, 100), kPartial);
+    assert_int_equal(add(1, 300, 7, 100, 100), kComplete);
     assert_int_equal(done.len, 300);
     assert_int_equal(done.addr, addr);
     assert_int_equal(done.tag, 7);
     assert_int_equal(a.active(), 0);
+}
+
+// A put counted bytes, not which bytes: two chunks (two sequence numbers)
+// over the same 100 bytes of a 200-byte put made it whole with its last
+// 100 bytes never written.  A chunk over landed bytes is refused now (and
+// does not land), and the put is whole when the bytes it lacks come.
+static void test_a_chunk_over_landed_bytes_is_refused(void **) {
+    PutArrivals a(64);
+    PutArrivals::Put done{};
+    const uint64_t addr = put_addr(5, 0);
+    assert_int_equal(static_cast<int>(a.add(9, 200, addr, 1, 0, 100, &done)), static_cast<int>(PutArrivals::Step::kPartial));
+    assert_int_equal(static_cast<int>(a.add(9, 200, addr, 1, 0, 100, &done)), static_cast<int>(PutArrivals::Step::kBad));
+    assert_int_equal(static_cast<int>(a.add(9, 200, addr, 1, 50, 100, &done)), static_cast<int>(PutArrivals::Step::kBad));
+    assert_int_equal(a.active(), 1);
+    assert_int_equal(static_cast<int>(a.add(9, 200, addr, 1, 100, 100, &done)),
+                     static_cast<int>(PutArrivals::Step::kComplete));
+    assert_int_equal(a.active(), 0);
+}
+
+// Holes are bounded as puts are: at most window + 1 spans in all.
+static void test_holes_in_puts_are_capped(void **) {
+    PutArrivals a(4);
+    PutArrivals::Put done{};
+    const uint64_t addr = put_addr(5, 0);
+    for (uint32_t k = 0; k < 5; ++k)  // 5 separate spans of one put
+        assert_int_equal(static_cast<int>(a.add(1, 1000, addr, 0, k * 100, 10, &done)),
+                         static_cast<int>(PutArrivals::Step::kPartial));
+    assert_int_equal(static_cast<int>(a.add(1, 1000, addr, 0, 700, 10, &done)), static_cast<int>(PutArrivals::Step::kBad));
+    assert_int_equal(static_cast<int>(a.add(2, 1000, addr, 0, 0, 10, &done)), static_cast<int>(PutArrivals::Step::kBad));
+    assert_int_equal(static_cast<int>(a.add(1, 1000, addr, 0, 10, 90, &done)),  // joins two: fewer spans
+                     static_cast<int>(PutArrivals::Step::kPartial));
+    assert_int_equal(static_cast<int>(a.add(2, 1000, addr, 0, 0, 10, &done)), static_cast<int>(PutArrivals::Step::kPartial));
+    a.clear();
+    assert_int_equal(a.active(), 0);
+    assert_int_equal(static_cast<int>(a.add(3, 20, addr, 0, 0, 20, &done)), static_cast<int>(PutArrivals::Step::kComplete));
 }
 
 // A peer cannot have more than its window of puts partly landed (regions.h
@@ -158,17 +199,17 @@ static void test_puts_partly_landed_are_capped_at_the_window(void **) {
     PutArrivals::Put done{};
     for (uint32_t id = 1; id <= 64; ++id) {
         assert_true(a.fits(id, 300, put_addr(5, id * 300), 0));
-        assert_int_equal(static_cast<int>(a.add(id, 300, put_addr(5, id * 300), 0, 100, &done)),
+        assert_int_equal(static_cast<int>(a.add(id, 300, put_addr(5, id * 300), 0, 0, 100, &done)),
                          static_cast<int>(PutArrivals::Step::kPartial));
     }
     assert_false(a.beyond_cap(64));  // one of them: its chunks still fit
     assert_true(a.fits(64, 300, put_addr(5, 64 * 300), 0));
     assert_true(a.beyond_cap(65));
     assert_false(a.fits(65, 300, put_addr(5, 65 * 300), 0));
-    assert_int_equal(static_cast<int>(a.add(65, 300, put_addr(5, 65 * 300), 0, 100, &done)),
+    assert_int_equal(static_cast<int>(a.add(65, 300, put_addr(5, 65 * 300), 0, 0, 100, &done)),
                      static_cast<int>(PutArrivals::Step::kBad));
     assert_int_equal(a.active(), 64);
-    assert_int_equal(static_cast<int>(a.add(3, 300, put_addr(5, 900), 0, 200, &done)),
+    assert_int_equal(static_cast<int>(a.add(3, 300, put_addr(5, 900), 0, 100, 200, &done)),
                      static_cast<int>(PutArrivals::Step::kComplete));
     assert_false(a.beyond_cap(65));
     assert_true(a.fits(65, 300, put_addr(5, 65 * 300), 0));
@@ -184,6 +225,8 @@ int main() {
         cmocka_unit_test(test_live_grants_are_skipped),
         cmocka_unit_test(test_exposures_are_found_by_window_peer_and_address),
         cmocka_unit_test(test_put_is_whole_when_every_byte_landed),
+        cmocka_unit_test(test_a_chunk_over_landed_bytes_is_refused),
+        cmocka_unit_test(test_holes_in_puts_are_capped),
         cmocka_unit_test(test_puts_partly_landed_are_capped_at_the_window),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);
