@@ -320,6 +320,17 @@ static const rttcc_rma_region_t *region_of(mca_osc_rttcc_module_t *m, int target
         *rc = OMPI_ERR_RMA_RANGE;
         return NULL;
     }
+    /* A window's regions never overlap: one we kept that overlaps this one
+     * was detached since (its key is the target's to map while it can,
+     * GrantTable::place, but ours to forget). */
+    int kept = 0;
+    for (int i = 0; i < p->nregions; ++i) {
+        const rttcc_rma_region_t q = p->regions[i];
+        if (q.base + q.len <= found.base || found.base + found.len <= q.base) {
+            p->regions[kept++] = q;
+        }
+    }
+    p->nregions = kept;
     if (p->nregions == p->cap_regions) {
         int cap = p->cap_regions ? 2 * p->cap_regions : 4;
         rttcc_rma_region_t *grown = realloc(p->regions, (size_t) cap * sizeof *grown);

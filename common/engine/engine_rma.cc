@@ -326,15 +326,14 @@ bool Engine::serve(Peer &p, const RmaRequest &r, const uint8_t *payload, size_t 
     const bool names_window = r.kind == static_cast<uint8_t>(RmaKind::kLock) ||
                               r.kind == static_cast<uint8_t>(RmaKind::kUnlock) ||
                               r.kind == static_cast<uint8_t>(RmaKind::kLookup);
-    const GrantTable::Grant *exposure = names_window ? nullptr : grants_.exposure(p.id, r.key);
-    LockTable *locks = window_locks(names_window ? r.key : exposure ? exposure->window : 0);
+    const GrantTable::Place place = names_window ? GrantTable::Place{} : grants_.place(p.id, r.key, r.offset, r.len);
+    LockTable *locks = window_locks(names_window ? r.key : place.grant ? place.grant->window : 0);
     if (!locks) return false;
     switch (static_cast<RmaKind>(r.kind)) {
         case RmaKind::kGet: {
-            const uint8_t *from = grants_.target(p.id, r.key, r.offset, r.len);
-            if (!from) return false;
+            const uint8_t *from = place.at;
             if (r.op == 0 && r.len > cfg_.inline_max) {
-                reply(p, r.reply_key, r.reply_tag, from, r.len, r.key);
+                reply(p, r.reply_key, r.reply_tag, from, r.len, place.grant->key);
             } else if (uint8_t *buf = reply_buffer(p, r.len)) {
                 std::memcpy(buf, from, r.len);
                 reply(p, r.reply_key, r.reply_tag, buf, r.len);
@@ -342,8 +341,7 @@ bool Engine::serve(Peer &p, const RmaRequest &r, const uint8_t *payload, size_t 
             return true;
         }
         case RmaKind::kAcc: {
-            uint8_t *at = grants_.target(p.id, r.key, r.offset, r.len);
-            if (!at) return false;
+            uint8_t *at = place.at;
             uint8_t *old = nullptr;
             if (r.reply_key && !(old = reply_buffer(p, r.len))) return true;
             rma_apply(r.op, r.type, at, payload, r.len / rma_type_size(r.type), old);
@@ -351,8 +349,7 @@ bool Engine::serve(Peer &p, const RmaRequest &r, const uint8_t *payload, size_t 
             return true;
         }
         case RmaKind::kCas: {
-            uint8_t *at = grants_.target(p.id, r.key, r.offset, r.len);
-            if (!at) return false;
+            uint8_t *at = place.at;
             if (uint8_t *old = reply_buffer(p, r.len)) {
                 std::memcpy(old, at, r.len);
                 if (std::memcmp(at, payload, r.len) == 0) std::memcpy(at, payload + r.len, r.len);
@@ -404,10 +401,10 @@ bool Engine::serve_batch(Peer &p, const RmaRequest &r, const uint8_t *payload, s
 bool Engine::batch_fits(const Peer &p, const uint8_t *payload, size_t n, uint32_t entries, uint32_t window) const {
     size_t replies = 0;
     return for_each_entry(payload, n, entries, [&](const RmaBatchEntry &e, const uint8_t *) {
-        const GrantTable::Grant *exposure = grants_.exposure(p.id, e.key);
+        const GrantTable::Grant *exposure = grants_.place(p.id, e.key, e.offset, e.len).grant;
         replies += reply_bytes(e, /*all_copied=*/window != 0);  // a locked batch copies every reply
-        return exposure && (window == 0 || exposure->window == window) && windows_.count(exposure->window) &&
-               e.len <= cfg_.max_message && grants_.target(p.id, e.key, e.offset, e.len) && replies <= kBatchReplies;
+        return exposure && exposure->window && (window == 0 || exposure->window == window) &&
+               windows_.count(exposure->window) && e.len <= cfg_.max_message && replies <= kBatchReplies;
     });
 }
 
@@ -416,9 +413,10 @@ bool Engine::batch_fits(const Peer &p, const uint8_t *payload, size_t n, uint32_
 // lock goes).
 void Engine::apply_batch(Peer &p, const uint8_t *payload, size_t n, uint32_t entries, bool copy_replies) {
     for_each_entry(payload, n, entries, [&](const RmaBatchEntry &e, const uint8_t *operand) {
-        uint8_t *at = grants_.target(p.id, e.key, e.offset, e.len);
+        const GrantTable::Place place = grants_.place(p.id, e.key, e.offset, e.len);
+        uint8_t *at = place.at;
         if ((e.flags & kPlainGet) && e.len > cfg_.inline_max && !copy_replies) {  // no copy, as a large kGet's
-            reply(p, e.reply_key, e.reply_tag, at, e.len, e.key);
+            reply(p, e.reply_key, e.reply_tag, at, e.len, place.grant->key);
             return true;
         }
         uint8_t *old = nullptr;

@@ -20,6 +20,7 @@
 //        least twice the live grants.
 #pragma once
 #include <algorithm>
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <unordered_map>
@@ -40,6 +41,7 @@ inline uint64_t put_offset(uint64_t addr) { return addr & kPutOffsetMask; }
 class GrantTable {
 public:
     static constexpr size_t kMaxGrants = size_t{1} << 22;  // live at once (a quarter of the keys)
+    static constexpr size_t kRevokedKept = 1024;           // exposures revoked last that place() still maps
 
     // `first_key`: where the counter starts (the engine's CSPRNG draws it).
     explicit GrantTable(uint32_t first_key) : next_(first_key) {}
@@ -75,6 +77,7 @@ public:
             *std::find(keys.begin(), keys.end(), key) = keys.back();
             keys.pop_back();
             if (keys.empty()) exposures_.erase(it);
+            gone_[gone_next_++ % kRevokedKept] = Gone{key, g.peer, g.window, reinterpret_cast<uintptr_t>(g.base)};
         }
         g = Grant{};
         --live_;
@@ -86,13 +89,6 @@ public:
         if (key == 0 || key > kPutKeyMask || slots_.empty()) return nullptr;
         const Grant &g = slots_[key & (slots_.size() - 1)];
         return g.key == key ? &g : nullptr;
-    }
-
-    // Exposure `key` (a window's), if `peer` holds it; else nullptr.
-    const Grant *exposure(uint32_t peer, uint32_t key) const {
-        if (key == 0 || key > kPutKeyMask || slots_.empty()) return nullptr;
-        const Grant &g = slots_[key & (slots_.size() - 1)];
-        return g.key == key && g.peer == peer && g.window ? &g : nullptr;
     }
 
     // The exposure of `window` to `peer` that holds the bytes [addr, addr +
@@ -108,13 +104,32 @@ public:
         return nullptr;
     }
 
-    // Where `len` bytes at `offset` of grant `key` go; nullptr unless
-    // `peer` holds the grant and the bytes fit inside it.
-    uint8_t *target(uint32_t peer, uint32_t key, uint64_t offset, uint64_t len) const {
-        if (key == 0 || slots_.empty()) return nullptr;
+    // Where `len` bytes at `offset` of grant `key` go, and the grant they
+    // are in: `key`'s if `peer` holds it and they fit inside it.  For an
+    // exposure revoked lately, the one of its window that holds their
+    // address now (as a new lookup would find it): a dynamic window's
+    // region may be detached and memory attached again at that address
+    // while `peer` still names the region it looked up.  Else nothing.
+    struct Place {
+        const Grant *grant = nullptr;
+        uint8_t *at = nullptr;
+    };
+    Place place(uint32_t peer, uint32_t key, uint64_t offset, uint64_t len) const {
+        if (key == 0 || slots_.empty()) return {};
         const Grant &g = slots_[key & (slots_.size() - 1)];
-        if (g.key != key || g.peer != peer || offset > g.len || len > g.len - offset) return nullptr;
-        return g.base + offset;
+        if (g.key == key && g.peer == peer) {
+            if (offset > g.len || len > g.len - offset) return {};
+            return {&g, g.base + offset};
+        }
+        for (const Gone &d : gone_) {
+            if (d.key != key || d.peer != peer || d.base + offset < d.base) continue;
+            const Grant *now = exposure_holding(d.window, peer, d.base + offset, len);
+            if (now) return {now, now->base + (d.base + offset - reinterpret_cast<uintptr_t>(now->base))};
+        }
+        return {};
+    }
+    uint8_t *target(uint32_t peer, uint32_t key, uint64_t offset, uint64_t len) const {
+        return place(peer, key, offset, len).at;
     }
 
     // Does grant `key` tell its owner of each put?  (true for a key that
@@ -128,6 +143,11 @@ public:
     size_t live() const { return live_; }
 
 private:
+    // The exposures revoked last: (key, peer) named the window's memory at base.
+    struct Gone {
+        uint32_t key = 0, peer = 0, window = 0;
+        uint64_t base = 0;
+    };
     Grant &slot(uint32_t key) { return slots_[key & (slots_.size() - 1)]; }
     static uint64_t owner(uint32_t window, uint32_t peer) { return uint64_t{window} << 32 | peer; }
 
@@ -158,6 +178,8 @@ private:
     uint32_t next_;             // the key counter
     size_t live_ = 0;           // grants in slots_
     std::unordered_map<uint64_t, std::vector<uint32_t>> exposures_;  // keys by (window, peer)
+    std::array<Gone, kRevokedKept> gone_{};  // a ring: the next goes at gone_next_ % kRevokedKept
+    size_t gone_next_ = 0;
 };
 
 // The puts of one peer still arriving, by the sender's put id.  Every chunk

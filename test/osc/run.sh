@@ -72,6 +72,8 @@ plan=(
     # a target writes its window as its epoch ends, while large gets from it may still be on their way
     "epochs:2 3:-iters 4::sm"
     "passive:2:-busy 2 -flavor create,allocate,dynamic -expect-progress 1"
+    # dynamic memory detached and attached again inside one lock_all epoch
+    "reattach:3:-rounds 30::sm"
     # bursts of medium puts and accumulates (some wait for company), then computation before the flush
     "bursts:2 3:-bytes 16K -puts 8 -rounds 3 -compute 0.2"
     "passive:5:-busy 3 -iters 50 -expect-progress 1"
@@ -97,6 +99,7 @@ cm_plan=(
     "bursts:2:-flavor allocate -compute 0.2"
     "threads:2:::pt2pt"
     "errors:2:-cases $errors_detected"
+    "reattach:2:-rounds 12"
 )
 selected=("$@")
 

@@ -111,10 +111,10 @@ static void test_exposures_are_found_by_window_peer_and_address(void **) {
     const uint32_t kc = t.expose(8, 1, c.data(), c.size()), k2 = t.expose(7, 2, b.data(), b.size());
     assert_false(t.notifies(ka));  // silent, as any exposure
     assert_ptr_equal(t.target(1, ka, 0, 100), a.data());
-    assert_int_equal(t.exposure(1, ka)->window, 7);
-    assert_int_equal(t.exposure(1, kc)->window, 8);
-    assert_null(t.exposure(2, ka));     // another peer's
-    assert_null(t.exposure(1, plain));  // silent, but no window's
+    assert_int_equal(t.place(1, ka, 0, 0).grant->window, 7);
+    assert_int_equal(t.place(1, kc, 0, 0).grant->window, 8);
+    assert_null(t.place(2, ka, 0, 0).grant);                // another peer's
+    assert_int_equal(t.place(1, plain, 0, 0).grant->window, 0);  // silent, but no window's
     auto at = [](const std::vector<uint8_t> &v, size_t i) { return static_cast<uint64_t>(reinterpret_cast<uintptr_t>(v.data() + i)); };
     assert_int_equal(t.exposure_holding(7, 1, at(b, 10), 190)->key, kb);
     assert_int_equal(t.exposure_holding(7, 1, at(a, 0), 100)->key, ka);
@@ -124,7 +124,7 @@ static void test_exposures_are_found_by_window_peer_and_address(void **) {
     assert_null(t.exposure_holding(7, 3, at(a, 0), 1));     // no exposure to peer 3
     assert_null(t.exposure_holding(7, 1, ~uint64_t{0}, 2));
     assert_true(t.revoke(kb));
-    assert_null(t.exposure(1, kb));
+    assert_null(t.place(1, kb, 0, 1).grant);  // nothing of window 7 holds its bytes now
     assert_null(t.exposure_holding(7, 1, at(b, 10), 1));
     assert_int_equal(t.exposure_holding(7, 1, at(a, 99), 1)->key, ka);
     for (int i = 0; i < 100; ++i) t.grant(0, &a[0], 1);  // the table grows: exposures are still found
@@ -132,6 +132,35 @@ static void test_exposures_are_found_by_window_peer_and_address(void **) {
     assert_true(t.revoke(ka));
     assert_true(t.revoke(k2));
     assert_null(t.exposure_holding(7, 2, at(b, 0), 1));
+}
+
+// A dynamic window's region detached and memory attached again: a peer
+// that still names the region it looked up reaches the bytes at the same
+// address in what is attached now (as a new lookup would find them), of
+// the same window and its own exposures only; nothing where nothing is.
+static void test_a_revoked_exposure_is_found_again_by_address(void **) {
+    std::vector<uint8_t> mem(300);
+    GrantTable t(rttcc::random_u32());
+    const uint32_t old_key = t.expose(7, 1, mem.data() + 100, 100);  // [100, 200)
+    assert_true(t.revoke(old_key));
+    assert_null(t.target(1, old_key, 0, 1));  // nothing attached there
+    const uint32_t wide = t.expose(7, 1, mem.data(), 300);  // [0, 300) holds the old region's bytes
+    const GrantTable::Place p = t.place(1, old_key, 10, 20);
+    assert_non_null(p.grant);
+    assert_int_equal(p.grant->key, wide);
+    assert_ptr_equal(p.at, mem.data() + 110);
+    assert_null(t.target(1, old_key, 190, 20));  // past what is attached now
+    assert_null(t.target(2, old_key, 10, 20));   // another peer's: it never named it
+    const uint32_t other = t.expose(8, 1, mem.data(), 300);
+    assert_true(t.revoke(wide));
+    assert_null(t.target(1, old_key, 10, 20));  // window 8's memory is not window 7's
+    const uint32_t again = t.expose(7, 1, mem.data() + 100, 100);
+    assert_ptr_equal(t.target(1, old_key, 0, 100), mem.data() + 100);
+    for (size_t i = 0; i < GrantTable::kRevokedKept; ++i)  // the old key ages out
+        assert_true(t.revoke(t.expose(9, 1, mem.data(), 1)));
+    assert_null(t.target(1, old_key, 0, 100));
+    assert_ptr_equal(t.target(1, again, 0, 100), mem.data() + 100);
+    assert_true(t.revoke(again) && t.revoke(other));
 }
 
 static void test_put_is_whole_when_every_byte_landed(void **) {
@@ -224,6 +253,7 @@ int main() {
         cmocka_unit_test(test_a_finished_calls_key_stays_dead),
         cmocka_unit_test(test_live_grants_are_skipped),
         cmocka_unit_test(test_exposures_are_found_by_window_peer_and_address),
+        cmocka_unit_test(test_a_revoked_exposure_is_found_again_by_address),
         cmocka_unit_test(test_put_is_whole_when_every_byte_landed),
         cmocka_unit_test(test_a_chunk_over_landed_bytes_is_refused),
         cmocka_unit_test(test_holes_in_puts_are_capped),
