@@ -118,6 +118,7 @@ typedef struct osc_rttcc_peer_t {
     bool dead;            /* its engine declared it dead: nothing more comes from it */
     osc_rttcc_piece_t *queue;   /* pieces waiting for the schedule, in order */
     int nqueue, cap_queue;
+    int queued_accs;      /* accumulates among them */
     uint64_t queued_bytes;
     rttcc_rma_region_t *regions; /* dynamic windows: its regions we looked up this epoch */
     int nregions, cap_regions;
@@ -321,6 +322,9 @@ int osc_rttcc_queue(mca_osc_rttcc_module_t *m, int target, const osc_rttcc_piece
 int osc_rttcc_release(mca_osc_rttcc_module_t *m);
 /* Releases one target's queue at once (not under the lock). */
 void osc_rttcc_release_target(mca_osc_rttcc_module_t *m, int target);
+/* ... if it holds an accumulate: called before an accumulate that is not
+ * queued, so that one origin's accumulates are applied in order (not under the lock). */
+void osc_rttcc_release_accumulates(mca_osc_rttcc_module_t *m, int target);
 /* Sends a queued piece (under the component lock): ops.c's engine calls. */
 void osc_rttcc_send_piece(const osc_rttcc_piece_t *piece, uint32_t peer);
 

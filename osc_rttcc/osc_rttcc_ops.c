@@ -796,9 +796,14 @@ static int rma_call(rma_call_t *a, struct ompi_win_t *win)
     if (!self && 0 != c->nlazy && OMPI_SUCCESS != (rc = osc_rttcc_lazy_conflicts(m, a->target))) {
         return rc;
     }
+    const bool queued = !self && NULL == a->request && (KIND_PUT == a->kind || (KIND_ACC == a->kind && !a->fetch)) &&
+                        osc_rttcc_schedules(m, a->target, bytes);
+    if ((KIND_ACC == a->kind || a->atomic) && !queued) {
+        osc_rttcc_release_accumulates(m, a->target);
+    }
     const size_t small = osc_rttcc_post_limit(m, a->target, false, KIND_PUT == a->kind);
     if ((KIND_PUT == a->kind || (KIND_ACC == a->kind && !a->fetch && !raw)) && !self && NULL == a->request &&
-        0 < bytes && bytes <= small && !osc_rttcc_schedules(m, a->target, bytes) && post_small(&s, a, bytes, &rc)) {
+        0 < bytes && bytes <= small && !queued && post_small(&s, a, bytes, &rc)) {
         return rc; /* in a lazy lock's batch too */
     }
     if ((KIND_GET == a->kind || (KIND_ACC == a->kind && a->fetch && !raw)) && !self && NULL == a->request &&
@@ -873,8 +878,7 @@ static int rma_call(rma_call_t *a, struct ompi_win_t *win)
     }
     m->peers[a->target].dirty |= !self;
     /* A request form completes by itself (MPI_Wait would wait on the queue forever). */
-    s.queue = !self && NULL == a->request && (KIND_PUT == a->kind || (KIND_ACC == a->kind && !a->fetch)) &&
-              osc_rttcc_schedules(m, a->target, bytes);
+    s.queue = queued;
     c->counters.queued += s.queue;
     /* Pair types travel as they lie in memory: one run of whole elements. */
     rc = raw ? (self ? local_run : issue_run)(&s, target_at(m, a->target, a->disp), bytes)

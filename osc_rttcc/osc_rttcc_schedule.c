@@ -10,7 +10,10 @@
  *         operations are complete the slot frees (max_concurrent)
  *
  * Smaller operations are issued at once; a window whose queues reach
- * queue_bytes runs its round then and there.  Completion is unchanged:
+ * queue_bytes runs its round then and there.  An accumulate that is not
+ * queued sends its target's queue first when it holds accumulates: a
+ * target applies accumulates in the order they are sent, and one origin's
+ * must be applied in the order it issued them (accumulate_ordering).  Completion is unchanged:
  * the epoch's end still waits for every operation, queued or not.
  */
 #include <stdlib.h>
@@ -39,6 +42,7 @@ int osc_rttcc_queue(mca_osc_rttcc_module_t *m, int target, const osc_rttcc_piece
         p->cap_queue = cap;
     }
     p->queue[p->nqueue++] = *piece;
+    p->queued_accs += piece->rop >= 0;
     p->queued_bytes += piece->len;
     m->queued_bytes += piece->len;
     ++piece->op->pending;
@@ -55,6 +59,7 @@ static void send_queue(mca_osc_rttcc_module_t *m, int target)
     m->queued_bytes -= p->queued_bytes;
     p->queued_bytes = 0;
     p->nqueue = 0;
+    p->queued_accs = 0;
 }
 
 void osc_rttcc_release_target(mca_osc_rttcc_module_t *m, int target)
@@ -62,6 +67,16 @@ void osc_rttcc_release_target(mca_osc_rttcc_module_t *m, int target)
     mca_osc_rttcc_component_t *c = &mca_osc_rttcc_component;
     OPAL_THREAD_LOCK(&c->lock);
     send_queue(m, target);
+    OPAL_THREAD_UNLOCK(&c->lock);
+}
+
+void osc_rttcc_release_accumulates(mca_osc_rttcc_module_t *m, int target)
+{
+    mca_osc_rttcc_component_t *c = &mca_osc_rttcc_component;
+    OPAL_THREAD_LOCK(&c->lock);
+    if (0 != m->peers[target].queued_accs) {
+        send_queue(m, target);
+    }
     OPAL_THREAD_UNLOCK(&c->lock);
 }
 

@@ -16,7 +16,8 @@
  *               exactly the initial value plus every value written
  *   ordering    accumulate_ordering (default rar,raw,war,waw): one origin's
  *               REPLACE, then SUM, then a fetching NO_OP on the same
- *               elements, with no flush between, read the sum; under
+ *               elements, with no flush between, read the sum (under a
+ *               shared lock and in a lock_all epoch); under
  *               accumulate_ordering=none with flushes between, the same
  *   same_op     windows with accumulate_ops=same_op (concurrent MPI_SUM) and
  *               same_op_no_op (MPI_SUM with concurrent fetching MPI_NO_OP)
@@ -495,9 +496,12 @@ static void concurrent(ot_win *w, const tinfo *t, enum opcode op, int target, co
 }
 
 /* ordering: rank r on block r of its right neighbour, REPLACE v, SUM w,
- * fetching NO_OP, `rounds` times in one epoch.  ordered = 0: the window says
- * accumulate_ordering=none, and flushes separate the steps. */
-static void ordering(enum ot_flavor f, const tinfo *t, int ordered, const char *what)
+ * fetching NO_OP, `rounds` times in one epoch: a shared lock of the
+ * neighbour, or with all = 1 a lock_all epoch (where a large accumulate may
+ * wait for the epoch's schedule while a later small one goes at once).
+ * ordered = 0: the window says accumulate_ordering=none, and flushes
+ * separate the steps. */
+static void ordering(enum ot_flavor f, const tinfo *t, int ordered, int all, const char *what)
 {
     enum { ROUNDS = 20 };
     size_t bytes = (size_t) ELEMENTS * (size_t) t->ext;
@@ -512,7 +516,11 @@ static void ordering(enum ot_flavor f, const tinfo *t, int ordered, const char *
         MPI_Info_set(info, "accumulate_ordering", "none");
     }
     window(&w, f, nprocs, info);
-    OT(MPI_Win_lock(MPI_LOCK_SHARED, right, 0, w.win));
+    if (all) {
+        OT(MPI_Win_lock_all(0, w.win));
+    } else {
+        OT(MPI_Win_lock(MPI_LOCK_SHARED, right, 0, w.win));
+    }
     MPI_Aint d = ot_disp(&w, right, rank, 0);
     unsigned char *vs = mt_alloc(bytes * ROUNDS), *ss = mt_alloc(bytes * ROUNDS);
     for (int i = 0; i < ROUNDS; ++i) {
@@ -531,14 +539,15 @@ static void ordering(enum ot_flavor f, const tinfo *t, int ordered, const char *
         OT(MPI_Get_accumulate(NULL, 0, t->type, got + (size_t) i * bytes, ELEMENTS, t->type, right, d, ELEMENTS,
                               t->type, MPI_NO_OP, w.win));
     }
-    OT(MPI_Win_unlock(right, w.win));
+    OT(all ? MPI_Win_unlock_all(w.win) : MPI_Win_unlock(right, w.win));
     for (int i = 0; i < ROUNDS; ++i) {
         memcpy(v, vs + (size_t) i * bytes, bytes);
         memcpy(s, ss + (size_t) i * bytes, bytes);
         memcpy(want, v, bytes);
         fold(t, SUM, s, want, ELEMENTS);
-        snprintf(where, sizeof where, "%s, %s: REPLACE then SUM then fetch, round %d", what,
-                 ordered ? "accumulate_ordering (default)" : "accumulate_ordering=none with flushes", i);
+        snprintf(where, sizeof where, "%s, %s, %s: REPLACE then SUM then fetch, round %d", what,
+                 ordered ? "accumulate_ordering (default)" : "accumulate_ordering=none with flushes",
+                 all ? "lock_all" : "shared lock", i);
         check_elems(got + (size_t) i * bytes, want, ELEMENTS, t, where, 0);
     }
     ot_win_free(&w);
@@ -714,9 +723,10 @@ int main(int argc, char **argv)
             ot_where = what;
             int numeric = applies(SUM, t);
             if (numeric && ot_listed(phases, "ordering") && ot_listed(ops, "sum")) {
-                ordering((enum ot_flavor) f, t, 1, what);
-                ordering((enum ot_flavor) f, t, 0, what);
-                checks += 2;
+                ordering((enum ot_flavor) f, t, 1, 0, what);
+                ordering((enum ot_flavor) f, t, 1, 1, what);
+                ordering((enum ot_flavor) f, t, 0, 0, what);
+                checks += 3;
             }
             if (numeric && ot_listed(phases, "same_op") && ot_listed(ops, "sum")) {
                 same_op((enum ot_flavor) f, t, "same_op", what);

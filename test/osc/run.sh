@@ -66,6 +66,8 @@ plan=(
     "accumulate:2:-types ^$unsupported_pairs -flavor create,allocate,dynamic"
     "accumulate:4:-types ^$unsupported_pairs"
     "accumulate:8:-types ^$unsupported_pairs -iters 10 -phases concurrent,counter"
+    # every accumulate held for the epoch's schedule (eager_bytes 0) and a fetch behind it
+    "accumulate:3:-types int,double -phases ordering:--mca osc_rttcc_eager_bytes 0:pt2pt,sm"
     "accumulate:4:-types $unsupported_pairs -flavor create,allocate,dynamic::pt2pt"
     "windows:2 3 5"
     "windows:8:-loop 100"
