@@ -651,11 +651,14 @@ static void count_call(const rma_call_t *a, size_t bytes)
  * the padding the target's memory has). */
 static int acc_codes(const rma_call_t *a, issue_t *s, bool *raw)
 {
-    ompi_datatype_t *prim;
+    ompi_datatype_t *prim = NULL;
     uint32_t prim_count;
     int rc = ompi_osc_base_get_primitive_type_info(a->tdt, &prim, &prim_count);
     if (OMPI_SUCCESS != rc) {
         return rc;
+    }
+    if (NULL == prim) { /* a derived type of more than one predefined type: Open MPI names none */
+        return OMPI_ERR_NOT_SUPPORTED;
     }
     s->rtype = osc_rttcc_type_code(prim);
     s->rop = osc_rttcc_op_code(a->op);
@@ -760,6 +763,19 @@ static bool fetch_small(issue_t *s, const rma_call_t *a, size_t bytes, int *rc)
     return RTTCC_ERR_BUSY != erc;
 }
 
+/* Do `count` of `dt` hold as many bytes as `tcount` of `tdt`? */
+static bool same_bytes(ompi_datatype_t *dt, int count, ompi_datatype_t *tdt, int tcount)
+{
+    size_t size = 0, tsize = 0;
+    if (count > 0) {
+        ompi_datatype_type_size(dt, &size);
+    }
+    if (tcount > 0) {
+        ompi_datatype_type_size(tdt, &tsize);
+    }
+    return size * (size_t) count == tsize * (size_t) tcount;
+}
+
 static int rma_call(rma_call_t *a, struct ompi_win_t *win)
 {
     mca_osc_rttcc_module_t *m = OSC_RTTCC_MODULE(win);
@@ -785,12 +801,12 @@ static int rma_call(rma_call_t *a, struct ompi_win_t *win)
     }
     ompi_datatype_type_size(a->tdt, &tsize);
     bytes = raw ? (size_t) a->tcount * rttcc_rma_type_size(s.rtype) : tsize * (size_t) a->tcount;
-    if (!raw && a->ocount > 0) {
-        size_t osize;
-        ompi_datatype_type_size(a->odt, &osize);
-        if (osize * (size_t) a->ocount != bytes) {
-            return OMPI_ERR_BAD_PARAM; /* the origin's and the target's type signatures differ */
-        }
+    /* The origin's (and a fetch's result) type signatures must be the
+     * target's: the origin's bytes are read, or a get's and a fetch's
+     * written, as many as the target's. */
+    if (!same_bytes(a->odt, a->ocount, a->tdt, a->tcount) ||
+        (KIND_ACC == a->kind && a->fetch && !same_bytes(a->rdt, a->rcount, a->tdt, a->tcount))) {
+        return OMPI_ERR_BAD_PARAM;
     }
     count_call(a, bytes);
     if (!self && 0 != c->nlazy && OMPI_SUCCESS != (rc = osc_rttcc_lazy_conflicts(m, a->target))) {

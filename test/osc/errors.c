@@ -15,6 +15,8 @@
  *                                     (or MPI_ERR_RMA_CONFLICT)
  *   complete_unstarted                MPI_Win_complete without MPI_Win_start: MPI_ERR_RMA_SYNC
  *   rput_in_fence                     MPI_Rput in an active epoch: MPI_ERR_RMA_SYNC
+ *   count_mismatch                    an origin or result buffer that holds fewer bytes than
+ *                                     the target's (0 ints against 16): MPI_ERR_ARG, nothing written
  *   foreign_group                     MPI_Win_start and MPI_Win_post with a group naming a
  *                                     process outside the window (3+ ranks): MPI_ERR_GROUP
  *
@@ -182,6 +184,25 @@ int main(int argc, char **argv)
             }
             OT(MPI_Win_fence(MPI_MODE_NOSUCCEED, w.win));
             expect_class(rc, MPI_ERR_RMA_SYNC, c, "MPI_Rput");
+            still_works(&w, c);
+        }
+        if (CASE("count_mismatch")) {
+            int guard[32], origin[16] = {0}, result[4];
+            memset(guard, 0x5a, sizeof guard);
+            OT(MPI_Win_lock(MPI_LOCK_SHARED, right, 0, w.win));
+            expect_class(MPI_Get(guard, 0, MPI_INT, right, 0, 16, MPI_INT, w.win), MPI_ERR_ARG, c,
+                         "MPI_Get of 16 ints into 0");
+            expect_class(MPI_Put(origin, 4, MPI_INT, right, 0, 16, MPI_INT, w.win), MPI_ERR_ARG, c,
+                         "MPI_Put of 4 ints onto 16");
+            expect_class(MPI_Get_accumulate(origin, 16, MPI_INT, result, 4, MPI_INT, right, 0, 16, MPI_INT, MPI_SUM,
+                                            w.win),
+                         MPI_ERR_ARG, c, "MPI_Get_accumulate of 16 ints with room for 4 results");
+            OT(MPI_Win_unlock(right, w.win));
+            for (size_t i = 0; i < sizeof guard; ++i) {
+                if (0x5a != ((unsigned char *) guard)[i]) {
+                    ot_fail("%s: MPI_Get of 16 ints into 0 wrote byte %zu of the origin", c, i);
+                }
+            }
             still_works(&w, c);
         }
         ot_where = NULL;

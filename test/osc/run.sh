@@ -86,7 +86,7 @@ plan=(
     "threads:4:-threads 8 -iters 20::pt2pt"
     "errors:2 4:-cases $errors_detected"
     "errors:3:-cases no_epoch,flush_unlocked::sm"
-    "errors:3:-cases range_put,range_get,range_acc,range_dynamic,rput_in_fence,foreign_group::pt2pt,sm"
+    "errors:3:-cases range_put,range_get,range_acc,range_dynamic,rput_in_fence,foreign_group,count_mismatch::pt2pt,sm"
 )
 # pml/cm over mtl_rttcc
 cm_plan=(
