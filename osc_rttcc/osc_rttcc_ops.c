@@ -231,21 +231,27 @@ size_t osc_rttcc_fail_replies_of(uint32_t index, const mca_osc_rttcc_module_t *m
 {
     mca_osc_rttcc_component_t *c = &mca_osc_rttcc_component;
     size_t failed = 0;
-    uint32_t slot, next_slot;
-    void *value, *node, *next_node;
-    int rc = opal_hash_table_get_first_key_uint32(&c->replies, &slot, &value, &node);
-    while (OPAL_SUCCESS == rc) {
-        osc_rttcc_op_t *op = value;
-        rc = opal_hash_table_get_next_key_uint32(&c->replies, &next_slot, &value, node, &next_node);
-        if (op->module->peers[op->target].index == index && (NULL == m || (op->module == m && op->target == target))) {
-            const uint32_t key = slot * kGather;
-            (void) osc_rttcc_reply_take(key);
-            rttcc_engine_revoke(c->engine, key);
-            osc_rttcc_op_piece_done(op, RTTCC_ERR_UNREACH);
-            ++failed;
+    bool removed = true;
+    /* A removal moves later entries of the table back (open addressing):
+     * a walk that goes on past one would skip them, so each starts anew. */
+    while (removed) {
+        uint32_t slot;
+        void *value, *node;
+        removed = false;
+        int rc = opal_hash_table_get_first_key_uint32(&c->replies, &slot, &value, &node);
+        while (OPAL_SUCCESS == rc && !removed) {
+            osc_rttcc_op_t *op = value;
+            if (op->module->peers[op->target].index == index && (NULL == m || (op->module == m && op->target == target))) {
+                const uint32_t key = slot * kGather;
+                (void) osc_rttcc_reply_take(key);
+                rttcc_engine_revoke(c->engine, key);
+                osc_rttcc_op_piece_done(op, RTTCC_ERR_UNREACH);
+                ++failed;
+                removed = true;
+            } else {
+                rc = opal_hash_table_get_next_key_uint32(&c->replies, &slot, &value, node, &node);
+            }
         }
-        slot = next_slot;
-        node = next_node;
     }
     return failed;
 }
@@ -260,7 +266,10 @@ int osc_rttcc_request_lock(mca_osc_rttcc_module_t *m, int target, int exclusive,
     OPAL_THREAD_LOCK(&c->lock);
     osc_rttcc_op_t *op = op_new(m, target, NULL);
     rc = NULL == op ? OMPI_ERR_OUT_OF_RESOURCE : reply_grant(op, landing, 1, &key);
-    if (OMPI_SUCCESS == rc) {
+    if (OMPI_SUCCESS != rc) { /* nothing was asked: the answer is this failure */
+        *status = rc;
+        *granted = true;
+    } else {
         op->done = granted;
         op->status_out = status;
         int erc = with_batch ? rttcc_rma_lock_batch(c->engine, p->index, p->window, exclusive, key, RTTCC_TAG_OSC)
@@ -289,7 +298,7 @@ static const rttcc_rma_region_t *region_of(mca_osc_rttcc_module_t *m, int target
 {
     mca_osc_rttcc_component_t *c = &mca_osc_rttcc_component;
     osc_rttcc_peer_t *p = &m->peers[target];
-    rttcc_rma_region_t found;
+    rttcc_rma_region_t found = {0}; /* stays so if the lookup fails (its target died): no region */
     volatile bool done = false;
     uint32_t key;
     for (int i = 0; i < p->nregions; ++i) {

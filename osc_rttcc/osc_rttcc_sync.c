@@ -294,7 +294,7 @@ static int fence_pair(mca_osc_rttcc_module_t *m)
     osc_rttcc_release_target(m, peer);
     int rc = send_message(m, peer, OSC_RTTCC_MSG_FENCE, true, m->peers[peer].dirty ? &f : NULL);
     ++m->fences;
-    while (OMPI_SUCCESS == rc && read_locked(&m->peer_fences) < m->fences) {
+    while (OMPI_SUCCESS == rc && (int32_t) (read_locked(&m->peer_fences) - m->fences) < 0) { /* wraps */
         if (dead_locked(m, peer)) {
             rc = OMPI_ERR_UNREACH;
             break;
@@ -838,6 +838,11 @@ int osc_rttcc_lock_all(int assert, struct ompi_win_t *win)
         for (int t = 0; t < asked; ++t) { /* every reply in before the flags go */
             osc_rttcc_wait_for(&granted[t]);
             rc = OMPI_SUCCESS == rc ? status[t] : rc;
+        }
+        for (int t = 0; t < asked && OMPI_SUCCESS != rc; ++t) { /* no epoch: give back the locks we got */
+            if (OMPI_SUCCESS == status[t]) {
+                unlock_target(m, t);
+            }
         }
         free((void *) granted);
         free(status);
