@@ -140,8 +140,15 @@ bool Engine::handle_datagram(Channel ch, const RxDatagram &d, nanos now, std::un
         return true;
     }
     uint32_t abandoned;
-    Reassembly::Message *m = p->reassembly.add(reassembly_buffers_, chunk_of(*h, payload), p->rx.next(), &abandoned);
+    bool no_memory;
+    Reassembly::Message *m =
+        p->reassembly.add(reassembly_buffers_, chunk_of(*h, payload), p->rx.next(), &abandoned, &no_memory);
     count(*p, &rttcc_stats_t::reassembly_abandoned, abandoned);
+    if (no_memory) {  // the chunk is acknowledged and lost: its message can never be delivered
+        declare_dead(*p, "this process is out of memory to reassemble a message of " + std::to_string(h->msg_len) +
+                             " bytes from it");
+        return false;
+    }
     if (!m) return false;
     count(*p, &rttcc_stats_t::msgs_rx);
     // Ours from here: a peer declared dead meanwhile (by the request it

@@ -71,11 +71,17 @@ public:
     // other is left alone.  Returns its message when this chunk made it
     // whole (the caller takes it, delivers it, frees its buffer), else nullptr.
     // *abandoned: messages this chunk proved will never be whole (freed).
-    Message *add(BufferPool &buffers, const Chunk &c, seq_t next, uint32_t *abandoned) {
+    // *no_memory: the chunk opened a message and no buffer could be had
+    // for it (the process is out of memory): the chunk is lost.
+    Message *add(BufferPool &buffers, const Chunk &c, seq_t next, uint32_t *abandoned, bool *no_memory) {
         *abandoned = 0;
+        *no_memory = false;
         if (room(buffers, c) != Fit::kYes) return nullptr;
         Message *m = find(c.msg_id);
-        if (!m) m = open(buffers, c);
+        if (!m && !(m = open(buffers, c))) {
+            *no_memory = true;
+            return nullptr;
+        }
         spans_ += m->covered.add(c.offset, c.n);
         copy_bytes(m->buf + c.offset, c.data, c.n);
         const bool whole = m->covered.whole(m->len);
@@ -143,13 +149,17 @@ private:
         return latest_seen_ && seq_lt(msg_id, latest_id_) && seq_lt(latest_seq_, next);
     }
 
+    // A new message's slot and buffer (fit() saw can_get), or nullptr if
+    // the buffer could not be allocated.
     Message *open(BufferPool &buffers, const Chunk &c) {
+        uint8_t *buf = buffers.get(c.len);
+        if (!buf) return nullptr;
         if (active_ == slots_.size()) slots_.emplace_back();  // slots are kept: no allocation once warm
         Message &m = slots_[active_++];
         m.msg_id = c.msg_id;
         m.len = c.len;
         m.tag = c.tag;
-        m.buf = buffers.get(c.len);  // fit() saw can_get
+        m.buf = buf;
         return &m;
     }
 

@@ -114,6 +114,30 @@ static void test_a_reply_without_memory_declares_its_asker_dead(void **) {
     assert_int_equal(nodes[1]->dead.size(), 1);
 }
 
+// A chunked message needs a reassembly buffer; without memory for it the
+// receiver declares the sender dead with the reason (its chunk is already
+// accepted, the message can never be whole).  It wrote the chunk through
+// a null buffer before.  Node 1 still hears node 2.
+static void test_a_message_without_memory_to_reassemble_declares_its_sender_dead(void **) {
+    MemNetwork net(4000);
+    auto nodes = make_nodes(net, 3, {}, [](rttcc_config_t &c) { c.agent = false; });
+    std::vector<uint8_t> msg = make_message(7, kLen);
+    iovec v{msg.data(), msg.size()};
+    {
+        NoMemory none;
+        assert_int_equal(nodes[0]->engine->send(1, kTag, &v, 1, &msg), RTTCC_OK);  // no copy: zero-copy
+        assert_true(run_until(nodes, [&] { return !nodes[1]->dead.empty(); }));
+    }
+    assert_true(said(*nodes[1], 0, "out of memory to reassemble a message of 150000 bytes"));
+    assert_true(nodes[1]->received.empty());
+    std::vector<uint8_t> other = make_message(8, kLen);
+    iovec o{other.data(), other.size()};
+    assert_int_equal(nodes[2]->engine->send(1, kTag, &o, 1, &other), RTTCC_OK);
+    assert_true(run_until(nodes, [&] { return nodes[1]->received.size() == 1; }));
+    assert_true(nodes[1]->received[0].bytes == other);
+    assert_int_equal(nodes[1]->dead.size(), 1);
+}
+
 // A large plain get's reply is sent from the window itself; revoking the
 // window copies what is still to go.  Without memory for that copy, the
 // asker is declared dead and its reply dropped: the freed window is never
@@ -151,6 +175,7 @@ int main() {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_a_message_without_memory_for_its_copy_goes_zero_copy),
         cmocka_unit_test(test_a_reply_without_memory_declares_its_asker_dead),
+        cmocka_unit_test(test_a_message_without_memory_to_reassemble_declares_its_sender_dead),
         cmocka_unit_test(test_revoking_without_memory_for_a_reply_copy_declares_its_asker_dead),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);

@@ -19,6 +19,7 @@ struct Fixture {
     Reassembly r{kWindow};
     RecvWindow rx{kWindow, 1000};
     uint32_t abandoned = 0;
+    bool no_memory = false;
     std::vector<uint8_t> bytes = std::vector<uint8_t>(1 << 20);
 
     Reassembly::Chunk chunk(seq_t seq, uint32_t msg, uint32_t len, uint32_t offset, uint32_t n) {
@@ -29,7 +30,7 @@ struct Fixture {
     // is recorded first.
     Reassembly::Message *arrive(seq_t seq, uint32_t msg, uint32_t len, uint32_t offset, uint32_t n) {
         assert_int_equal(static_cast<int>(rx.arrive(seq)), static_cast<int>(RecvWindow::Arrival::kNew));
-        return r.add(buffers, chunk(seq, msg, len, offset, n), rx.next(), &abandoned);
+        return r.add(buffers, chunk(seq, msg, len, offset, n), rx.next(), &abandoned, &no_memory);
     }
     Reassembly::Fit fit(seq_t seq, uint32_t msg, uint32_t len, uint32_t offset, uint32_t n) {
         return r.fit(buffers, chunk(seq, msg, len, offset, n), rx.next());
@@ -104,17 +105,18 @@ static void test_an_overlapping_chunk_never_completes_a_message(void **) {
 static void test_a_message_long_after_the_last_one_is_not_settled(void **) {
     Fixture f;
     uint32_t abandoned = 0;
-    assert_null(f.r.add(f.buffers, f.chunk(1000, 100, 2000, 0, 1000), 1001, &abandoned));
-    Reassembly::Message *m = f.r.add(f.buffers, f.chunk(1001, 100, 2000, 1000, 1000), 1002, &abandoned);
+    bool no_memory = false;
+    assert_null(f.r.add(f.buffers, f.chunk(1000, 100, 2000, 0, 1000), 1001, &abandoned, &no_memory));
+    Reassembly::Message *m = f.r.add(f.buffers, f.chunk(1001, 100, 2000, 1000, 1000), 1002, &abandoned, &no_memory);
     assert_non_null(m);
     f.release(m);
     const uint32_t later = 100u + (1u << 31) + 5;  // 2^31 + 5 messages later: seq_lt(later, 100)
     const seq_t seq = 1050;                        // 2^32 + 50 segments later: seq_lt(1000, seq)
     assert_int_equal(static_cast<int>(f.r.fit(f.buffers, f.chunk(seq, later, 2000, 0, 1000), seq)),
                      static_cast<int>(Reassembly::Fit::kYes));
-    assert_null(f.r.add(f.buffers, f.chunk(seq, later, 2000, 0, 1000), seq + 1, &abandoned));
+    assert_null(f.r.add(f.buffers, f.chunk(seq, later, 2000, 0, 1000), seq + 1, &abandoned, &no_memory));
     assert_int_equal(abandoned, 0);
-    m = f.r.add(f.buffers, f.chunk(seq + 1, later, 2000, 1000, 1000), seq + 2, &abandoned);
+    m = f.r.add(f.buffers, f.chunk(seq + 1, later, 2000, 1000, 1000), seq + 2, &abandoned, &no_memory);
     assert_non_null(m);
     assert_memory_equal(m->buf, f.bytes.data(), 2000);
     f.release(m);
