@@ -291,51 +291,27 @@ int osc_rttcc_request_lock(mca_osc_rttcc_module_t *m, int target, int exclusive,
 
 /* ---------------------------------------------------------------- targets */
 
-/* Dynamic windows: the target's region holding [addr, addr + len), from this
- * epoch's lookups or a new one; NULL if none does (*rc says why). */
-static const rttcc_rma_region_t *region_of(mca_osc_rttcc_module_t *m, int target, uint64_t addr, size_t len,
-                                           int *rc)
+/* Is [addr, addr + len) inside a region of this epoch's lookups?  (Under the lock.) */
+static bool region_kept(const osc_rttcc_peer_t *p, uint64_t addr, size_t len)
 {
-    mca_osc_rttcc_component_t *c = &mca_osc_rttcc_component;
-    osc_rttcc_peer_t *p = &m->peers[target];
-    rttcc_rma_region_t found = {0}; /* stays so if the lookup fails (its target died): no region */
-    volatile bool done = false;
-    uint32_t key;
     for (int i = 0; i < p->nregions; ++i) {
         if (addr >= p->regions[i].base && len <= p->regions[i].len && addr - p->regions[i].base <= p->regions[i].len - len) {
-            return &p->regions[i];
+            return true;
         }
     }
-    OPAL_THREAD_LOCK(&c->lock);
-    osc_rttcc_op_t *op = op_new(m, target, NULL);
-    *rc = NULL == op ? OMPI_ERR_OUT_OF_RESOURCE : reply_grant(op, &found, sizeof found, &key);
-    if (OMPI_SUCCESS == *rc) {
-        op->done = &done;
-        int erc = rttcc_rma_lookup(c->engine, p->index, p->window, addr, len, key, RTTCC_TAG_OSC);
-        if (RTTCC_OK != erc && RTTCC_DONE != erc) {
-            reply_cancel(op, key);
-            *rc = engine_error(erc);
-        }
-    }
-    if (NULL != op) {
-        osc_rttcc_op_piece_done(op, RTTCC_OK); /* the issuer's part */
-    }
-    OPAL_THREAD_UNLOCK(&c->lock);
-    if (OMPI_SUCCESS != *rc) {
-        return NULL;
-    }
-    osc_rttcc_wait_for(&done);
-    if (0 == found.key) {
-        *rc = OMPI_ERR_RMA_RANGE;
-        return NULL;
-    }
-    /* A window's regions never overlap: one we kept that overlaps this one
-     * was detached since (its key is the target's to map while it can,
-     * GrantTable::place, but ours to forget). */
+    return false;
+}
+
+/* Keeps a lookup's answer for the epoch (under the lock).  A window's
+ * regions never overlap: one we kept that overlaps it was detached since
+ * (its key is the target's to map while it can, GrantTable::place, but
+ * ours to forget). */
+static int keep_region(osc_rttcc_peer_t *p, const rttcc_rma_region_t *found)
+{
     int kept = 0;
     for (int i = 0; i < p->nregions; ++i) {
         const rttcc_rma_region_t q = p->regions[i];
-        if (q.base + q.len <= found.base || found.base + found.len <= q.base) {
+        if (q.base + q.len <= found->base || found->base + found->len <= q.base) {
             p->regions[kept++] = q;
         }
     }
@@ -344,19 +320,62 @@ static const rttcc_rma_region_t *region_of(mca_osc_rttcc_module_t *m, int target
         int cap = p->cap_regions ? 2 * p->cap_regions : 4;
         rttcc_rma_region_t *grown = realloc(p->regions, (size_t) cap * sizeof *grown);
         if (NULL == grown) {
-            *rc = OMPI_ERR_OUT_OF_RESOURCE;
-            return NULL;
+            return OMPI_ERR_OUT_OF_RESOURCE;
         }
         p->regions = grown;
         p->cap_regions = cap;
     }
-    p->regions[p->nregions] = found;
-    return &p->regions[p->nregions++];
+    p->regions[p->nregions++] = *found;
+    return OMPI_SUCCESS;
+}
+
+/* Dynamic windows: makes sure the target's region holding [addr, addr +
+ * len) is among this epoch's lookups (a new one waits for its answer);
+ * MPI_ERR_RMA_RANGE if no region holds it.  The regions are read and
+ * changed under the component lock: threads of one epoch share them. */
+static int region_of(mca_osc_rttcc_module_t *m, int target, uint64_t addr, size_t len)
+{
+    mca_osc_rttcc_component_t *c = &mca_osc_rttcc_component;
+    osc_rttcc_peer_t *p = &m->peers[target];
+    rttcc_rma_region_t found = {0}; /* stays so if the lookup fails (its target died): no region */
+    volatile bool done = false;
+    uint32_t key;
+    int rc;
+    OPAL_THREAD_LOCK(&c->lock);
+    if (region_kept(p, addr, len)) {
+        OPAL_THREAD_UNLOCK(&c->lock);
+        return OMPI_SUCCESS;
+    }
+    osc_rttcc_op_t *op = op_new(m, target, NULL);
+    rc = NULL == op ? OMPI_ERR_OUT_OF_RESOURCE : reply_grant(op, &found, sizeof found, &key);
+    if (OMPI_SUCCESS == rc) {
+        op->done = &done;
+        int erc = rttcc_rma_lookup(c->engine, p->index, p->window, addr, len, key, RTTCC_TAG_OSC);
+        if (RTTCC_OK != erc && RTTCC_DONE != erc) {
+            reply_cancel(op, key);
+            rc = engine_error(erc);
+        }
+    }
+    if (NULL != op) {
+        osc_rttcc_op_piece_done(op, RTTCC_OK); /* the issuer's part */
+    }
+    OPAL_THREAD_UNLOCK(&c->lock);
+    if (OMPI_SUCCESS != rc) {
+        return rc;
+    }
+    osc_rttcc_wait_for(&done);
+    if (0 == found.key) {
+        return OMPI_ERR_RMA_RANGE;
+    }
+    OPAL_THREAD_LOCK(&c->lock);
+    rc = keep_region(p, &found);
+    OPAL_THREAD_UNLOCK(&c->lock);
+    return rc;
 }
 
 /* Where one run of the target lands: the exposure key and the offset in it,
  * after the bounds check.  Dynamic windows look their regions up first
- * (check_target), so this never waits. */
+ * (check_target), so this never waits; it reads them under the lock. */
 static int locate(mca_osc_rttcc_module_t *m, int target, ptrdiff_t at, size_t len, uint32_t *key, uint64_t *offset)
 {
     osc_rttcc_peer_t *p = &m->peers[target];
@@ -392,14 +411,13 @@ static int check_run(void *ctx, ptrdiff_t at, size_t len)
     mca_osc_rttcc_module_t *m = k->m;
     uint32_t key;
     uint64_t offset;
-    int rc = OMPI_SUCCESS;
     if (k->target == m->rank) {
         return MPI_WIN_FLAVOR_DYNAMIC == m->flavor || (at >= 0 && (size_t) at <= m->len && len <= m->len - (size_t) at)
                    ? OMPI_SUCCESS
                    : OMPI_ERR_RMA_RANGE;
     }
     if (MPI_WIN_FLAVOR_DYNAMIC == m->flavor) {
-        return NULL == region_of(m, k->target, (uint64_t) at, len, &rc) ? rc : OMPI_SUCCESS;
+        return region_of(m, k->target, (uint64_t) at, len);
     }
     return locate(m, k->target, at, len, &key, &offset);
 }
@@ -593,7 +611,12 @@ static int local_run(void *ctx, ptrdiff_t at, size_t len)
         memcpy(to, s->data + s->done, len);
         break;
     case KIND_GET:
-        memcpy(s->data + s->done, to, len);
+        if (s->atomic) { /* under the engine's lock, as peers' accumulates here are applied */
+            (void) rttcc_rma_apply_local(mca_osc_rttcc_component.engine, RTTCC_RMA_NO_OP, RTTCC_RMA_BYTE, to, NULL,
+                                         len, s->data + s->done);
+        } else {
+            memcpy(s->data + s->done, to, len);
+        }
         break;
     default:
         if (RTTCC_OK != rttcc_rma_apply_local(mca_osc_rttcc_component.engine, s->rop, s->rtype, to,
@@ -700,7 +723,10 @@ static bool small_run(mca_osc_rttcc_module_t *m, const rma_call_t *a, size_t byt
         return false;
     }
     ompi_datatype_get_true_extent(a->tdt, &lb, &extent);
-    return OMPI_SUCCESS == locate(m, a->target, target_at(m, a->target, a->disp) + lb, bytes, key, offset);
+    OPAL_THREAD_LOCK(&mca_osc_rttcc_component.lock); /* a dynamic window's regions are shared by threads */
+    const int rc = locate(m, a->target, target_at(m, a->target, a->disp) + lb, bytes, key, offset);
+    OPAL_THREAD_UNLOCK(&mca_osc_rttcc_component.lock);
+    return OMPI_SUCCESS == rc;
 }
 
 /* A small put or accumulate (without a result) of contiguous bytes to
