@@ -6,7 +6,7 @@
  *
  *   sender (ob1)            receiver (ob1)            engines
  *   register: expose  --RGET(handle)-->  btl_get: grant reply buffer
- *                                       rttcc_rma_post_get ----> served by
+ *                                       rttcc_rma_get -------> served by
  *                     <-- reply lands in the receive buffer ---- the sender's
  *                                       on_put: get done, FIN    engine
  *   FIN: deregister: revoke
@@ -146,12 +146,11 @@ int mca_btl_rttcc_get(struct mca_btl_base_module_t *btl, struct mca_btl_base_end
         return OPAL_ERR_OUT_OF_RESOURCE;
     }
     track(m, g); /* before the request: its reply may land on another thread's progress */
-    rc = rttcc_rma_post_get(m->engine, ep->index, remote_handle->key, offset, size, g->reply_key,
-                            RTTCC_TAG_BTL_GET);
-    if (RTTCC_ERR_BUSY == rc) { /* too large for a batch */
-        rc = rttcc_rma_get(m->engine, ep->index, remote_handle->key, offset, size, g->reply_key,
-                           RTTCC_TAG_BTL_GET);
-    }
+    /* A request of its own, never a batch entry: the peer's batch may be
+     * held by a lazy lock of osc_rttcc (until MPI_Win_unlock, which may
+     * wait for this very message), and a batch is refused whole when one
+     * of its entries is bad. */
+    rc = rttcc_rma_get(m->engine, ep->index, remote_handle->key, offset, size, g->reply_key, RTTCC_TAG_BTL_GET);
     if (RTTCC_OK != rc && RTTCC_DONE != rc) {
         if (untrack(m, g->reply_key, -1) == g) {
             (void) rttcc_engine_revoke(m->engine, g->reply_key);

@@ -76,6 +76,10 @@ plan=(
     "passive:2:-busy 2 -flavor create,allocate,dynamic -expect-progress 1"
     # dynamic memory detached and attached again inside one lock_all epoch
     "reattach:3:-rounds 30::sm"
+    # large messages (the BTL's get) inside passive-target epochs, also with the
+    # eager limit lowered so that gets are small enough to join a batch
+    "mixed:2 3:-flavor create,allocate,dynamic::sm"
+    "mixed:2:-bytes 16384,65536:--mca btl_rttcc_eager_limit 4096 --mca btl_rttcc_rndv_eager_limit 4096:sm"
     # bursts of medium puts and accumulates (some wait for company), then computation before the flush
     "bursts:2 3:-bytes 16K -puts 8 -rounds 3 -compute 0.2"
     "passive:5:-busy 3 -iters 50 -expect-progress 1"
@@ -102,6 +106,7 @@ cm_plan=(
     "threads:2:::pt2pt"
     "errors:2:-cases $errors_detected"
     "reattach:2:-rounds 12"
+    "mixed:2"
 )
 selected=("$@")
 
