@@ -268,9 +268,11 @@ private:
     // A put into an exposure (a silent grant), or (a segment of) an RMA
     // request, which the engine serves: nobody is told, so the liveness
     // agent may take it.
-    bool lands_silently(const PacketHeader &h) const {
-        if (h.type == static_cast<uint8_t>(PacketType::PUT)) return !grants_.notifies(put_key(h.put_addr));
-        return h.tag == RTTCC_TAG_RMA;
+    bool lands_silently(const Peer &p, const PacketHeader &h) const {
+        if (h.type != static_cast<uint8_t>(PacketType::PUT)) return h.tag == RTTCC_TAG_RMA;
+        const GrantTable::Place place =
+            grants_.place(p.id, put_key(h.put_addr), put_offset(h.put_addr) + h.chunk_offset, h.payload_len);
+        return place.grant && !place.grant->notify;
     }
     bool accept_segment(Peer &p, const PacketHeader &h, const Arrival &a);
     bool land_put(Peer &p, const PacketHeader &h, const uint8_t *payload, std::unique_lock<MaybeMutex> &lock);

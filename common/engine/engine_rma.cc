@@ -34,6 +34,7 @@ uint32_t Engine::open_window() {
 
 bool Engine::close_window(uint32_t window) {
     std::lock_guard<MaybeMutex> g(state_mu_);
+    grants_.forget_window(window);
     return windows_.erase(window) == 1;
 }
 

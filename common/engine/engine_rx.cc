@@ -106,7 +106,7 @@ bool Engine::handle_datagram(Channel ch, const RxDatagram &d, nanos now, std::un
     }
     bool fresh = false;
     if (h->type != static_cast<uint8_t>(PacketType::ACK)) {
-        if (quiet_ && !lands_silently(*h))
+        if (quiet_ && !lands_silently(*p, *h))
             turn_away(*p, now);  // the liveness agent delivers nothing: the sender resends later
         else
             fresh = accept_segment(*p, *h, a);
@@ -172,7 +172,8 @@ bool Engine::handle_datagram(Channel ch, const RxDatagram &d, nanos now, std::un
 // (with the lock released).  Returns 1 if it completed a put.
 bool Engine::land_put(Peer &p, const PacketHeader &h, const uint8_t *payload, std::unique_lock<MaybeMutex> &lock) {
     const uint64_t first = put_offset(h.put_addr);
-    uint8_t *to = grants_.target(p.id, put_key(h.put_addr), first + h.chunk_offset, h.payload_len);
+    const GrantTable::Place place = grants_.place(p.id, put_key(h.put_addr), first + h.chunk_offset, h.payload_len);
+    uint8_t *to = place.at;
     PutArrivals::Put done;
     const auto step = to ? p.puts.add(h.msg_id, h.msg_len, h.put_addr, h.tag, h.chunk_offset, h.payload_len, &done)
                          : PutArrivals::Step::kBad;
@@ -183,7 +184,7 @@ bool Engine::land_put(Peer &p, const PacketHeader &h, const uint8_t *payload, st
     copy_bytes(to, payload, h.payload_len);
     if (step != PutArrivals::Step::kComplete) return false;
     count(p, &rttcc_stats_t::msgs_rx);
-    if (!grants_.notifies(put_key(done.addr))) return true;  // an exposure: nobody to tell
+    if (!place.grant->notify) return true;  // an exposure: nobody to tell
     const uint32_t peer = p.id;
     lock.unlock();
     const rttcc_callbacks_t &cb = clients_.of(done.tag);
@@ -267,10 +268,12 @@ bool Engine::deliverable(const Peer &p, const PacketHeader &h) const {
         case PacketType::CHUNK:
             return heard &&
                    p.reassembly.fit(reassembly_buffers_, chunk_of(h, nullptr), p.rx.next()) == Reassembly::Fit::kYes;
-        case PacketType::PUT:
-            return (cb.on_put != nullptr || !grants_.notifies(put_key(h.put_addr))) &&
-                   p.puts.fits(h.msg_id, h.msg_len, h.put_addr, h.tag) &&
-                   grants_.target(p.id, put_key(h.put_addr), put_offset(h.put_addr) + h.chunk_offset, h.payload_len);
+        case PacketType::PUT: {
+            const GrantTable::Place place =
+                grants_.place(p.id, put_key(h.put_addr), put_offset(h.put_addr) + h.chunk_offset, h.payload_len);
+            return place.at && (cb.on_put != nullptr || !place.grant->notify) &&
+                   p.puts.fits(h.msg_id, h.msg_len, h.put_addr, h.tag, h.chunk_offset, h.payload_len);
+        }
         default:
             return false;
     }

@@ -11,16 +11,17 @@
 //
 //   put_addr on the wire = key << 40 | offset   (offset < 2^40)
 //   key: 24 bits, never 0, the next value of a counter that starts at a
-//        random value and skips keys still granted.  A key comes back only
-//        once the counter went round its 2^24 values: a put of an
-//        earlier call (a retransmission on its way) finds its grant
-//        revoked, never the grant of a later call.
+//        random value and skips keys still granted, and revoked exposure
+//        keys still mapped (place()).  A key comes back only once the
+//        counter went round its 2^24 values: a put of an earlier call (a
+//        retransmission on its way) finds its grant revoked, never the
+//        grant of a later call.
 //   slots_[key & (size - 1)]: at most one live grant each (the counter
 //        skips a key whose slot is taken); size, a power of two, stays at
 //        least twice the live grants.
 #pragma once
 #include <algorithm>
-#include <array>
+#include <deque>
 #include <cstddef>
 #include <cstdint>
 #include <unordered_map>
@@ -41,7 +42,7 @@ inline uint64_t put_offset(uint64_t addr) { return addr & kPutOffsetMask; }
 class GrantTable {
 public:
     static constexpr size_t kMaxGrants = size_t{1} << 22;  // live at once (a quarter of the keys)
-    static constexpr size_t kRevokedKept = 1024;           // exposures revoked last that place() still maps
+    static constexpr size_t kRevokedKept = 256;            // per window and peer: revoked exposures place() maps
 
     // `first_key`: where the counter starts (the engine's CSPRNG draws it).
     explicit GrantTable(uint32_t first_key) : next_(first_key) {}
@@ -77,7 +78,7 @@ public:
             *std::find(keys.begin(), keys.end(), key) = keys.back();
             keys.pop_back();
             if (keys.empty()) exposures_.erase(it);
-            gone_[gone_next_++ % kRevokedKept] = Gone{key, g.peer, g.window, reinterpret_cast<uintptr_t>(g.base)};
+            remember_revoked(g);
         }
         g = Grant{};
         --live_;
@@ -104,12 +105,27 @@ public:
         return nullptr;
     }
 
+    // A window closed: its revoked exposures are not mapped any more (and
+    // their keys may be granted again).
+    void forget_window(uint32_t window) {
+        for (auto it = revoked_by_owner_.begin(); it != revoked_by_owner_.end();) {
+            if (static_cast<uint32_t>(it->first >> 32) != window) {
+                ++it;
+                continue;
+            }
+            for (uint32_t key : it->second) revoked_.erase(key);
+            it = revoked_by_owner_.erase(it);
+        }
+    }
+
     // Where `len` bytes at `offset` of grant `key` go, and the grant they
-    // are in: `key`'s if `peer` holds it and they fit inside it.  For an
-    // exposure revoked lately, the one of its window that holds their
-    // address now (as a new lookup would find it): a dynamic window's
-    // region may be detached and memory attached again at that address
-    // while `peer` still names the region it looked up.  Else nothing.
+    // are in: `key`'s if `peer` holds it and they fit inside it.  For one
+    // of the last kRevokedKept exposures of a window to `peer` revoked
+    // while the window is open, the exposure of that window that holds
+    // their address now (as a new lookup would find it): a dynamic
+    // window's region may be detached and memory attached again at that
+    // address while `peer` still names the region it looked up.  Else
+    // nothing.
     struct Place {
         const Grant *grant = nullptr;
         uint8_t *at = nullptr;
@@ -121,33 +137,36 @@ public:
             if (offset > g.len || len > g.len - offset) return {};
             return {&g, g.base + offset};
         }
-        for (const Gone &d : gone_) {
-            if (d.key != key || d.peer != peer || d.base + offset < d.base) continue;
-            const Grant *now = exposure_holding(d.window, peer, d.base + offset, len);
-            if (now) return {now, now->base + (d.base + offset - reinterpret_cast<uintptr_t>(now->base))};
-        }
-        return {};
+        if (revoked_.empty()) return {};
+        const auto it = revoked_.find(key);
+        if (it == revoked_.end() || it->second.peer != peer) return {};
+        const uint64_t addr = it->second.base + offset;
+        if (addr < offset) return {};
+        const Grant *now = exposure_holding(it->second.window, peer, addr, len);
+        if (!now) return {};
+        return {now, now->base + (addr - reinterpret_cast<uintptr_t>(now->base))};
     }
     uint8_t *target(uint32_t peer, uint32_t key, uint64_t offset, uint64_t len) const {
         return place(peer, key, offset, len).at;
     }
 
-    // Does grant `key` tell its owner of each put?  (true for a key that
-    // names no grant: nothing lands there anyway)
-    bool notifies(uint32_t key) const {
-        if (key == 0 || slots_.empty()) return true;
-        const Grant &g = slots_[key & (slots_.size() - 1)];
-        return g.key != key || g.notify;
-    }
-
     size_t live() const { return live_; }
 
 private:
-    // The exposures revoked last: (key, peer) named the window's memory at base.
-    struct Gone {
-        uint32_t key = 0, peer = 0, window = 0;
-        uint64_t base = 0;
+    // A revoked exposure's key named (window, peer)'s memory at base.
+    struct Revoked {
+        uint32_t peer, window;
+        uint64_t base;
     };
+    void remember_revoked(const Grant &g) {
+        std::deque<uint32_t> &keys = revoked_by_owner_[owner(g.window, g.peer)];
+        revoked_[g.key] = Revoked{g.peer, g.window, reinterpret_cast<uintptr_t>(g.base)};
+        keys.push_back(g.key);
+        if (keys.size() > kRevokedKept) {
+            revoked_.erase(keys.front());
+            keys.pop_front();
+        }
+    }
     Grant &slot(uint32_t key) { return slots_[key & (slots_.size() - 1)]; }
     static uint64_t owner(uint32_t window, uint32_t peer) { return uint64_t{window} << 32 | peer; }
 
@@ -157,7 +176,7 @@ private:
         for (;;) {  // ends within slots_.size() steps: at least half the slots are free
             const uint32_t key = next_++ & kPutKeyMask;
             Grant &s = slot(key);
-            if (key == 0 || s.key != 0) continue;
+            if (key == 0 || s.key != 0 || (!revoked_.empty() && revoked_.count(key))) continue;
             g.key = key;
             s = g;
             ++live_;
@@ -178,8 +197,8 @@ private:
     uint32_t next_;             // the key counter
     size_t live_ = 0;           // grants in slots_
     std::unordered_map<uint64_t, std::vector<uint32_t>> exposures_;  // keys by (window, peer)
-    std::array<Gone, kRevokedKept> gone_{};  // a ring: the next goes at gone_next_ % kRevokedKept
-    size_t gone_next_ = 0;
+    std::unordered_map<uint32_t, Revoked> revoked_;  // revoked exposures place() maps, by key
+    std::unordered_map<uint64_t, std::deque<uint32_t>> revoked_by_owner_;  // their keys by (window, peer), oldest first
 };
 
 // The puts of one peer still arriving, by the sender's put id.  Every chunk
@@ -207,11 +226,11 @@ public:
 
     explicit PutArrivals(uint32_t window) : cap_(window), max_spans_(size_t{window} + 1) {}
 
-    // Would add() take a chunk of this put?  (It agrees with its chunks so
-    // far, or it is a new put and fewer than `window` are partly landed.)
-    bool fits(uint32_t msg_id, uint32_t len, uint64_t addr, uint8_t tag) const {
-        const Slot *s = find(msg_id);
-        return s ? same(s->put, len, addr, tag) : active_ < cap_;
+    // Would add() take the `n` bytes at `offset` of this put?  (They agree
+    // with its chunks so far and overlap none, or it is a new put and fewer
+    // than `window` are partly landed; and the holes stay within bounds.)
+    bool fits(uint32_t msg_id, uint32_t len, uint64_t addr, uint8_t tag, uint32_t offset, uint32_t n) const {
+        return takes(find(msg_id), len, addr, tag, offset, n);
     }
     // Put `msg_id` would be one more than the peer may have partly landed.
     bool beyond_cap(uint32_t msg_id) const { return !find(msg_id) && active_ >= cap_; }
@@ -222,8 +241,7 @@ public:
     // finished put (already forgotten).
     Step add(uint32_t msg_id, uint32_t len, uint64_t addr, uint8_t tag, uint32_t offset, uint32_t n, Put *done) {
         Slot *s = find(msg_id);
-        if (s ? !same(s->put, len, addr, tag) || s->covered.overlaps(offset, n) : active_ >= cap_) return Step::kBad;
-        if (spans_ >= max_spans_ && (!s || s->covered.added_spans(offset, n) > 0)) return Step::kBad;
+        if (!takes(s, len, addr, tag, offset, n)) return Step::kBad;
         if (!s) s = open(Put{msg_id, len, addr, tag});
         spans_ += s->covered.add(offset, n);
         if (!s->covered.whole(len)) return Step::kPartial;
@@ -244,6 +262,11 @@ private:
     };
     static bool same(const Put &p, uint32_t len, uint64_t addr, uint8_t tag) {
         return p.len == len && p.addr == addr && p.tag == tag;
+    }
+    // fits() for put s (nullptr: a new one).
+    bool takes(const Slot *s, uint32_t len, uint64_t addr, uint8_t tag, uint32_t offset, uint32_t n) const {
+        if (s ? !same(s->put, len, addr, tag) || s->covered.overlaps(offset, n) : active_ >= cap_) return false;
+        return spans_ < max_spans_ || (s && s->covered.added_spans(offset, n) <= 0);
     }
     const Slot *find(uint32_t msg_id) const {
         for (size_t i = 0; i < active_; ++i)

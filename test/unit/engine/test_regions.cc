@@ -109,7 +109,7 @@ static void test_exposures_are_found_by_window_peer_and_address(void **) {
     const uint32_t plain = t.grant(1, a.data(), a.size(), /*notify=*/false);
     const uint32_t ka = t.expose(7, 1, a.data(), a.size()), kb = t.expose(7, 1, b.data(), b.size());
     const uint32_t kc = t.expose(8, 1, c.data(), c.size()), k2 = t.expose(7, 2, b.data(), b.size());
-    assert_false(t.notifies(ka));  // silent, as any exposure
+    assert_false(t.place(1, ka, 0, 0).grant->notify);  // silent, as any exposure
     assert_ptr_equal(t.target(1, ka, 0, 100), a.data());
     assert_int_equal(t.place(1, ka, 0, 0).grant->window, 7);
     assert_int_equal(t.place(1, kc, 0, 0).grant->window, 8);
@@ -148,6 +148,7 @@ static void test_a_revoked_exposure_is_found_again_by_address(void **) {
     const GrantTable::Place p = t.place(1, old_key, 10, 20);
     assert_non_null(p.grant);
     assert_int_equal(p.grant->key, wide);
+    assert_false(p.grant->notify);
     assert_ptr_equal(p.at, mem.data() + 110);
     assert_null(t.target(1, old_key, 190, 20));  // past what is attached now
     assert_null(t.target(2, old_key, 10, 20));   // another peer's: it never named it
@@ -156,11 +157,37 @@ static void test_a_revoked_exposure_is_found_again_by_address(void **) {
     assert_null(t.target(1, old_key, 10, 20));  // window 8's memory is not window 7's
     const uint32_t again = t.expose(7, 1, mem.data() + 100, 100);
     assert_ptr_equal(t.target(1, old_key, 0, 100), mem.data() + 100);
-    for (size_t i = 0; i < GrantTable::kRevokedKept; ++i)  // the old key ages out
-        assert_true(t.revoke(t.expose(9, 1, mem.data(), 1)));
+    // Other peers' and other windows' revocations do not push it out: a
+    // window revokes one exposure per peer at each detach.
+    for (uint32_t peer = 2; peer < 2 + 2 * GrantTable::kRevokedKept; ++peer)
+        assert_true(t.revoke(t.expose(7, peer, mem.data(), 1)));
+    for (size_t i = 0; i < 2 * GrantTable::kRevokedKept; ++i) assert_true(t.revoke(t.expose(9, 1, mem.data(), 1)));
+    assert_ptr_equal(t.target(1, old_key, 0, 100), mem.data() + 100);
+    for (size_t i = 0; i < GrantTable::kRevokedKept; ++i)  // its own window and peer's do: it ages out
+        assert_true(t.revoke(t.expose(7, 1, mem.data() + 250, 1)));
     assert_null(t.target(1, old_key, 0, 100));
     assert_ptr_equal(t.target(1, again, 0, 100), mem.data() + 100);
     assert_true(t.revoke(again) && t.revoke(other));
+}
+
+// A key the table still maps after its revoke is not granted again when
+// the counter comes round (a put naming it would land in the new grant),
+// and once its window closes it is neither mapped nor kept from reuse.
+static void test_a_mapped_revoked_key_is_not_granted_again(void **) {
+    std::vector<uint8_t> mem(64);
+    GrantTable t(0x123456);
+    const uint32_t k = t.expose(7, 1, mem.data(), 64);
+    assert_true(t.revoke(k));
+    const uint32_t now = t.expose(7, 1, mem.data(), 64);
+    for (uint32_t i = 0; i < kPutKeyMask - 1; ++i) {  // once round the counter: k's turn comes
+        const uint32_t g = t.grant(2, mem.data(), 1);
+        assert_int_not_equal(g, k);
+        assert_true(t.revoke(g));
+    }
+    assert_ptr_equal(t.target(1, k, 8, 8), mem.data() + 8);  // still the window's memory
+    t.forget_window(7);
+    assert_true(t.revoke(now));
+    assert_null(t.target(1, k, 8, 8));
 }
 
 static void test_put_is_whole_when_every_byte_landed(void **) {
@@ -227,21 +254,21 @@ static void test_puts_partly_landed_are_capped_at_the_window(void **) {
     PutArrivals a(64);
     PutArrivals::Put done{};
     for (uint32_t id = 1; id <= 64; ++id) {
-        assert_true(a.fits(id, 300, put_addr(5, id * 300), 0));
+        assert_true(a.fits(id, 300, put_addr(5, id * 300), 0, 0, 100));
         assert_int_equal(static_cast<int>(a.add(id, 300, put_addr(5, id * 300), 0, 0, 100, &done)),
                          static_cast<int>(PutArrivals::Step::kPartial));
     }
     assert_false(a.beyond_cap(64));  // one of them: its chunks still fit
-    assert_true(a.fits(64, 300, put_addr(5, 64 * 300), 0));
+    assert_true(a.fits(64, 300, put_addr(5, 64 * 300), 0, 100, 100));
     assert_true(a.beyond_cap(65));
-    assert_false(a.fits(65, 300, put_addr(5, 65 * 300), 0));
+    assert_false(a.fits(65, 300, put_addr(5, 65 * 300), 0, 0, 100));
     assert_int_equal(static_cast<int>(a.add(65, 300, put_addr(5, 65 * 300), 0, 0, 100, &done)),
                      static_cast<int>(PutArrivals::Step::kBad));
     assert_int_equal(a.active(), 64);
     assert_int_equal(static_cast<int>(a.add(3, 300, put_addr(5, 900), 0, 100, 200, &done)),
                      static_cast<int>(PutArrivals::Step::kComplete));
     assert_false(a.beyond_cap(65));
-    assert_true(a.fits(65, 300, put_addr(5, 65 * 300), 0));
+    assert_true(a.fits(65, 300, put_addr(5, 65 * 300), 0, 0, 100));
 }
 
 int main() {
@@ -254,6 +281,7 @@ int main() {
         cmocka_unit_test(test_live_grants_are_skipped),
         cmocka_unit_test(test_exposures_are_found_by_window_peer_and_address),
         cmocka_unit_test(test_a_revoked_exposure_is_found_again_by_address),
+        cmocka_unit_test(test_a_mapped_revoked_key_is_not_granted_again),
         cmocka_unit_test(test_put_is_whole_when_every_byte_landed),
         cmocka_unit_test(test_a_chunk_over_landed_bytes_is_refused),
         cmocka_unit_test(test_holes_in_puts_are_capped),
