@@ -229,30 +229,33 @@ size_t osc_rttcc_fail_replies(uint32_t index)
 
 size_t osc_rttcc_fail_replies_of(uint32_t index, const mca_osc_rttcc_module_t *m, int target)
 {
+    enum { kPerWalk = 256 };
     mca_osc_rttcc_component_t *c = &mca_osc_rttcc_component;
-    size_t failed = 0;
-    bool removed = true;
-    /* A removal moves later entries of the table back (open addressing):
-     * a walk that goes on past one would skip them, so each starts anew. */
-    while (removed) {
-        uint32_t slot;
+    size_t failed = 0, n;
+    /* Walks collect the matching keys, then fail them: a removal moves
+     * later entries of the table back (open addressing), so removing
+     * during a walk would skip some. */
+    do {
+        uint32_t slot, keys[kPerWalk];
         void *value, *node;
-        removed = false;
+        n = 0;
         int rc = opal_hash_table_get_first_key_uint32(&c->replies, &slot, &value, &node);
-        while (OPAL_SUCCESS == rc && !removed) {
-            osc_rttcc_op_t *op = value;
+        while (OPAL_SUCCESS == rc && n < kPerWalk) {
+            const osc_rttcc_op_t *op = value;
             if (op->module->peers[op->target].index == index && (NULL == m || (op->module == m && op->target == target))) {
-                const uint32_t key = slot * kGather;
-                (void) osc_rttcc_reply_take(key);
-                rttcc_engine_revoke(c->engine, key);
+                keys[n++] = slot * kGather;
+            }
+            rc = opal_hash_table_get_next_key_uint32(&c->replies, &slot, &value, node, &node);
+        }
+        for (size_t i = 0; i < n; ++i) {
+            osc_rttcc_op_t *op = osc_rttcc_reply_take(keys[i]);
+            if (NULL != op) { /* else an earlier failure's end took it */
+                rttcc_engine_revoke(c->engine, keys[i]);
                 osc_rttcc_op_piece_done(op, RTTCC_ERR_UNREACH);
                 ++failed;
-                removed = true;
-            } else {
-                rc = opal_hash_table_get_next_key_uint32(&c->replies, &slot, &value, node, &node);
             }
         }
-    }
+    } while (kPerWalk == n);
     return failed;
 }
 
@@ -723,9 +726,14 @@ static bool small_run(mca_osc_rttcc_module_t *m, const rma_call_t *a, size_t byt
         return false;
     }
     ompi_datatype_get_true_extent(a->tdt, &lb, &extent);
-    OPAL_THREAD_LOCK(&mca_osc_rttcc_component.lock); /* a dynamic window's regions are shared by threads */
+    const bool dynamic = MPI_WIN_FLAVOR_DYNAMIC == m->flavor; /* its regions are shared by threads */
+    if (dynamic) {
+        OPAL_THREAD_LOCK(&mca_osc_rttcc_component.lock);
+    }
     const int rc = locate(m, a->target, target_at(m, a->target, a->disp) + lb, bytes, key, offset);
-    OPAL_THREAD_UNLOCK(&mca_osc_rttcc_component.lock);
+    if (dynamic) {
+        OPAL_THREAD_UNLOCK(&mca_osc_rttcc_component.lock);
+    }
     return OMPI_SUCCESS == rc;
 }
 
@@ -1078,6 +1086,7 @@ int osc_rttcc_compare_and_swap(const void *origin, const void *compare, void *re
         (0 != c->nlazy && OMPI_SUCCESS != (rc = osc_rttcc_lazy_conflicts(m, target)))) {
         return rc;
     }
+    osc_rttcc_release_accumulates(m, target); /* a compare-and-swap is an accumulate: in order with them */
     OPAL_THREAD_LOCK(&c->lock);
     osc_rttcc_op_t *op = NULL;
     rc = locate(m, target, at, esize, &key, &offset);

@@ -15,9 +15,11 @@
  *               the values fetched plus the final one are, per element,
  *               exactly the initial value plus every value written
  *   ordering    accumulate_ordering (default rar,raw,war,waw): one origin's
- *               REPLACE, then SUM, then a fetching NO_OP on the same
- *               elements, with no flush between, read the sum (under a
- *               shared lock and in a lock_all epoch); under
+ *               REPLACE, then SUM, then (integers) a compare-and-swap of
+ *               the first with the sum, then a fetching NO_OP on the same
+ *               elements, with no flush between: the swap happens and the
+ *               fetch reads the result (under a shared lock and in a
+ *               lock_all epoch); under
  *               accumulate_ordering=none with flushes between, the same
  *   same_op     windows with accumulate_ops=same_op (concurrent MPI_SUM) and
  *               same_op_no_op (MPI_SUM with concurrent fetching MPI_NO_OP)
@@ -523,6 +525,10 @@ static void ordering(enum ot_flavor f, const tinfo *t, int ordered, int all, con
     }
     MPI_Aint d = ot_disp(&w, right, rank, 0);
     unsigned char *vs = mt_alloc(bytes * ROUNDS), *ss = mt_alloc(bytes * ROUNDS);
+    /* Integers: a compare-and-swap of element 0 after the SUM (it compares
+     * with the sum, so it swaps only if the accumulates went first). */
+    const int cas = (K_INT == t->kind || K_UINT == t->kind) && !t->fortran;
+    unsigned char swapped[ROUNDS][MAX_EXTENT], seen[ROUNDS][MAX_EXTENT], sum0[ROUNDS][MAX_EXTENT];
     for (int i = 0; i < ROUNDS; ++i) {
         for (int e = 0; e < ELEMENTS; ++e) {
             set_elem(t, vs + (size_t) i * bytes + (size_t) e * (size_t) t->ext, rank * 100 + i * 3 + e, 0, 0, 0);
@@ -536,6 +542,15 @@ static void ordering(enum ot_flavor f, const tinfo *t, int ordered, int all, con
         if (!ordered) {
             OT(MPI_Win_flush(right, w.win));
         }
+        if (cas) {
+            memcpy(sum0[i], vs + (size_t) i * bytes, (size_t) t->ext);
+            fold(t, SUM, ss + (size_t) i * bytes, sum0[i], 1);
+            set_elem(t, swapped[i], rank * 10 + i + 7, 0, 0, 0);
+            OT(MPI_Compare_and_swap(swapped[i], sum0[i], seen[i], t->type, right, d, w.win));
+            if (!ordered) {
+                OT(MPI_Win_flush(right, w.win));
+            }
+        }
         OT(MPI_Get_accumulate(NULL, 0, t->type, got + (size_t) i * bytes, ELEMENTS, t->type, right, d, ELEMENTS,
                               t->type, MPI_NO_OP, w.win));
     }
@@ -545,6 +560,13 @@ static void ordering(enum ot_flavor f, const tinfo *t, int ordered, int all, con
         memcpy(s, ss + (size_t) i * bytes, bytes);
         memcpy(want, v, bytes);
         fold(t, SUM, s, want, ELEMENTS);
+        if (cas) {
+            snprintf(where, sizeof where, "%s, %s, %s: the compare-and-swap after REPLACE and SUM, round %d", what,
+                     ordered ? "accumulate_ordering (default)" : "accumulate_ordering=none with flushes",
+                     all ? "lock_all" : "shared lock", i);
+            check_elems(seen[i], sum0[i], 1, t, where, 0);
+            memcpy(want, swapped[i], (size_t) t->ext);
+        }
         snprintf(where, sizeof where, "%s, %s, %s: REPLACE then SUM then fetch, round %d", what,
                  ordered ? "accumulate_ordering (default)" : "accumulate_ordering=none with flushes",
                  all ? "lock_all" : "shared lock", i);
