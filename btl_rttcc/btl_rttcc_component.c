@@ -11,6 +11,11 @@
 #include "opal/util/proc.h"
 #include "opal/util/show_help.h"
 
+/* The fragment limits btl_rttcc takes: ob1's largest header fits the
+ * smallest eager fragment, and a fragment is one engine message. */
+static const size_t kMinEagerLimit = 256;
+static const size_t kMaxMessage = (size_t) 1 << 30;
+
 static int rttcc_component_register(void);
 static int rttcc_component_open(void);
 static int rttcc_component_close(void);
@@ -81,8 +86,17 @@ static mca_btl_base_module_t **rttcc_component_init(int *num_btls, bool progress
     }
     *module = mca_btl_rttcc_module_template;
     module->inline_max = rttcc_mca_config()->inline_max;
-    max_message = module->super.btl_max_send_size > module->super.btl_eager_limit ? module->super.btl_max_send_size
-                                                                                  : module->super.btl_eager_limit;
+    /* Every fragment is one engine message: 0 is no "unlimited" here, and
+     * a limit past the engine's largest message would be cut to 32 bits. */
+    if (module->super.btl_eager_limit < kMinEagerLimit || module->super.btl_max_send_size < module->super.btl_eager_limit ||
+        module->super.btl_max_send_size > kMaxMessage) {
+        rttcc_mca_show_help(true, "btl bad limits", opal_process_info.nodename, module->super.btl_eager_limit,
+                            kMinEagerLimit, module->super.btl_max_send_size, kMaxMessage);
+        free(module);
+        free(modules);
+        return NULL;
+    }
+    max_message = module->super.btl_max_send_size;
     if (0 == module->super.btl_get_limit || module->super.btl_get_limit > max_message) {
         module->super.btl_get_limit = max_message; /* a get's reply is one engine message */
     }
@@ -103,8 +117,9 @@ static mca_btl_base_module_t **rttcc_component_init(int *num_btls, bool progress
         return NULL;
     }
     if (OPAL_SUCCESS != mca_btl_rttcc_module_init(module)) {
-        mca_btl_rttcc_rdma_fini(module);
+        mca_btl_rttcc_rdma_close(module);
         rttcc_mca_engine_close(module->engine);
+        mca_btl_rttcc_rdma_fini(module);
         free(module);
         free(modules);
         return NULL;

@@ -142,6 +142,9 @@ static mca_btl_base_descriptor_t *rttcc_prepare_src(struct mca_btl_base_module_t
                     reserve + max_data > m->inline_max;
 
     if (!in_place && reserve + max_data > btl->btl_max_send_size) {
+        if (reserve >= btl->btl_max_send_size) { /* no room for data: the component refuses such limits */
+            return NULL;
+        }
         max_data = btl->btl_max_send_size - reserve;
     }
     frag = mca_btl_rttcc_frag_get(m, in_place ? reserve : reserve + max_data);
@@ -324,8 +327,9 @@ static int rttcc_finalize(struct mca_btl_base_module_t *btl)
     mca_btl_rttcc_module_t *m = to_module(btl);
 
     mca_btl_rttcc_component.module = NULL;
+    mca_btl_rttcc_rdma_close(m);
+    rttcc_mca_engine_close(m->engine); /* drains (a late get's reply still lands), reports, destroys */
     mca_btl_rttcc_rdma_fini(m);
-    rttcc_mca_engine_close(m->engine); /* drains, reports, destroys */
     for (size_t i = 0; i < m->num_endpoints; ++i) {
         free(m->endpoints[i]);
     }

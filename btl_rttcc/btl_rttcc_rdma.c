@@ -46,9 +46,13 @@ int mca_btl_rttcc_rdma_init(mca_btl_rttcc_module_t *m)
     return RTTCC_OK == rttcc_rma_window_open(m->engine, &m->window) ? OPAL_SUCCESS : OPAL_ERROR;
 }
 
-void mca_btl_rttcc_rdma_fini(mca_btl_rttcc_module_t *m)
+void mca_btl_rttcc_rdma_close(mca_btl_rttcc_module_t *m)
 {
     (void) rttcc_rma_window_close(m->engine, m->window);
+}
+
+void mca_btl_rttcc_rdma_fini(mca_btl_rttcc_module_t *m)
+{
     while (NULL != m->gets) { /* the engine is closed: no reply can land any more */
         rttcc_get_t *g = m->gets;
         m->gets = g->next;

@@ -246,7 +246,7 @@ fi
 # its largest message, differs.  Every rank must say which setting, and the
 # job must end at MPI_Init, never hang.
 for setting in "btl_rttcc_auth none:rttcc_auth is header here but none there" \
-               "btl_rttcc_max_send_size 262144:the largest message is"; do
+               "btl_rttcc_max_send_size 2097152:the largest message is"; do
     IFS=: read -r param explained <<<"$setting"
     # shellcheck disable=SC2086
     mpi 2 60 --mca btl rttcc,self "$here/rank1_setting.sh" $param "$build/exchange" >"$build/out" 2>&1
@@ -308,6 +308,20 @@ if [ $rc -eq 0 ] && grep -q "coll_rttcc's parameters are out of range" "$build/o
 else
     bad "bad coll_rttcc setting (rc=$rc)"
 fi
+# 5. btl_rttcc: fragment limits it cannot take (0 is "unlimited" to ob1,
+#    which ran past a fragment's buffer; 4 GiB was cut to 32 bits) are
+#    explained, and btl/tcp carries the job instead.
+for bad_limit in "btl_rttcc_max_send_size 0" "btl_rttcc_max_send_size 4294967296" "btl_rttcc_eager_limit 16"; do
+    # shellcheck disable=SC2086
+    mpi 2 60 --mca btl rttcc,tcp,self --mca btl_tcp_if_include lo --mca $bad_limit "$build/p2p_edges" >"$build/out" 2>&1
+    rc=$?
+    if [ $rc -eq 0 ] && grep -q "btl_rttcc's fragment limits on host .* are out of range" "$build/out" &&
+       grep -q '^PASS p2p_edges' "$build/out"; then
+        ok "bad btl_rttcc limit '$bad_limit': explained, btl/tcp carried the job"
+    else
+        bad "bad btl_rttcc limit '$bad_limit' (rc=$rc)"
+    fi
+done
 missing=$(ompi_info_missing coll rttcc "priority verbose policy threshold_us variance_factor max_concurrent \
     reorder_window backoff_ms segment_size segments_ahead max_grants min_bytes" \
     "calls deferrals forced rtr_waits puts bytes delegated")
