@@ -50,7 +50,11 @@ void Engine::stop_agent() {
 void Engine::agent_main() {
     const nanos idle = msec(cfg_.agent_idle_ms);
     while (!stopping_.load()) {
-        const nanos away = clock_.now() - app_progress_.load(std::memory_order_relaxed);
+        // The application's last pass first: one it makes after the clock
+        // is read would be later than now (unsigned: away would wrap).
+        const nanos last = app_progress_.load(std::memory_order_relaxed);
+        const nanos now = clock_.now();
+        const nanos away = now > last ? now - last : 0;
         if (away < idle) {  // the application progresses: sleep until it may have stopped
             std::unique_lock<std::mutex> lock(agent_mu_);
             agent_cv_.wait_for(lock, std::chrono::nanoseconds(idle - away), [this] { return stopping_.load(); });

@@ -102,7 +102,7 @@ void Engine::serve_resends(nanos now) {
         seg->resend = Resend::kNone;
         if (why != Resend::kRefused) {  // a refused one never left: not a retransmission
             seg->prev_tx = seg->last_tx;
-            ++seg->retries;
+            if (seg->retries < UINT16_MAX) ++seg->retries;  // saturates: a wrap would read as a first send
             count(p, &rttcc_stats_t::retx);
         }
         switch (why) {
@@ -116,7 +116,10 @@ void Engine::serve_resends(nanos now) {
             case Resend::kFast:
             case Resend::kReorder:
                 count(p, why == Resend::kFast ? &rttcc_stats_t::retx_fast : &rttcc_stats_t::retx_rack);
-                on_loss(p, /*timeout=*/false, now);  // congestion control cuts once per round trip
+                // Congestion control cuts once per round trip; not while the
+                // peer says it is away: its agent turned the data away (and
+                // took the silent puts after it, hence the SACKs).
+                if (!peer_away(p)) on_loss(p, /*timeout=*/false, now);
                 break;
             case Resend::kTimeout:
                 ++seg->backoff;

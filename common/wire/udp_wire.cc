@@ -341,9 +341,10 @@ int UdpWire::send_groups(Channel ch, const TxDatagram *d, int ngroups) {
         }
         if (stamped_groups_) note_failed(done);
         if (errno == EINTR) continue;
-        if (errno == ECONNREFUSED && refused_retries++ < kMaxRefusedRetries) {
-            errq_news_ = true;  // an earlier datagram's ICMP error, reported here: this one was not sent
-            continue;
+        if (errno == ECONNREFUSED) {  // an earlier datagram's ICMP error, reported here: this one was not sent
+            errq_news_ = true;          // the error queue says whose
+            if (refused_retries++ < kMaxRefusedRetries) continue;
+            break;  // as EAGAIN: the rest go later (never blamed on this datagram's peer)
         }
         if (errno == EAGAIN || errno == EWOULDBLOCK) break;
         if (errno == ENOBUFS) {
