@@ -8,7 +8,10 @@
 //                previous event's state and compares against that.
 //                Or a standing queue: SRTT > max(2 * base, base + 3 * RTTVAR),
 //                base = the smallest sample of an ACK that released data
-//                segments (the path with an empty queue).  A queue that grows
+//                segments over the last 10 to 20 s (the path with an empty
+//                queue; a path whose delay rose for good, a route change, a
+//                host that became oversubscribed, gets a new base instead
+//                of a window cut to 2 for the rest of the job).  A queue that grows
 //                by a segment per RTT never makes a spike, so without this
 //                rule AIMD fills the bottleneck's buffer as loss-based Reno
 //                does.  The allowance scales with the samples' own spread
@@ -31,6 +34,7 @@
 #include <algorithm>
 
 #include "cc/congestion.h"
+#include "cc/windowed_min.h"
 
 namespace rttcc {
 
@@ -44,7 +48,10 @@ public:
 
     void on_ack(const AckEvent &e) override {
         gate_.observe(e);
-        if (e.rtt != 0 && e.acked != 0) base_ = base_ != 0 ? std::min(base_, e.rtt) : e.rtt;
+        if (e.rtt != 0 && e.acked != 0) {
+            base_window_.add(static_cast<int64_t>(e.rtt), static_cast<int64_t>(e.now));
+            base_ = static_cast<nanos>(base_window_.min());
+        }
         const bool congested = is_spike(e) || is_standing_queue(e);
         if (e.rtt != 0) {
             prev_srtt_ = e.srtt;
@@ -117,7 +124,9 @@ private:
     double ssthresh_;         // slow start below this, congestion avoidance above; >= 1
     nanos prev_srtt_ = 0;     // SRTT after the previous sample; 0 before any
     nanos prev_rttvar_ = 0;   // RTTVAR after the previous sample
-    nanos base_ = 0;          // smallest sample of an ACK that released data; 0 before any
+    static constexpr int64_t kBaseSpan = int64_t{10} * 1000 * 1000 * 1000;  // ns: base_ forgets in 10-20 s
+    WindowedMin base_window_{kBaseSpan};
+    nanos base_ = 0;          // smallest sample of an ACK that released data lately; 0 before any
     DecreaseGate gate_;       // one decrease per round trip
     LossRun run_;             // this round trip's fast retransmits
 };

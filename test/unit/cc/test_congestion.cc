@@ -279,6 +279,22 @@ static void test_aimd_holds_a_standing_queue_short(void **) {
     assert_true(mean_window < 30);
 }
 
+// A path whose delay rises for good (a route change, a receiver host that
+// became oversubscribed): 100 us, then 1 ms with no queue of the flow's
+// own.  The base was the all-time smallest sample, so every ACK afterwards
+// read as a standing queue and the window sat at 2 for the rest of the
+// job.  The base forgets in 10-20 s: the window grows again after that.
+static void test_aimd_takes_a_lasting_delay_rise_as_a_new_base(void **) {
+    AimdCc cc(params(CcKind::kAimd, 32, 128));
+    Driver d{cc};
+    for (int r = 0; r < 50; ++r) d.round(usec(100));
+    for (int r = 0; r < 2000; ++r) d.round(msec(1));  // 2 s of the new path
+    assert_true(cc.window() <= 4);                   // a standing queue, as far as it can tell
+    while (d.now < msec(25000)) d.round(msec(1));
+    print_message("aimd: window %u after 25 s at a new delay\n", cc.window());
+    assert_true(cc.window() >= 64);
+}
+
 static void test_aimd_timeout_resets_to_one(void **) {
     AimdCc cc(params(CcKind::kAimd, 64, 128));
     cc.on_ack(ack(0, usec(100), usec(100), 0, usec(5)));
@@ -634,6 +650,7 @@ int main() {
         cmocka_unit_test(test_aimd_fast_retransmit_halves_once_per_rtt),
         cmocka_unit_test(test_aimd_lone_loss_without_queueing_keeps_the_window),
         cmocka_unit_test(test_aimd_holds_a_standing_queue_short),
+        cmocka_unit_test(test_aimd_takes_a_lasting_delay_rise_as_a_new_base),
         cmocka_unit_test(test_aimd_timeout_resets_to_one),
         cmocka_unit_test(test_timely_grows_below_tlow),
         cmocka_unit_test(test_timely_flat_rtt_in_band_grows),
