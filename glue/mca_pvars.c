@@ -92,8 +92,9 @@ static int rtt_notify(struct mca_base_pvar_t *pvar, mca_base_pvar_event_t event,
 {
     (void) pvar;
     if (MCA_BASE_PVAR_HANDLE_BIND == event) {
-        /* the MPI layer passes the communicator itself; one value per rank of its remote group */
-        *count = ompi_comm_remote_size((ompi_communicator_t *) obj);
+        /* the MPI layer passes the communicator itself; one value per rank of its remote
+         * group (an intracommunicator's is its own group) */
+        *count = ompi_group_size(((ompi_communicator_t *) obj)->c_remote_group);
     }
     return OPAL_SUCCESS;
 }
@@ -103,7 +104,7 @@ static int rtt_read(const struct mca_base_pvar_t *pvar, void *value, void *obj)
     const pvar_ctx_t *ctx = (const pvar_ctx_t *) pvar->ctx;
     ompi_communicator_t *comm = (ompi_communicator_t *) obj;
     rttcc_engine_t *engine = rttcc_mca_engine_of(ctx->component);
-    int n = ompi_comm_remote_size(comm); /* c_remote_group's (an intercommunicator's other side) */
+    int n = ompi_group_size(comm->c_remote_group); /* an intercommunicator's other side */
 
     for (int i = 0; i < n; ++i) {
         opal_process_name_t name = ompi_group_get_proc_name(comm->c_remote_group, i);
