@@ -88,15 +88,16 @@ static mca_btl_base_module_t **rttcc_component_init(int *num_btls, bool progress
     module->inline_max = rttcc_mca_config()->inline_max;
     /* Every fragment is one engine message: 0 is no "unlimited" here, and
      * a limit past the engine's largest message would be cut to 32 bits. */
-    if (module->super.btl_eager_limit < kMinEagerLimit || module->super.btl_max_send_size < module->super.btl_eager_limit ||
-        module->super.btl_max_send_size > kMaxMessage) {
+    if (module->super.btl_eager_limit < kMinEagerLimit || module->super.btl_max_send_size < kMinEagerLimit ||
+        module->super.btl_eager_limit > kMaxMessage || module->super.btl_max_send_size > kMaxMessage) {
         rttcc_mca_show_help(true, "btl bad limits", opal_process_info.nodename, module->super.btl_eager_limit,
-                            kMinEagerLimit, module->super.btl_max_send_size, kMaxMessage);
+                            module->super.btl_max_send_size, kMinEagerLimit, kMaxMessage);
         free(module);
         free(modules);
         return NULL;
     }
-    max_message = module->super.btl_max_send_size;
+    max_message = module->super.btl_max_send_size > module->super.btl_eager_limit ? module->super.btl_max_send_size
+                                                                                  : module->super.btl_eager_limit;
     if (0 == module->super.btl_get_limit || module->super.btl_get_limit > max_message) {
         module->super.btl_get_limit = max_message; /* a get's reply is one engine message */
     }
