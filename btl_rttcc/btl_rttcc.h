@@ -89,8 +89,9 @@ void mca_btl_rttcc_on_unknown_peer(void *user, uint32_t peer);
 
 /* btl_rttcc_rdma.c: btl_get (ob1's RGET) over engine exposures and gets */
 int mca_btl_rttcc_rdma_init(mca_btl_rttcc_module_t *module);
-/* Closes the RMA window (the engine still open); then, once the engine is
- * closed and no reply can land, fini frees the gets still tracked. */
+/* Closes the RMA window and forgets the gets still tracked (the engine
+ * still open: a late reply finds none); fini, once the engine is closed
+ * and no reply can land, destroys their lock. */
 void mca_btl_rttcc_rdma_close(mca_btl_rttcc_module_t *module);
 void mca_btl_rttcc_rdma_fini(mca_btl_rttcc_module_t *module);
 struct mca_btl_base_registration_handle_t *mca_btl_rttcc_register_mem(struct mca_btl_base_module_t *btl,

@@ -49,16 +49,18 @@ int mca_btl_rttcc_rdma_init(mca_btl_rttcc_module_t *m)
 void mca_btl_rttcc_rdma_close(mca_btl_rttcc_module_t *m)
 {
     (void) rttcc_rma_window_close(m->engine, m->window);
-}
-
-void mca_btl_rttcc_rdma_fini(mca_btl_rttcc_module_t *m)
-{
-    while (NULL != m->gets) { /* the engine is closed: no reply can land any more */
+    OPAL_THREAD_LOCK(&m->gets_lock);
+    while (NULL != m->gets) { /* the PML is gone: a reply that still lands calls nobody (on_put finds none) */
         rttcc_get_t *g = m->gets;
         m->gets = g->next;
         free(g);
     }
-    OBJ_DESTRUCT(&m->gets_lock);
+    OPAL_THREAD_UNLOCK(&m->gets_lock);
+}
+
+void mca_btl_rttcc_rdma_fini(mca_btl_rttcc_module_t *m)
+{
+    OBJ_DESTRUCT(&m->gets_lock); /* the engine is closed: nothing takes it any more */
 }
 
 /* Memory a peer may read (the sender's buffer under RGET) is exposed to
