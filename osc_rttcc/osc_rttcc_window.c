@@ -239,6 +239,8 @@ int osc_rttcc_window_select(struct ompi_win_t *win, void **base, size_t size, in
     OPAL_THREAD_LOCK(&c->lock);
     if (OMPI_SUCCESS == rc && RTTCC_OK != rttcc_rma_window_open(c->engine, &m->window)) {
         rc = OMPI_ERR_OUT_OF_RESOURCE;
+    } else if (OMPI_SUCCESS == rc && MPI_WIN_FLAVOR_DYNAMIC == m->flavor) {
+        (void) rttcc_rma_window_remap_revoked(c->engine, m->window); /* origins keep the regions they looked up */
     }
     if (OMPI_SUCCESS == rc) {
         /* Routable before any peer can know the window: they learn of it in share(). */

@@ -85,6 +85,10 @@ int rttcc_rma_window_close(rttcc_engine_t *engine, uint32_t window) {
     return engine->impl->close_window(window) ? RTTCC_OK : RTTCC_ERR_ARG;
 }
 
+int rttcc_rma_window_remap_revoked(rttcc_engine_t *engine, uint32_t window) {
+    return guarded([&] { return engine->impl->remap_revoked(window) ? RTTCC_OK : RTTCC_ERR_ARG; });
+}
+
 int rttcc_rma_settle(rttcc_engine_t *engine, uint32_t window) {
     return guarded([&] { return engine->impl->settle(window); });
 }

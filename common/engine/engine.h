@@ -131,6 +131,7 @@ public:
     // lock tables; an exposure of a window not open is refused (0).
     uint32_t open_window();
     bool close_window(uint32_t window);
+    bool remap_revoked(uint32_t window);
     uint32_t expose(uint32_t window, uint32_t peer, void *base, size_t len);
     // rttcc_rma_settle: replies sent from the window's exposures become copies.
     int settle(uint32_t window);

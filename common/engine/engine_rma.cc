@@ -32,6 +32,13 @@ uint32_t Engine::open_window() {
     return next_window_++;
 }
 
+bool Engine::remap_revoked(uint32_t window) {
+    std::lock_guard<MaybeMutex> g(state_mu_);
+    if (!windows_.count(window)) return false;
+    grants_.remap_revoked(window);
+    return true;
+}
+
 bool Engine::close_window(uint32_t window) {
     std::lock_guard<MaybeMutex> g(state_mu_);
     grants_.forget_window(window);

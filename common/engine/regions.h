@@ -25,6 +25,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "util/coverage.h"
@@ -43,6 +44,7 @@ class GrantTable {
 public:
     static constexpr size_t kMaxGrants = size_t{1} << 22;  // live at once (a quarter of the keys)
     static constexpr size_t kRevokedKept = 256;            // per window and peer: revoked exposures place() maps
+    static constexpr size_t kRevokedMax = size_t{1} << 16;  // in all (a small part of the 2^24 keys)
 
     // `first_key`: where the counter starts (the engine's CSPRNG draws it).
     explicit GrantTable(uint32_t first_key) : next_(first_key) {}
@@ -78,7 +80,7 @@ public:
             *std::find(keys.begin(), keys.end(), key) = keys.back();
             keys.pop_back();
             if (keys.empty()) exposures_.erase(it);
-            remember_revoked(g);
+            if (remapped_windows_.count(g.window)) remember_revoked(g);
         }
         g = Grant{};
         --live_;
@@ -105,9 +107,14 @@ public:
         return nullptr;
     }
 
+    // Window `window`'s revoked exposures stay mapped (place()): a dynamic
+    // window's, whose regions origins keep.  Others' are forgotten at once.
+    void remap_revoked(uint32_t window) { remapped_windows_.insert(window); }
+
     // A window closed: its revoked exposures are not mapped any more (and
     // their keys may be granted again).
     void forget_window(uint32_t window) {
+        remapped_windows_.erase(window);
         for (auto it = revoked_by_owner_.begin(); it != revoked_by_owner_.end();) {
             if (static_cast<uint32_t>(it->first >> 32) != window) {
                 ++it;
@@ -120,8 +127,8 @@ public:
 
     // Where `len` bytes at `offset` of grant `key` go, and the grant they
     // are in: `key`'s if `peer` holds it and they fit inside it.  For one
-    // of the last kRevokedKept exposures of a window to `peer` revoked
-    // while the window is open, the exposure of that window that holds
+    // of the last kRevokedKept exposures of a remap_revoked window to `peer`
+    // revoked while the window is open, the exposure of that window that holds
     // their address now (as a new lookup would find it): a dynamic
     // window's region may be detached and memory attached again at that
     // address while `peer` still names the region it looked up.  Else
@@ -160,12 +167,13 @@ private:
     };
     void remember_revoked(const Grant &g) {
         std::deque<uint32_t> &keys = revoked_by_owner_[owner(g.window, g.peer)];
-        revoked_[g.key] = Revoked{g.peer, g.window, reinterpret_cast<uintptr_t>(g.base)};
-        keys.push_back(g.key);
-        if (keys.size() > kRevokedKept) {
+        if (keys.size() == kRevokedKept || (revoked_.size() >= kRevokedMax && !keys.empty())) {
             revoked_.erase(keys.front());
             keys.pop_front();
         }
+        if (revoked_.size() >= kRevokedMax) return;  // full of other pairs' keys: this one is not mapped
+        revoked_[g.key] = Revoked{g.peer, g.window, reinterpret_cast<uintptr_t>(g.base)};
+        keys.push_back(g.key);
     }
     Grant &slot(uint32_t key) { return slots_[key & (slots_.size() - 1)]; }
     static uint64_t owner(uint32_t window, uint32_t peer) { return uint64_t{window} << 32 | peer; }
@@ -197,6 +205,7 @@ private:
     uint32_t next_;             // the key counter
     size_t live_ = 0;           // grants in slots_
     std::unordered_map<uint64_t, std::vector<uint32_t>> exposures_;  // keys by (window, peer)
+    std::unordered_set<uint32_t> remapped_windows_;  // windows whose revoked exposures are remembered
     std::unordered_map<uint32_t, Revoked> revoked_;  // revoked exposures place() maps, by key
     std::unordered_map<uint64_t, std::deque<uint32_t>> revoked_by_owner_;  // their keys by (window, peer), oldest first
 };

@@ -101,6 +101,11 @@ int rttcc_rma_apply(int op, int type, void *dst, const void *src, size_t count, 
  * (revoke the exposures first); requests for it afterwards are dropped. */
 int rttcc_rma_window_open(rttcc_engine_t *engine, uint32_t *window);
 int rttcc_rma_window_close(rttcc_engine_t *engine, uint32_t window);
+/* A dynamic window's memory is detached and attached again while origins
+ * still name the regions they looked up: its revoked exposures stay
+ * mapped (the last 256 to each peer while it is open), so an operation
+ * naming one reaches what holds its address now. */
+int rttcc_rma_window_remap_revoked(rttcc_engine_t *engine, uint32_t window);
 
 /* The application is about to change `window`'s memory (the target's
  * epoch ended: MPI_Win_wait, a fence): replies still being sent from its

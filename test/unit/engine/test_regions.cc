@@ -141,6 +141,12 @@ static void test_exposures_are_found_by_window_peer_and_address(void **) {
 static void test_a_revoked_exposure_is_found_again_by_address(void **) {
     std::vector<uint8_t> mem(300);
     GrantTable t(rttcc::random_u32());
+    t.remap_revoked(7);
+    const uint32_t plain = t.expose(8, 1, mem.data(), 300);  // window 8 remaps nothing
+    assert_true(t.revoke(plain));
+    const uint32_t elsewhere = t.expose(8, 1, mem.data(), 300);
+    assert_null(t.target(1, plain, 0, 1));
+    assert_true(t.revoke(elsewhere));
     const uint32_t old_key = t.expose(7, 1, mem.data() + 100, 100);  // [100, 200)
     assert_true(t.revoke(old_key));
     assert_null(t.target(1, old_key, 0, 1));  // nothing attached there
@@ -161,6 +167,7 @@ static void test_a_revoked_exposure_is_found_again_by_address(void **) {
     // window revokes one exposure per peer at each detach.
     for (uint32_t peer = 2; peer < 2 + 2 * GrantTable::kRevokedKept; ++peer)
         assert_true(t.revoke(t.expose(7, peer, mem.data(), 1)));
+    t.remap_revoked(9);
     for (size_t i = 0; i < 2 * GrantTable::kRevokedKept; ++i) assert_true(t.revoke(t.expose(9, 1, mem.data(), 1)));
     assert_ptr_equal(t.target(1, old_key, 0, 100), mem.data() + 100);
     for (size_t i = 0; i < GrantTable::kRevokedKept; ++i)  // its own window and peer's do: it ages out
@@ -176,6 +183,7 @@ static void test_a_revoked_exposure_is_found_again_by_address(void **) {
 static void test_a_mapped_revoked_key_is_not_granted_again(void **) {
     std::vector<uint8_t> mem(64);
     GrantTable t(0x123456);
+    t.remap_revoked(7);
     const uint32_t k = t.expose(7, 1, mem.data(), 64);
     assert_true(t.revoke(k));
     const uint32_t now = t.expose(7, 1, mem.data(), 64);
