@@ -84,25 +84,50 @@ void ExchangeHub::on_recv(void *user, uint32_t peer, uint8_t, const void *data, 
         hub->hold_early(peer, c, block, len - sizeof c);
 }
 
-// A message of a call not begun here waits for it, up to kEarlyPerPeer of the peer.
+// An RTR of a call not begun here waits for it (exchange.h says how many).
 void ExchangeHub::hold_early(uint32_t peer, const XControl &c, const uint8_t *block, size_t len) {
-    if (peer >= early_held_.size()) early_held_.resize(peer + 1, 0);
-    if (early_held_[peer] == kEarlyPerPeer) {
-        drop_early(peer);
-        engine_.fail_peer(peer, "it sent control messages for more than " + std::to_string(kEarlyPerPeer) +
-                                    " alltoall calls this process had not begun (one per communicator it "
-                                    "can be in a call on at once): it does not follow the rttcc protocol");
-        return;
-    }
-    ++early_held_[peer];
-    early_.push_back(Early{peer, c, std::vector<uint8_t>(block, block + len)});
+    if (c.type == XControl::kTrunc) return;  // of a call over here
+    if (peer >= held_.size()) held_.resize(peer + 1);
+    const auto it = early_.find({c.channel, peer});
+    if (it != early_.end())
+        return fail_early(peer, "it sent control messages of alltoall calls " + std::to_string(it->second.c.seq) +
+                                    " and " + std::to_string(c.seq) + " of channel " + std::to_string(c.channel) +
+                                    " before this process began either (it cannot finish a call without this "
+                                    "process's RTR of it): it does not follow the rttcc protocol");
+    Held &h = held_[peer];
+    if (h.calls == kEarlyCallsPerPeer)
+        return fail_early(peer, "it sent control messages of alltoall calls this process had not begun on more "
+                                "than " + std::to_string(kEarlyCallsPerPeer) +
+                                    " communicators at once: it does not follow the rttcc protocol");
+    if (len > kEarlyBytesPerPeer - h.bytes)
+        return fail_early(peer, "it sent more than " + std::to_string(kEarlyBytesPerPeer) +
+                                    " bytes of blocks of alltoall calls this process had not begun (one per "
+                                    "communicator in a call, of at most eager_limit)");
+    early_.emplace(std::make_pair(c.channel, peer), Early{c, std::vector<uint8_t>(block, block + len)});
+    ++h.calls;
+    h.bytes += len;
+}
+
+void ExchangeHub::forget(EarlyMap::iterator it) {
+    Held &h = held_[it->first.second];
+    --h.calls;
+    h.bytes -= it->second.block.size();
+    early_.erase(it);
 }
 
 // The peer's early messages go: it is dead, no call will take them.
 void ExchangeHub::drop_early(uint32_t peer) {
-    early_.erase(std::remove_if(early_.begin(), early_.end(), [peer](const Early &e) { return e.peer == peer; }),
-                 early_.end());
-    if (peer < early_held_.size()) early_held_[peer] = 0;
+    for (auto it = early_.begin(); it != early_.end();) {
+        if (it->first.second == peer)
+            forget(it++);
+        else
+            ++it;
+    }
+}
+
+void ExchangeHub::fail_early(uint32_t peer, const std::string &why) {
+    drop_early(peer);
+    engine_.fail_peer(peer, why);
 }
 
 void ExchangeHub::on_put(void *user, uint32_t peer, uint32_t key, uint64_t, size_t len, uint8_t) {

@@ -47,6 +47,7 @@
 // counters and flags.
 #pragma once
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -97,13 +98,17 @@ struct XControl {
 
 class ExchangeHub {
 public:
-    // Control messages held per peer before their call began here.  A peer
-    // sends the RTR of a call first (its TRUNC answers ours), and cannot
-    // finish that call without our RTR of it, so it begins no later call of
-    // the channel before we began this one: it has one early message per
-    // communicator it is in a call on (one per thread of it in an alltoall
-    // at once).  Past the cap the engine declares it dead (protocol_errors).
-    static constexpr uint32_t kEarlyPerPeer = 64;
+    // RTRs held before their call began here, one per (peer, channel): a
+    // peer cannot finish a call without our RTR of it, so it begins no later
+    // call of the channel before we began this one.  It has one waiting per
+    // communicator it is in a call on (per thread of it in an alltoall at
+    // once).  A second on the channel, or more than kEarlyCallsPerPeer
+    // channels or kEarlyBytesPerPeer bytes of blocks held for a peer, and
+    // the engine declares it dead (protocol_errors).  A TRUNC answers our
+    // RTR: with no call of its own here, that call is over (a receiver
+    // whose room is 0 may end before it comes), and it is dropped.
+    static constexpr uint32_t kEarlyCallsPerPeer = 4096;
+    static constexpr uint64_t kEarlyBytesPerPeer = uint64_t{64} << 20;  // 256 calls' blocks at the default eager_limit
 
     // Attaches to `tag` of the engine; *rc says whether it could.  The hub
     // does not keep the engine alive: it may go first (then the hub's calls
@@ -132,13 +137,25 @@ public:
     void measured(uint32_t engine_peer, double bytes_per_s);
 
 private:
+    struct Early {
+        XControl c;
+        std::vector<uint8_t> block;  // RTR_BLOCK's block
+    };
+    using EarlyMap = std::map<std::pair<uint64_t, uint32_t>, Early>;  // by (channel, engine peer)
+    struct Held {
+        uint32_t calls = 0;  // its messages in early_
+        uint64_t bytes = 0;  // and their blocks' bytes
+    };
+
     static void on_recv(void *user, uint32_t peer, uint8_t tag, const void *data, size_t len);
     static void on_put(void *user, uint32_t peer, uint32_t key, uint64_t offset, size_t len, uint8_t tag);
     static void on_send_done(void *user, void *cookie, int status);
     static void on_peer_dead(void *user, uint32_t peer, const char *why);
     Exchange *find(uint64_t channel, uint64_t seq) const;
     void hold_early(uint32_t peer, const XControl &c, const uint8_t *block, size_t len);
+    void forget(EarlyMap::iterator it);  // an early message goes
     void drop_early(uint32_t peer);
+    void fail_early(uint32_t peer, const std::string &why);
 
     Engine &engine_;
     std::weak_ptr<Engine> lifetime_;  // expired once the engine is gone
@@ -146,13 +163,8 @@ private:
     bool attached_ = false;
     std::mutex mu_;
     std::vector<Exchange *> live_;           // calls in progress (few: one per communicator in use)
-    struct Early {
-        uint32_t peer;               // engine peer
-        XControl c;
-        std::vector<uint8_t> block;  // RTR_BLOCK's block
-    };
-    std::vector<Early> early_;       // messages before their call began
-    std::vector<uint32_t> early_held_;  // by engine peer: its messages in early_ (at most kEarlyPerPeer)
+    EarlyMap early_;                         // RTRs before their call began
+    std::vector<Held> held_;                 // by engine peer
     std::vector<double> rates_;              // by engine peer
 };
 
@@ -280,20 +292,17 @@ private:
 
 template <typename F>
 void ExchangeHub::take_early(uint64_t channel, uint64_t seq, F f) {
-    size_t keep = 0;
-    for (size_t i = 0; i < early_.size(); ++i) {
-        Early &e = early_[i];
-        if (e.c.channel != channel || (e.c.seq > seq && seq != 0)) {
-            if (keep != i) early_[keep] = std::move(e);  // (a self-move would empty the block)
-            ++keep;
+    for (auto it = early_.lower_bound({channel, 0}); it != early_.end() && it->first.first == channel;) {
+        const Early &e = it->second;
+        if (e.c.seq > seq && seq != 0) {
+            ++it;
             continue;
         }
-        --early_held_[e.peer];
-        if (e.c.seq == seq) f(e.peer, e.c, e.block.data());
+        if (e.c.seq == seq) f(it->first.second, e.c, e.block.data());
         // else: an earlier call of the channel, over (or of a freed communicator
         // whose id was reused: nobody can be past call 0 of a new one): dropped
+        forget(it++);
     }
-    early_.resize(keep);
 }
 
 }  // namespace rttcc

@@ -19,8 +19,8 @@
 // What holds for every input:
 //   - no sanitizer report; no byte of a landing area outside the rooms the
 //     calls granted (the 7-byte gap after each room) is ever written;
-//   - the hub holds at most kEarlyPerPeer early messages per peer (what the
-//     exchange itself keeps; the engine's memory is fuzz_engine's);
+//   - the hub holds at most kEarlyCallsPerPeer early messages per peer (what
+//     the exchange itself keeps; the engine's memory is fuzz_engine's);
 //   - a call ends with RTTCC_DONE or an error (with forgeries any error:
 //     a forged RTR's key or room can make the engine refuse a put with
 //     RTTCC_ERR_ARG, which the call then returns);
@@ -264,7 +264,7 @@ struct World {
                     for (size_t b = g; b < g + 7; ++b) check(s.land[b] == kUntouched);
         for (auto &h : hubs) {
             std::lock_guard<std::mutex> g(h->mutex());
-            check(h->early_held() <= size_t{ExchangeHub::kEarlyPerPeer} * (n - 1));
+            check(h->early_held() <= size_t{ExchangeHub::kEarlyCallsPerPeer} * (n - 1));
         }
     }
 

@@ -389,46 +389,204 @@ static void test_a_peer_puts_only_into_its_own_room(void **) {
     check_landed(sides, 0);
 }
 
-// A peer that floods the hub with control messages of calls not begun
-// here (RTRs of 65 channels) is held to kEarlyPerPeer of them: then it is
-// declared dead with the reason, its messages go, and a call with it ends
-// with an error instead of waiting.
-static void test_a_flood_of_early_control_messages_ends_the_peer(void **) {
-    MemNetwork net(4000);
-    Cluster c(net, 2, params(RTTCC_SCHED_LINEAR, 4096));
-    const uint32_t cap = ExchangeHub::kEarlyPerPeer;
-    size_t most = 0;
-    auto held = [&] {
-        most = std::max(most, c.hubs[0]->early_held());
-        return c.hubs[0]->early_held();
-    };
-    auto rtr_of_channel = [&](uint64_t channel) {
-        XControl rtr{XControl::kRtr, 1, channel, 0, 0, 0, 4096};
-        iovec iov{&rtr, sizeof rtr};
-        assert_int_equal(c.nodes[1]->engine->send(0, kTag, &iov, 1, nullptr), RTTCC_DONE);
-    };
-    for (uint64_t ch = 0; ch < cap; ++ch) rtr_of_channel(100 + ch);
-    assert_true(run_until(c.nodes, [&] { return held() == cap; }));
-    assert_int_equal(c.nodes[0]->engine->stats().protocol_errors, 0);  // a legal peer gets this far
-    rtr_of_channel(100 + cap);
-    assert_true(run_until(c.nodes, [&] { return held() == 0 && !c.nodes[0]->dead.empty(); }));
-    assert_int_equal(most, cap);
-    assert_int_equal(c.nodes[0]->engine->stats().protocol_errors, 1);
-    assert_int_equal(c.nodes[0]->dead[0], 1);
-    assert_true(c.nodes[0]->dead_why[0].find("more than " + std::to_string(cap) + " alltoall calls") !=
-                std::string::npos);
+rttcc_exchange_params_t eager(rttcc_exchange_params_t p, uint64_t limit) {
+    p.eager_limit = limit;
+    p.eager_total = UINT64_MAX;
+    return p;
+}
+
+// Node 1 sends node 0 a control message of a call node 0 has not begun
+// (a forgery but for its content: the real engine of node 1 sends it);
+// a message the engine does not copy is read from head and block later.
+void send_control(Cluster &c, const XControl &head, const std::vector<uint8_t> &block = {}) {
+    const iovec iov[2] = {{const_cast<XControl *>(&head), sizeof head},
+                          {const_cast<uint8_t *>(block.data()), block.size()}};
+    int rc;
+    while ((rc = c.nodes[1]->engine->send(0, kTag, iov, block.empty() ? 1 : 2, nullptr)) == RTTCC_ERR_BUSY) {
+        next_round(c.nodes);
+        for (auto &node : c.nodes) node->engine->progress();
+    }
+    assert_true(rc == RTTCC_OK || rc == RTTCC_DONE);
+}
+
+bool said(const Node &n, uint32_t peer, const std::string &what) {
+    for (size_t i = 0; i < n.dead.size(); ++i)
+        if (n.dead[i] == peer && n.dead_why[i].find(what) != std::string::npos) return true;
+    return false;
+}
+
+// A call with node 1 after node 0 declared it dead ends with an error.
+void a_call_with_the_dead_peer_fails(Cluster &c, uint64_t channel) {
     auto sides = make_sides({{0, 5000}, {5000, 0}}, 0);
-    assert_int_equal(c.xs[0]->begin(100, 0, 0, 2, sides[0].peers.data(), sides[0].land.data(), sides[0].land.size()),
+    assert_int_equal(c.xs[0]->begin(channel, 0, 0, 2, sides[0].peers.data(), sides[0].land.data(),
+                                    sides[0].land.size()),
                      RTTCC_OK);
     int rc = RTTCC_OK;
     assert_true(run_until(c.nodes, [&] { return (rc = c.xs[0]->progress()) != RTTCC_OK; }));
     assert_int_equal(rc, RTTCC_ERR_UNREACH);
 }
 
-rttcc_exchange_params_t eager(rttcc_exchange_params_t p, uint64_t limit) {
-    p.eager_limit = limit;
-    p.eager_total = UINT64_MAX;
-    return p;
+// Under MPI_THREAD_MULTIPLE, 100 threads of node 1 each begin an alltoall
+// on a communicator of their own (blocks with the RTR and blocks by put)
+// before node 0 began any: node 0 holds one early RTR per channel, keeps
+// node 1 alive, and every call completes once it begins them.  (The hub
+// once declared node 1 dead at the 65th.)
+static void test_calls_on_many_channels_wait_for_a_late_peer(void **) {
+    MemNetwork net(4000);
+    constexpr uint32_t kCalls = 100;
+    const rttcc_exchange_params_t p = eager(params(RTTCC_SCHED_LINEAR, 4096), 3000);
+    Cluster c(net, 2, p);
+    std::vector<std::unique_ptr<Exchange>> xs[2];  // by node, one per channel
+    std::vector<std::vector<Side>> sides;
+    for (uint32_t k = 0; k < kCalls; ++k) {
+        const uint64_t len = k % 2 ? 9000 + k : 1000 + k;  // by put, or with the RTR
+        sides.push_back(make_sides({{0, len + 7}, {len, 0}}, k));
+        for (uint32_t i = 0; i < 2; ++i) xs[i].push_back(std::make_unique<Exchange>(*c.hubs[i], p));
+    }
+    auto begin = [&](uint32_t i) {
+        for (uint32_t k = 0; k < kCalls; ++k) {
+            Side &s = sides[k][i];
+            assert_int_equal(xs[i][k]->begin(100 + k, 0, i, 2, s.peers.data(), s.land.data(), s.land.size()),
+                             RTTCC_OK);
+        }
+    };
+    auto progress = [&](uint32_t i) {
+        bool over = true;
+        for (uint32_t k = 0; k < kCalls; ++k) {
+            Side &s = sides[k][i];
+            if (s.rc == RTTCC_OK) s.rc = xs[i][k]->progress();
+            over = over && s.rc != RTTCC_OK;
+        }
+        return over;
+    };
+    begin(1);
+    assert_true(run_until(c.nodes, [&] {
+        progress(1);
+        std::lock_guard<std::mutex> g(c.hubs[0]->mutex());
+        return c.hubs[0]->early_held() == kCalls;
+    }));
+    begin(0);
+    assert_true(run_until(c.nodes, [&] { return progress(0) & progress(1); }, 30));
+    assert_int_equal(c.nodes[0]->engine->stats().protocol_errors, 0);
+    assert_true(c.nodes[0]->dead.empty());
+    for (auto &call : sides) {
+        for (const Side &s : call) assert_int_equal(s.rc, RTTCC_DONE);
+        check_landed(call, &call - sides.data());
+    }
+}
+
+// A receiver whose room is 0 may end its call before the sender's TRUNC
+// comes; the sender, done, goes on to the channel's next call.  The late
+// TRUNC (before or after that call's RTR) is dropped: the sender stays
+// alive, and the next call completes.
+static void test_a_late_trunc_is_dropped(void **) {
+    MemNetwork net(4000);
+    Cluster c(net, 2, params(RTTCC_SCHED_LINEAR, 4096));
+    auto first = make_sides({{0, 0}, {0, 0}}, 0);
+    assert_true(c.run(first, 0, in_order(2)));
+    for (const Side &s : first) assert_int_equal(s.rc, RTTCC_DONE);
+    const XControl trunc{XControl::kTrunc, 1, 9, 0, 0, 0, 5000};
+    auto next = make_sides({{0, 6000}, {7000, 0}}, 1);
+    auto node1_runs = [&] {
+        int rounds = 0;
+        assert_true(run_until(c.nodes, [&] {
+            if (next[1].rc == RTTCC_OK) next[1].rc = c.xs[1]->progress();
+            return ++rounds == 100;
+        }));
+    };
+    send_control(c, trunc);  // call 0's, late: as if node 1's block had been 5000 bytes
+    assert_int_equal(c.xs[1]->begin(9, 1, 1, 2, next[1].peers.data(), next[1].land.data(), next[1].land.size()),
+                     RTTCC_OK);
+    node1_runs();
+    send_control(c, trunc);
+    node1_runs();
+    {
+        std::lock_guard<std::mutex> g(c.hubs[0]->mutex());
+        assert_int_equal(c.hubs[0]->early_held(), 1);  // call 1's RTR
+    }
+    assert_int_equal(c.xs[0]->begin(9, 1, 0, 2, next[0].peers.data(), next[0].land.data(), next[0].land.size()),
+                     RTTCC_OK);
+    assert_true(run_until(c.nodes, [&] {
+        for (uint32_t i = 0; i < 2; ++i)
+            if (next[i].rc == RTTCC_OK) next[i].rc = c.xs[i]->progress();
+        return next[0].rc != RTTCC_OK && next[1].rc != RTTCC_OK;
+    }));
+    for (const Side &s : next) assert_int_equal(s.rc, RTTCC_DONE);
+    check_landed(next, 1);
+    assert_true(c.nodes[0]->dead.empty());
+}
+
+// A peer that breaks the protocol with messages of calls not begun here is
+// declared dead with the reason, its messages go, and a call with it ends
+// with an error instead of waiting: two RTRs on one channel (a peer
+// finishes no call without this process's RTR of it, so it begins no later
+// call of the channel before this process began that one) ...
+static void test_two_early_rtrs_on_one_channel_end_the_peer(void **) {
+    MemNetwork net(4000);
+    Cluster c(net, 2, params(RTTCC_SCHED_LINEAR, 4096));
+    send_control(c, XControl{XControl::kRtr, 1, 101, 0, 0, 0, 4096});  // another channel's: not its fault
+    send_control(c, XControl{XControl::kRtr, 1, 100, 3, 0, 0, 4096});
+    assert_true(run_until(c.nodes, [&] {
+        std::lock_guard<std::mutex> g(c.hubs[0]->mutex());
+        return c.hubs[0]->early_held() == 2;
+    }));
+    assert_int_equal(c.nodes[0]->engine->stats().protocol_errors, 0);
+    send_control(c, XControl{XControl::kRtr, 1, 100, 4, 0, 0, 4096});
+    assert_true(run_until(c.nodes, [&] { return !c.nodes[0]->dead.empty(); }));
+    assert_int_equal(c.nodes[0]->engine->stats().protocol_errors, 1);
+    assert_true(said(*c.nodes[0], 1, "alltoall calls 3 and 4 of channel 100 before this process began either"));
+    {
+        std::lock_guard<std::mutex> g(c.hubs[0]->mutex());
+        assert_int_equal(c.hubs[0]->early_held(), 0);
+    }
+    a_call_with_the_dead_peer_fails(c, 100);
+}
+
+// ... messages of calls on more channels than a process has communicators
+// in calls at once ...
+static void test_early_messages_of_too_many_channels_end_the_peer(void **) {
+    MemNetwork net(4000);
+    Cluster c(net, 2, params(RTTCC_SCHED_LINEAR, 4096));
+    const uint32_t cap = ExchangeHub::kEarlyCallsPerPeer;
+    for (uint64_t ch = 0; ch < cap; ++ch) send_control(c, XControl{XControl::kRtr, 1, 100 + ch, 0, 0, 0, 4096});
+    assert_true(run_until(c.nodes, [&] {
+        std::lock_guard<std::mutex> g(c.hubs[0]->mutex());
+        return c.hubs[0]->early_held() == cap;
+    }));
+    assert_int_equal(c.nodes[0]->engine->stats().protocol_errors, 0);
+    send_control(c, XControl{XControl::kRtr, 1, 100 + cap, 0, 0, 0, 4096});
+    assert_true(run_until(c.nodes, [&] { return !c.nodes[0]->dead.empty(); }));
+    assert_int_equal(c.nodes[0]->engine->stats().protocol_errors, 1);
+    assert_true(said(*c.nodes[0], 1, "more than " + std::to_string(cap) + " communicators"));
+    {
+        std::lock_guard<std::mutex> g(c.hubs[0]->mutex());
+        assert_int_equal(c.hubs[0]->early_held(), 0);
+    }
+    a_call_with_the_dead_peer_fails(c, 100);
+}
+
+// ... or more bytes of early blocks than kEarlyBytesPerPeer.
+static void test_too_many_bytes_of_early_blocks_end_the_peer(void **) {
+    MemNetwork net(4000);
+    Cluster c(net, 2, params(RTTCC_SCHED_LINEAR, 4096));
+    const std::vector<uint8_t> block((1u << 22) - sizeof(XControl), 0x42);  // the engine's largest message
+    const uint64_t fit = ExchangeHub::kEarlyBytesPerPeer / block.size();
+    std::vector<XControl> heads(fit + 1);  // sent zero-copy: they must outlive the sends
+    auto block_of_channel = [&](uint64_t ch) {
+        heads[ch - 100] = {XControl::kRtrBlock, 1, ch, 0, 0, static_cast<uint32_t>(block.size()), 0};
+        send_control(c, heads[ch - 100], block);
+    };
+    for (uint64_t ch = 0; ch < fit; ++ch) block_of_channel(100 + ch);
+    assert_true(run_until(c.nodes, [&] {
+        std::lock_guard<std::mutex> g(c.hubs[0]->mutex());
+        return c.hubs[0]->early_held() == fit;
+    }));
+    assert_int_equal(c.nodes[0]->engine->stats().protocol_errors, 0);
+    block_of_channel(100 + fit);
+    assert_true(run_until(c.nodes, [&] { return !c.nodes[0]->dead.empty(); }));
+    assert_int_equal(c.nodes[0]->engine->stats().protocol_errors, 1);
+    assert_true(said(*c.nodes[0], 1, "bytes of blocks"));
+    a_call_with_the_dead_peer_fails(c, 100);
 }
 
 // Blocks up to eager_limit go with the sender's RTR: no puts at all when
@@ -693,7 +851,11 @@ int main() {
         cmocka_unit_test(test_bad_arguments),
         cmocka_unit_test(test_dead_peer_ends_the_call),
         cmocka_unit_test(test_a_peer_puts_only_into_its_own_room),
-        cmocka_unit_test(test_a_flood_of_early_control_messages_ends_the_peer),
+        cmocka_unit_test(test_calls_on_many_channels_wait_for_a_late_peer),
+        cmocka_unit_test(test_a_late_trunc_is_dropped),
+        cmocka_unit_test(test_two_early_rtrs_on_one_channel_end_the_peer),
+        cmocka_unit_test(test_early_messages_of_too_many_channels_end_the_peer),
+        cmocka_unit_test(test_too_many_bytes_of_early_blocks_end_the_peer),
         cmocka_unit_test(test_grant_limit_follows_congestion_control),
         cmocka_unit_test(test_small_blocks_ride_on_the_rtr),
         cmocka_unit_test(test_eager_and_put_blocks_mixed),
