@@ -75,7 +75,13 @@ int rttcc_exchange_begin(rttcc_exchange_t *x, uint64_t channel, uint64_t seq, ui
     }
 }
 
-int rttcc_exchange_progress(rttcc_exchange_t *x) { return x->impl->progress(); }
+int rttcc_exchange_progress(rttcc_exchange_t *x) {
+    try {
+        return x->impl->progress();
+    } catch (...) {
+        return RTTCC_ERR;
+    }
+}
 
 void rttcc_exchange_summary(const rttcc_exchange_t *x, rttcc_exchange_summary_t *out) { x->impl->summary(out); }
 

@@ -6,6 +6,7 @@
 #include <cinttypes>
 #include <cstdio>
 #include <cstring>
+#include <new>
 
 #include "engine/engine.h"
 
@@ -65,7 +66,6 @@ Exchange *ExchangeHub::find(uint64_t channel, uint64_t seq) const {
 }
 
 void ExchangeHub::measured(uint32_t engine_peer, double bytes_per_s) {
-    if (engine_peer >= rates_.size()) rates_.resize(engine_peer + 1, 0.0);
     double &r = rates_[engine_peer];
     r = r == 0 ? bytes_per_s : r + kRateGain * (bytes_per_s - r);
 }
@@ -194,52 +194,68 @@ int Exchange::begin(uint64_t channel, uint64_t seq, uint32_t self, uint32_t npee
     if (running()) return RTTCC_ERR_BUSY;
     channel_ = channel;
     seq_ = seq;
-    if (!hub_.add(this)) return RTTCC_ERR_BUSY;
-    self_ = self;
-    npeers_ = npeers;
-    peers_ = peers;
-    eager_cut_ = std::min(params_.eager_limit, npeers > 1 ? params_.eager_total / (npeers - 1) : 0);
-    land_ = static_cast<uint8_t *>(land);
-    tx_.assign(npeers, Tx{});
-    rx_.assign(npeers, Rx{});
-    if (rank_of_.size() <= top) rank_of_.resize(top + 1, 0);
-    rx_left_ = tx_left_ = npeers - 1;
-    for (uint32_t r = 0; r < npeers; ++r) {
-        tx_[r].x = this;
-        tx_[r].eager = peers[r].send_len <= eager_cut_;
-        if (r == self) continue;
-        rank_of_[peers[r].engine_peer] = r + 1;
-        if (peers[r].recv_len == 0) {
-            rx_[r].done = true;
-            --rx_left_;
+    try {
+        if (!hub_.add(this)) return RTTCC_ERR_BUSY;
+        self_ = self;
+        npeers_ = npeers;
+        peers_ = peers;
+        const int rc = set_up(top, land);
+        if (rc != RTTCC_OK) {
+            close_call();
+            return rc;
         }
-    }
-    rx_[self].done = tx_[self].finished = true;
-    order_grants();
-    refresh_next_ = 1;
-    error_ = RTTCC_OK;
-    truncated_ = false;
-    active_.clear();
-    rtr_in_.clear();
-    waiting_.clear();
-    picks_ = 0;
-    sum_ = rttcc_exchange_summary_t{};
-    began_ = hub_.engine().now();
-
-    sched_.reset(self, npeers);
-    for (uint32_t r = 0; r < npeers; ++r) {
-        if (r == self) continue;
-        sched_.set_peer(r, cost_of(r, peers_[r].send_len));
-        if (tx_[r].eager) sched_.exclude(r);  // its block goes with the RTR
-    }
-    if (!grant_rooms()) {
+    } catch (const std::bad_alloc &) {  // no half-begun call stays, nor its grants
         close_call();
-        return RTTCC_ERR_ARG;
+        return RTTCC_ERR;
     }
     hub_.take_early(channel, seq, [this](uint32_t engine_peer, const XControl &c, const void *block) {
         take_control(engine_peer, c, block);
     });
     return RTTCC_OK;
+}
+
+// The call's state, and every peer's grant.  Everything it needs is
+// allocated here: progress() and the callbacks allocate nothing of their own.
+int Exchange::set_up(uint32_t top, void *land) {
+    eager_cut_ = std::min(params_.eager_limit, npeers_ > 1 ? params_.eager_total / (npeers_ - 1) : 0);
+    land_ = static_cast<uint8_t *>(land);
+    tx_.assign(npeers_, Tx{});
+    rx_.assign(npeers_, Rx{});
+    if (rank_of_.size() <= top) rank_of_.resize(top + 1, 0);
+    hub_.rate_room(top);
+    active_.clear();
+    rtr_in_.clear();
+    waiting_.clear();
+    active_.reserve(npeers_);
+    rtr_in_.reserve(npeers_);
+    waiting_.reserve(npeers_);
+    rx_left_ = tx_left_ = npeers_ - 1;
+    for (uint32_t r = 0; r < npeers_; ++r) {
+        tx_[r].x = this;
+        tx_[r].eager = peers_[r].send_len <= eager_cut_;
+        if (r == self_) continue;
+        rank_of_[peers_[r].engine_peer] = r + 1;
+        if (peers_[r].recv_len == 0) {
+            rx_[r].done = true;
+            --rx_left_;
+        }
+    }
+    rx_[self_].done = tx_[self_].finished = true;
+    order_grants();
+    refresh_next_ = 1;
+    error_ = RTTCC_OK;
+    truncated_ = false;
+    picks_ = 0;
+    sum_ = rttcc_exchange_summary_t{};
+    began_ = hub_.engine().now();
+
+    sched_.reset(self_, npeers_);
+    for (uint32_t r = 0; r < npeers_; ++r) {
+        if (r == self_) continue;
+        sched_.set_peer(r, cost_of(r, peers_[r].send_len));
+        if (tx_[r].eager) sched_.exclude(r);  // its block goes with the RTR
+    }
+    return grant_rooms() ? RTTCC_OK : RTTCC_ERR_ARG;
 }
 
 // A peer's cost for `bytes` from the live table and its measured put rate.
@@ -254,12 +270,16 @@ int Exchange::progress() {
     std::lock_guard<std::mutex> g(hub_.mutex());
     if (!running()) return RTTCC_ERR_ARG;
     const nanos now = hub_.engine().now();
-    if (error_ == RTTCC_OK && send_controls() == RTTCC_OK) {
-        pick(now);
-        // Backwards: feed() may finish a peer, which leaves active_.
-        for (size_t i = active_.size(); i-- > 0 && error_ == RTTCC_OK;)
-            if (i < active_.size() && feed(active_[i]) == RTTCC_ERR_BUSY) break;
-        pick(now);  // slots freed by finished peers
+    try {
+        if (error_ == RTTCC_OK && send_controls() == RTTCC_OK) {
+            pick(now);
+            // Backwards: feed() may finish a peer, which leaves active_.
+            for (size_t i = active_.size(); i-- > 0 && error_ == RTTCC_OK;)
+                if (i < active_.size() && feed(active_[i]) == RTTCC_ERR_BUSY) break;
+            pick(now);  // slots freed by finished peers
+        }
+    } catch (const std::bad_alloc &) {  // the engine's, for a send or put: not counted, the call stops
+        set_error(RTTCC_ERR);
     }
     if (inflight_) return RTTCC_OK;  // their cookies point here: wait for them
     if (error_ != RTTCC_OK) {
@@ -566,7 +586,7 @@ void Exchange::revoke_rooms() {
 void Exchange::close_call() {
     revoke_rooms();
     for (uint32_t r = 0; r < npeers_; ++r)
-        if (r != self_) rank_of_[peers_[r].engine_peer] = 0;
+        if (r != self_ && peers_[r].engine_peer < rank_of_.size()) rank_of_[peers_[r].engine_peer] = 0;
     hub_.remove(this);
     sum_.deferrals = sched_.deferrals();
     sum_.forced = sched_.forced();

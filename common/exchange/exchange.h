@@ -132,8 +132,13 @@ public:
     // Those of earlier calls of the channel are dropped.
     template <typename F>
     void take_early(uint64_t channel, uint64_t seq, F f);
-    // Under mutex(): a peer's measured put rate (bytes/s, 0 = unknown), and a new measurement.
+    // Under mutex(): a peer's measured put rate (bytes/s, 0 = unknown), room
+    // for the rates of engine peers up to top, and a new measurement (of a
+    // peer with room: progress allocates nothing).
     double rate(uint32_t engine_peer) const { return engine_peer < rates_.size() ? rates_[engine_peer] : 0; }
+    void rate_room(uint32_t top) {
+        if (rates_.size() <= top) rates_.resize(top + 1, 0.0);
+    }
     void measured(uint32_t engine_peer, double bytes_per_s);
 
 private:
@@ -175,6 +180,8 @@ public:
     Exchange(const Exchange &) = delete;
     Exchange &operator=(const Exchange &) = delete;
 
+    // rttcc_exchange_begin and rttcc_exchange_progress.  Out of memory,
+    // begin leaves no call behind and progress ends the call: RTTCC_ERR.
     int begin(uint64_t channel, uint64_t seq, uint32_t self, uint32_t npeers, const rttcc_xpeer_t *peers,
               void *land, size_t land_len);
     int progress();
@@ -225,6 +232,7 @@ private:
     };
 
     bool running() const { return npeers_ != 0; }
+    int set_up(uint32_t top, void *land);  // begin()'s allocations and grants
     void order_grants();                   // grant_order_ for a new call
     int send_controls();                   // RTRs owed; RTTCC_ERR_BUSY if the engine is full
     int send_rtr(uint32_t rank);

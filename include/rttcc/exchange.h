@@ -85,15 +85,16 @@ void rttcc_exchange_destroy(rttcc_exchange_t *x);
  * communicator id and a per-communicator call count); `peers` (npeers
  * entries, indexed by rank) and the landing area stay valid until the call
  * is done.  RTTCC_ERR_ARG for bad arguments; RTTCC_ERR_BUSY if a call is
- * in progress on this exchange or (channel, seq) is in progress already. */
+ * in progress on this exchange or (channel, seq) is in progress already;
+ * RTTCC_ERR out of memory (nothing begun). */
 int rttcc_exchange_begin(rttcc_exchange_t *x, uint64_t channel, uint64_t seq, uint32_t self, uint32_t npeers,
                          const rttcc_xpeer_t *peers, void *land, size_t land_len);
 /* Moves the call on (the engine's progress is the caller's).  RTTCC_OK while
  * it runs, RTTCC_DONE once complete, or an error once nothing of the call is
  * in flight any more: RTTCC_ERR_UNREACH (a peer died), RTTCC_ERR_TRUNCATE (a
  * peer's block and this process's landing room for it differ in size),
- * RTTCC_ERR (a protocol error).  After DONE or an error the exchange is
- * ready for the next begin. */
+ * RTTCC_ERR (a protocol error, or out of memory for a send).  After DONE or
+ * an error the exchange is ready for the next begin. */
 int rttcc_exchange_progress(rttcc_exchange_t *x);
 
 /* The schedule of the latest call. */
