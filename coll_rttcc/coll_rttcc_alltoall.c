@@ -167,6 +167,32 @@ static int lay_out_receives(mca_coll_rttcc_module_t *m, const side_t *s, int nra
     return NULL == *land ? OMPI_ERR_OUT_OF_RESOURCE : OMPI_SUCCESS;
 }
 
+/* A rank that cannot lay its blocks out still takes part, with nothing to
+ * send or receive: its peers finish instead of waiting for its RTRs (those
+ * with a block to or from it with MPI_ERR_TRUNCATE). */
+static void lay_out_nothing(mca_coll_rttcc_module_t *m, int nranks)
+{
+    for (int r = 0; r < nranks; ++r) {
+        m->peers[r].send = NULL;
+        m->peers[r].send_len = m->peers[r].recv_offset = m->peers[r].recv_len = 0;
+    }
+}
+
+/* The block to itself: sizes that differ are MPI_ERR_TRUNCATE, as between
+ * peers (ompi_datatype_sndrcv calls a block shorter than its room a
+ * success, and a block into 0 bytes of room went unchecked). */
+static int copy_self(const side_t *send, const side_t *recv, int me)
+{
+    if (side_bytes(send, me) != side_bytes(recv, me)) {
+        return MPI_ERR_TRUNCATE;
+    }
+    if (0 == side_bytes(recv, me)) {
+        return MPI_SUCCESS;
+    }
+    return ompi_datatype_sndrcv(side_block(send, me), side_count(send, me), send->dtype, side_block(recv, me),
+                                side_count(recv, me), recv->dtype);
+}
+
 static int unpack_landed(mca_coll_rttcc_module_t *m, const side_t *s, int nranks, int me)
 {
     for (int r = 0; r < nranks; ++r) {
@@ -229,32 +255,33 @@ static void report(mca_coll_rttcc_module_t *m, struct ompi_communicator_t *comm,
 }
 
 /* One call, both directions described; `in_place`: the send side is the
- * receive side, which the landing blocks overwrite, so it is packed first. */
+ * receive side, which the landing blocks overwrite, so it is packed first.
+ * An error of this rank alone (its layout, its block to itself) is returned
+ * after the exchange: its peers never wait for it. */
 static int run(mca_coll_rttcc_module_t *m, struct ompi_communicator_t *comm, const side_t *send,
                const side_t *recv, bool in_place, const char *op)
 {
-    int nranks = ompi_comm_size(comm), me = ompi_comm_rank(comm), rc;
+    int nranks = ompi_comm_size(comm), me = ompi_comm_rank(comm), rc, local;
     void *land = NULL;
     size_t land_len = 0;
-    bool staged;
+    bool staged = false;
 
-    rc = lay_out_sends(m, in_place ? recv : send, nranks, me, in_place);
-    if (OMPI_SUCCESS == rc) {
-        rc = lay_out_receives(m, recv, nranks, me, &land, &land_len, &staged);
+    local = lay_out_sends(m, in_place ? recv : send, nranks, me, in_place);
+    if (OMPI_SUCCESS == local) {
+        local = lay_out_receives(m, recv, nranks, me, &land, &land_len, &staged);
     }
-    if (OMPI_SUCCESS != rc) {
-        return rc;
-    }
-    if (!in_place && side_bytes(recv, me) > 0) {
-        rc = ompi_datatype_sndrcv(side_block(send, me), side_count(send, me), send->dtype, side_block(recv, me),
-                                  side_count(recv, me), recv->dtype);
-        if (MPI_SUCCESS != rc) {
-            return rc;
-        }
+    if (OMPI_SUCCESS != local) {
+        lay_out_nothing(m, nranks);
+        land = NULL;
+        land_len = 0;
+    } else if (!in_place) {
+        local = copy_self(send, recv, me);
     }
     rc = rttcc_exchange_begin(m->exchange, ompi_comm_get_cid(comm), m->seq++, (uint32_t) me, (uint32_t) nranks,
                               m->peers, land, land_len);
     if (RTTCC_OK != rc) {
+        /* Out of memory, or no grant for its landing area: this rank cannot
+         * take part, and its peers wait for its RTRs. */
         opal_output_verbose(1, mca_coll_rttcc_component.output, "coll:rttcc: %s on %s could not begin (code %d)",
                             op, comm->c_name, rc);
         return MPI_ERR_INTERN;
@@ -263,6 +290,9 @@ static int run(mca_coll_rttcc_module_t *m, struct ompi_communicator_t *comm, con
         opal_progress();
     }
     report(m, comm, op, rc);
+    if (OMPI_SUCCESS != local) {
+        return local;
+    }
     if (RTTCC_DONE == rc && staged) {
         return unpack_landed(m, recv, nranks, me);
     }

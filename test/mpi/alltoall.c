@@ -15,6 +15,11 @@
  *      an error on some rank (no hang, no crash, nothing written past the
  *      posted receive block), 164 and 270000 bytes sent for 100 and 200000
  *      expected (coll/tuned over ob1 and btl tcp hangs on the large one);
+ *      and, without mpi_param_check (Open MPI's own check returns on that
+ *      rank alone, before any coll component, and its peers wait), rank 0's
+ *      block to itself mismatched alike, or sent into 0 bytes: rank 0 gets
+ *      MPI_ERR_TRUNCATE, every rank returns, and a rank that returns
+ *      success has every block;
  *   8. the MPI_T counter coll_rttcc_calls; -expect-rttcc: it must exist and
  *      count at least every call made on a communicator of 2+ ranks (but
  *      alltoalls of 0 bytes, which MPI_Alltoall itself returns from).
@@ -827,9 +832,74 @@ static int mismatch(int base, int extra)
     return MPI_SUCCESS != err;
 }
 
+/* 7, the self block: every pair moves `sent` bytes but rank 0's block to
+ * itself, which has room for `room`.  Rank 0 must get MPI_ERR_TRUNCATE and
+ * every rank must return (the others cannot see the error: a rank whose
+ * call succeeds has every block); nothing past a posted block is written. */
+static void self_mismatch(int sent, int room)
+{
+    MPI_Comm d;
+    int n = wsize, me = wrank, cls = MPI_SUCCESS;
+    MPI_Comm_dup(MPI_COMM_WORLD, &d);
+    MPI_Comm_set_errhandler(d, MPI_ERRORS_RETURN);
+    snprintf(where, sizeof where, "-errors: alltoallv, rank 0 sends itself %d bytes into %d", sent, room);
+    int *sc = malloc(n * sizeof *sc), *sd = malloc(n * sizeof *sd);
+    int *rc = malloc(n * sizeof *rc), *rd = malloc(n * sizeof *rd);
+    for (int p = 0; p < n; ++p) {
+        sc[p] = sent;
+        sd[p] = p * sent;
+        rc[p] = 0 == me && 0 == p ? room : sent;
+        rd[p] = p * (sent + 4096);
+    }
+    unsigned char *s = mt_alloc((size_t) n * sent);
+    region_t r;
+    region_init(&r, (size_t) n * (sent + 4096));
+    for (int p = 0; p < n; ++p) {
+        mt_fill(s + sd[p], sc[p], me, p, 8);
+    }
+    alarm((unsigned) opt_err_timeout);
+    int err = MPI_Alltoallv(s, sc, sd, MPI_BYTE, r.buf, rc, rd, MPI_BYTE, d);
+    if (MPI_SUCCESS != err) {
+        MPI_Error_class(err, &cls);
+    }
+    if (0 == me && MPI_ERR_TRUNCATE != cls) {
+        fail("-errors: rank 0 sent itself %d bytes into %d and got error class %d, not MPI_ERR_TRUNCATE (%d)", sent,
+             room, cls, MPI_ERR_TRUNCATE);
+    }
+    for (int p = 0; p < n; ++p) {
+        if (MPI_SUCCESS == err) {
+            mt_check("alltoall", r.buf + rd[p], rc[p], p, me, 8);
+        }
+        memset(r.mask + SLACK + rd[p], 1, rc[p]);
+    }
+    region_done(&r);
+    free(s);
+    free(sc);
+    free(sd);
+    free(rc);
+    free(rd);
+}
+
+/* The cvar mpi_param_check (1 if it cannot be read). */
+static int param_check(void)
+{
+    int index, count, value = 1;
+    MPI_T_cvar_handle h;
+    if (MPI_SUCCESS != MPI_T_cvar_get_index("mpi_param_check", &index) ||
+        MPI_SUCCESS != MPI_T_cvar_handle_alloc(index, NULL, &h, &count)) {
+        return 1;
+    }
+    if (MPI_SUCCESS != MPI_T_cvar_read(h, &value)) {
+        value = 1;
+    }
+    MPI_T_cvar_handle_free(&h);
+    return value;
+}
+
 static void errors_section(void)
 {
     const int cases[2][2] = {{100, 64}, {200000, 70000}};
+    const int self_cases[3][2] = {{164, 100}, {270000, 200000}, {100, 0}};
     for (int i = 0; i < 2; ++i) {
         int mine = mismatch(cases[i][0], cases[i][1]), any = 0;
         MPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD); /* still under the alarm */
@@ -838,6 +908,15 @@ static void errors_section(void)
                  cases[i][1], cases[i][0]);
         }
     }
+    if (!param_check()) {
+        for (int i = 0; i < 3; ++i) {
+            self_mismatch(self_cases[i][0], self_cases[i][1]);
+        }
+    } else if (0 == wrank) {
+        printf("NOTE alltoall: -errors: a mismatched self block is checked with --mca mpi_param_check 0 only\n");
+        fflush(stdout);
+    }
+    MPI_Barrier(MPI_COMM_WORLD); /* still under the alarm: no rank left waiting */
     alarm(0);
 }
 
