@@ -28,6 +28,8 @@ constexpr unsigned kBusyPolls = 256;      // empty data-channel polls in a row b
 constexpr unsigned kIdleStride = 4;       // an idle data channel is polled on every fourth pass
 constexpr nanos kStampTimeout = msec(200);  // a transmit stamp later than this is given up
 constexpr nanos kKeysQuiet = msec(1000);    // counted keys restarted: no stamped sends for this long
+constexpr size_t kMaxGsoLimits = 256;       // destinations with a GSO limit; one more turns GSO off
+constexpr size_t kNoGsoLimit = 65536;       // gso_refused() of a destination without one
 
 size_t datagram_bytes(const TxDatagram &d) {
     size_t n = 0;
@@ -72,6 +74,7 @@ std::unique_ptr<UdpWire> UdpWire::open(const rttcc_config_t &cfg, std::string *e
     w->tx_to_.resize(cfg.tx_batch);
     w->tx_iovs_.resize(cfg.tx_batch * 5);  // four pieces a datagram, and padding
     w->tx_groups_.resize(cfg.tx_batch);
+    w->gso_limits_.reserve(kMaxGsoLimits);
     w->stage_ = AlignedBytes(kStageBytes);
     w->tx_control_space_ = kGsoCmsgSpace + (w->stamp_tx_ ? tx_request_cmsg_space() : 0);
     w->tx_control_.resize(cfg.tx_batch * w->tx_control_space_);
@@ -183,7 +186,8 @@ size_t UdpWire::path_datagram(const void *data_addr, size_t len) const {
 }
 
 // Groups consecutive datagrams to one peer that share a size (the last of a
-// group may be shorter) into GSO super-datagrams; returns the group count.
+// group may be shorter) into GSO super-datagrams, below the size its route
+// refused (limit_gso); returns the group count.
 // A short datagram (a message's last segment) is padded to the group's size,
 // so the group goes on, when a full one to the same peer follows, or a
 // shorter one that is the burst's last to that peer (a message and the
@@ -200,7 +204,7 @@ int UdpWire::group(Channel ch, TxDatagram *d, int n) {
         const size_t size = datagram_bytes(d[i]);
         TxGroup g{i, 1, 0, false, 0};
         size_t total = size;
-        const bool can_group = gso_ && size * 2 <= kMaxGsoBytes;
+        const bool can_group = gso_ && size * 2 <= kMaxGsoBytes && size < gso_refused(d[i].dest);
         // Is d[k] worth padding to `size`: does d[k + 1], to the same peer,
         // continue the group (full) or end it (shorter, the burst's last to
         // the peer), with both fitting?
@@ -355,8 +359,16 @@ int UdpWire::send_groups(Channel ch, const TxDatagram *d, int ngroups) {
             taken += tx_groups_[done++].count;
             continue;
         }
-        if (tx_groups_[done].gso && (errno == EIO || errno == EINVAL)) {
-            gso_ = false;  // the device cannot segment: the caller resends them one by one
+        if (tx_groups_[done].gso && (errno == EMSGSIZE || errno == EINVAL || errno == EIO)) {
+            // Refused for its segmentation, not its datagrams: a segment
+            // over the route's MTU (EMSGSIZE; EINVAL on older kernels),
+            // which sent alone the kernel fragments, or a device that
+            // cannot segment (EIO).  tx_burst groups the rest again.
+            if (errno == EIO)
+                gso_ = false;
+            else
+                limit_gso(d[tx_groups_[done].first].dest, tx_groups_[done].gso);
+            regroup_ = true;
             break;
         }
         ++tx_errors_;  // refused for good (EMSGSIZE, ENETUNREACH, EPERM, ...): the engine hears of it
@@ -366,12 +378,44 @@ int UdpWire::send_groups(Channel ch, const TxDatagram *d, int ngroups) {
     return taken;
 }
 
+// The smallest GSO segment size refused on the way to `dest` (kNoGsoLimit: none).
+size_t UdpWire::gso_refused(WireHandle dest) const {
+    if (gso_limits_.empty()) return kNoGsoLimit;
+    const uint32_t ip = static_cast<uint32_t>(dest >> 16);
+    const auto at = std::lower_bound(gso_limits_.begin(), gso_limits_.end(), ip,
+                                     [](const GsoLimit &l, uint32_t v) { return l.ip < v; });
+    return at != gso_limits_.end() && at->ip == ip ? at->refused : kNoGsoLimit;
+}
+
+// The route to `dest` refused segments of `refused` bytes: smaller ones may
+// still go grouped there (the command channel's, a message's short tail).
+// The route is per address, so both channels' ports share the limit.
+void UdpWire::limit_gso(WireHandle dest, size_t refused) {
+    const uint32_t ip = static_cast<uint32_t>(dest >> 16);
+    const auto at = std::lower_bound(gso_limits_.begin(), gso_limits_.end(), ip,
+                                     [](const GsoLimit &l, uint32_t v) { return l.ip < v; });
+    if (at != gso_limits_.end() && at->ip == ip) {
+        at->refused = std::min(at->refused, refused);
+    } else if (gso_limits_.size() < kMaxGsoLimits) {
+        gso_limits_.insert(at, {ip, refused});
+    } else {
+        gso_ = false;  // too many odd routes to remember: no GSO at all
+    }
+}
+
+// A group refused for its GSO leaves the rest of the burst to be grouped
+// again (without it); each such round lowers a limit or turns GSO off, so
+// the rounds end.
 int UdpWire::tx_burst(Channel ch, TxDatagram *d, int n) {
     n = std::min<int>(n, static_cast<int>(tx_msgs_.size()));
-    burst_now_ = 0;
-    stamped_groups_ = 0;
-    const int taken = send_groups(ch, d, group(ch, d, n));
-    if (restart_due_) restart_keys(ch);
+    int taken = 0;
+    do {
+        regroup_ = false;
+        burst_now_ = 0;
+        stamped_groups_ = 0;
+        taken += send_groups(ch, d + taken, group(ch, d + taken, n - taken));
+        if (restart_due_) restart_keys(ch);
+    } while (regroup_ && taken < n);
     return taken;
 }
 

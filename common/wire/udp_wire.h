@@ -95,6 +95,12 @@ private:
         bool stamped;  // asks for a transmit stamp (a datagram has a cookie)
         uint32_t key;  // its explicit stamp key
     };
+    // A destination whose route refused a GSO group (segment over its path
+    // MTU): its groups keep their segments below the size refused.
+    struct GsoLimit {
+        uint32_t ip;       // network byte order
+        size_t refused;    // smallest segment size refused
+    };
 
     UdpWire() = default;
     bool open_channel(Channel ch, const rttcc_config_t &cfg, std::string *err);
@@ -104,6 +110,8 @@ private:
     size_t put_group_control(uint8_t *at, const TxGroup &g) const;
     int send_one(Channel ch, const msghdr &m);
     int send_groups(Channel ch, const TxDatagram *d, int ngroups);
+    size_t gso_refused(WireHandle dest) const;
+    void limit_gso(WireHandle dest, size_t refused);
     void split(RxRing &r, int slot, size_t len, WireHandle src, nanos stamp, TsSource source);
     bool data_idle() const;
 
@@ -140,6 +148,8 @@ private:
     std::vector<uint8_t> tx_control_;         // cmsg space per group (UDP_SEGMENT, stamp request)
     size_t tx_control_space_ = 0;             // cmsg bytes per group
     bool gso_ = false;                        // the kernel takes UDP_SEGMENT
+    std::vector<GsoLimit> gso_limits_;        // by ip, at most kMaxGsoLimits
+    bool regroup_ = false;                    // send_groups stopped at a group refused for its GSO
     bool gro_ = false;                        // the kernel gives UDP_GRO buffers
     uint64_t tx_errors_ = 0;                  // datagrams the kernel refused for good
     bool errq_news_ = false;                  // a call failed with ECONNREFUSED: an ICMP error is queued

@@ -7,6 +7,7 @@
 
 #include "cmocka_cxx.h"
 #include "util/aligned_bytes.h"
+#include "wire/private_net.h"
 #include "wire/udp_pair.h"
 
 using namespace rttcc;
@@ -172,6 +173,48 @@ void test_groups_of_many_or_small_pieces_go_as_one(void **) {
     }
 }
 
+// A GSO group whose segments are larger than the route's MTU allows (a
+// route with `mtu 1500` on a 9000-byte link, a learned PMTU) is refused by
+// the kernel (EMSGSIZE; EINVAL on older kernels), while each datagram alone
+// goes (fragmented).  Behind a 1500-byte route on lo, four datagrams of
+// 2000 bytes are taken and arrive, no failure is reported, and GSO stays on:
+// four of 1000 to the same peer still leave as one group (one receive slot).
+void test_a_group_over_the_route_mtu_goes_without_gso(void **) {
+    Pair p;
+    {
+        PrivateLoopback net;
+        std::string why;
+        if (!net.enter(1500, &why)) {
+            print_message("skipped: %s\n", why.c_str());
+            skip();
+        }
+        p = open_pair(RTTCC_TS_USER);
+    }
+    if (!p.a->gso()) skip();
+    for (const size_t size : {size_t{2000}, size_t{1000}}) {
+        std::vector<std::vector<uint8_t>> bytes;
+        TxDatagram d[4];
+        for (int k = 0; k < 4; ++k) {
+            bytes.emplace_back(size);
+            for (size_t i = 0; i < size; ++i) bytes[k][i] = static_cast<uint8_t>(k * 37 + i * 3 + 1);
+            d[k] = datagram(p.to[kData], bytes[k], 0);
+        }
+        assert_int_equal(p.a->tx_burst(kData, d, 4), 4);
+        const Received rx = receive(*p.b, kData, 4);
+        assert_int_equal(rx.size(), 4);
+        for (int k = 0; k < 4; ++k) {
+            assert_int_equal(rx[k].len, size);
+            assert_memory_equal(rx[k].buf, bytes[k].data(), size);
+        }
+        WireFailure f[4];
+        assert_int_equal(p.a->failures(f, 4), 0);
+        assert_int_equal(p.a->tx_errors(), 0);
+        assert_true(p.a->gso());
+        if (size == 1000 && p.b->gro())
+            for (int k = 0; k < 3; ++k) assert_ptr_equal(rx.slots[k + 1], rx.slots[k] + size);
+    }
+}
+
 // One progress pass as the engine makes it: ready(), then the command
 // channel, then the data channel if ready() named it.  Returns what each
 // channel gave; *data_polled says whether the data channel was asked.
@@ -254,6 +297,7 @@ int main() {
         cmocka_unit_test(test_a_short_datagram_is_padded_to_keep_its_group),
         cmocka_unit_test(test_a_short_datagram_before_the_last_is_padded),
         cmocka_unit_test(test_groups_of_many_or_small_pieces_go_as_one),
+        cmocka_unit_test(test_a_group_over_the_route_mtu_goes_without_gso),
         cmocka_unit_test(test_command_news_defers_an_idle_data_poll),
         cmocka_unit_test(test_a_read_after_an_empty_poll_takes_one_datagram),
     };
