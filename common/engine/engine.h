@@ -400,7 +400,7 @@ private:
     void serve_resends(nanos now);
     std::string why_unanswered(const Peer &p, nanos now, const TxSegment &oldest) const;
     void take_failures(nanos now);
-    void take_failure(Peer &p, int error, nanos now);
+    void take_failure(Peer &p, const WireFailure &failure, nanos now);
     void declare_dead(Peer &p, std::string why);
     void broke_protocol(Peer &p, const std::string &why);  // counted, then declare_dead
 

@@ -174,11 +174,12 @@ void Engine::take_failures(nanos now) {
         for (auto &slot : peers_) {
             Peer *p = slot.get();
             if (p && !p->dead && (p->addr[kCmd] == failed[i].dest || p->addr[kData] == failed[i].dest))
-                take_failure(*p, failed[i].error, now);
+                take_failure(*p, failed[i], now);
         }
 }
 
-void Engine::take_failure(Peer &p, int error, nanos now) {
+void Engine::take_failure(Peer &p, const WireFailure &failure, nanos now) {
+    const int error = failure.error;
     const bool closed = error == ECONNREFUSED;
     count(p, closed ? &rttcc_stats_t::port_unreachable : &rttcc_stats_t::send_errors);
     const nanos proof = closed ? p.last_heard : p.last_advance;
@@ -198,7 +199,8 @@ void Engine::take_failure(Peer &p, int error, nanos now) {
     else
         std::snprintf(why, sizeof why, "%s refused %u of our datagrams to it within %.3f s: %s%s", wire_->refuser(),
                       p.failures, seconds(now - p.first_failure), wire_->error_text(error).c_str(),
-                      error == EMSGSIZE ? " (larger than the route's MTU allows: lower rttcc_data_mtu)"
+                      error == EMSGSIZE ? (failure.channel == kCmd ? " (larger than the path takes: lower rttcc_cmd_mtu)"
+                                                                   : " (larger than the path takes: lower rttcc_data_mtu)")
                       : error == EPERM  ? " (a firewall rule on this host?)"
                                         : "");
     declare_dead(p, why);

@@ -33,7 +33,7 @@ int FaultyWire::tx_burst(Channel ch, TxDatagram *d, int n) {
         TxDatagram dg = d[i];
         if (drop_if && drop_if(ch, dg)) {
             ++injected;
-            if (fail_errno && failed_.size() < 64) failed_.push_back({dg.dest, fail_errno});
+            if (fail_errno && failed_.size() < 64) failed_.push_back({dg.dest, fail_errno, ch});
             continue;
         }
         if (roll(rates_.drop)) {

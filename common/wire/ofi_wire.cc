@@ -123,6 +123,7 @@ bool OfiWire::register_slots(Slots &s, uint64_t access, std::string *err) {
 
 bool OfiWire::open_endpoint(Channel ch, fi_info *info, const rttcc_config_t &cfg, std::string *err) {
     Endpoint &e = ep_[ch];
+    e.channel = ch;
     auto *domain = reinterpret_cast<fid_domain *>(domain_.get());
     const size_t provider_max = std::min<size_t>(info->ep_attr->max_msg_size, kMaxDatagram);
     e.max_datagram = ch == kCmd ? std::min<size_t>(cfg.cmd_mtu, provider_max) : provider_max;
@@ -206,8 +207,8 @@ size_t OfiWire::path_datagram(const void *data_addr, size_t len) const {
 }
 
 // A datagram dropped for good: failures() tells the engine where it went and why.
-void OfiWire::refuse(WireHandle dest, int error) {
-    if (failed_.size() < kMaxFailed) failed_.push_back({dest, error});
+void OfiWire::refuse(const Endpoint &e, WireHandle dest, int error) {
+    if (failed_.size() < kMaxFailed) failed_.push_back({dest, error, e.channel});
 }
 
 int OfiWire::failures(WireFailure *out, int n) {
@@ -234,7 +235,7 @@ void OfiWire::reap_tx(Endpoint &e) {
         if (n != -FI_EAVAIL || fi_cq_readerr(cq, &ce, 0) <= 0) return;
         const size_t slot = reinterpret_cast<size_t>(ce.op_context);
         e.tx_free.push_back(slot);
-        refuse(e.tx_dest[slot], ce.err > 0 ? ce.err : FI_EOTHER);
+        refuse(e, e.tx_dest[slot], ce.err > 0 ? ce.err : FI_EOTHER);
     }
 }
 
@@ -247,7 +248,7 @@ int OfiWire::tx_burst(Channel ch, TxDatagram *d, int n) {
         for (int k = 0; k < d[i].iovcnt; ++k) len += d[i].iov[k].iov_len;
         const uint32_t peer_max = d[i].dest < peer_max_.size() ? peer_max_[d[i].dest] : 0;
         if (len > e.max_datagram || (peer_max && len > peer_max)) {
-            refuse(d[i].dest, FI_EMSGSIZE);  // would be cut short: dropped whole
+            refuse(e, d[i].dest, FI_EMSGSIZE);  // would be cut short: dropped whole
             continue;
         }
         if (e.tx_free.empty()) {
@@ -271,7 +272,7 @@ int OfiWire::tx_burst(Channel ch, TxDatagram *d, int n) {
         if (rc == 0) {
             e.tx_free.pop_back();
         } else {
-            refuse(d[i].dest, static_cast<int>(-rc));  // refused for good: dropped, the protocol resends
+            refuse(e, d[i].dest, static_cast<int>(-rc));  // refused for good: dropped, the protocol resends
         }
     }
     return n;

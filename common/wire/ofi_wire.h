@@ -66,6 +66,7 @@ private:
         std::vector<size_t> handed;   // rx slots given to the engine, reposted next burst
         std::vector<uint8_t> name;    // fi_getname
         size_t max_datagram = 0;      // largest payload on this channel
+        Channel channel = kCmd;       // which one it is
     };
 
     OfiWire() = default;
@@ -73,7 +74,7 @@ private:
     bool register_slots(Slots &s, uint64_t access, std::string *err);
     bool post_recv(Endpoint &e, size_t slot);
     void reap_tx(Endpoint &e);
-    void refuse(WireHandle dest, int error);
+    void refuse(const Endpoint &e, WireHandle dest, int error);
 
     FidPtr fabric_, domain_, av_;  // shared by both endpoints (fid_fabric etc. as fid)
     Endpoint ep_[kChannels];

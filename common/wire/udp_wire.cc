@@ -372,7 +372,7 @@ int UdpWire::send_groups(Channel ch, const TxDatagram *d, int ngroups) {
             break;
         }
         ++tx_errors_;  // refused for good (EMSGSIZE, ENETUNREACH, EPERM, ...): the engine hears of it
-        if (failed_.size() < 64) failed_.push_back({d[tx_groups_[done].first].dest, errno});
+        if (failed_.size() < 64) failed_.push_back({d[tx_groups_[done].first].dest, errno, ch});
         taken += tx_groups_[done++].count;
     }
     return taken;
@@ -654,7 +654,7 @@ int UdpWire::failures(WireFailure *out, int n) {
     int k = 0;
     std::vector<sockaddr_in> &refused = errq_.refused();
     for (; k < n && !refused.empty(); ++k) {
-        out[k] = {handle_of(refused.back().sin_addr.s_addr, refused.back().sin_port), ECONNREFUSED};
+        out[k] = {handle_of(refused.back().sin_addr.s_addr, refused.back().sin_port), ECONNREFUSED, kData};
         refused.pop_back();
     }
     for (; k < n && !failed_.empty(); ++k) {

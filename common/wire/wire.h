@@ -56,6 +56,7 @@ struct RxDatagram {
 struct WireFailure {
     WireHandle dest;  // where it was going
     int error;        // ECONNREFUSED (port closed), or why the send was refused (error_text)
+    Channel channel;  // the refused send's channel (not known for ECONNREFUSED: kData)
 };
 
 class Wire {

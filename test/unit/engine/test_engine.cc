@@ -434,21 +434,32 @@ static void test_a_closed_port_is_a_dead_peer(void **) {
     assert_int_equal(nodes[0]->failed.size(), 1);
 }
 
-// Sends the kernel refuses for good (here EMSGSIZE on the data channel:
-// datagrams larger than the route allows) end the peer with that reason
-// after three, not after the peer timeout; counted as send_errors.
+// Sends the kernel refuses for good (here EMSGSIZE: datagrams larger than
+// the path takes) end the peer with that reason after three, not after the
+// peer timeout; counted as send_errors.  The advice names the parameter of
+// the channel refused: a large message's data datagrams, or a small one's
+// command datagram.
 static void test_sends_refused_for_good_end_the_peer(void **) {
-    MemNetwork net(4000);
-    auto nodes = make_nodes(net, 2, {}, [](rttcc_config_t &c) { c.peer_timeout_ms = 15000; });
-    nodes[0]->faults->drop_if = [](Channel ch, const TxDatagram &) { return ch == kData; };
-    nodes[0]->faults->fail_errno = EMSGSIZE;
-    std::vector<uint8_t> big = make_message(1, 20000);
-    send_until_dead(nodes, big, 5000);
-    const std::string &why = nodes[0]->dead_why[0];
-    assert_true(why.find("refused") != std::string::npos);
-    assert_true(why.find("lower rttcc_data_mtu") != std::string::npos);
-    assert_true(nodes[0]->engine->stats().send_errors >= 3);
-    assert_int_equal(nodes[0]->failed.size(), 1);
+    for (const Channel refused : {kData, kCmd}) {
+        MemNetwork net(4000);
+        auto nodes = make_nodes(net, 2, {}, [](rttcc_config_t &c) { c.peer_timeout_ms = 15000; });
+        nodes[0]->faults->drop_if = [refused](Channel ch, const TxDatagram &) { return ch == refused; };
+        nodes[0]->faults->fail_errno = EMSGSIZE;
+        std::vector<uint8_t> msg = make_message(1, refused == kData ? 20000 : 100);
+        if (refused == kData) {
+            send_until_dead(nodes, msg, 5000);
+            assert_int_equal(nodes[0]->failed.size(), 1);
+        } else {  // copied, done at once: nothing to fail
+            iovec iov{msg.data(), msg.size()};
+            assert_int_equal(nodes[0]->engine->send(1, 1, &iov, 1, &msg), RTTCC_DONE);
+            only_node0(nodes, 5000, [&] { return !nodes[0]->dead.empty(); });
+            assert_int_equal(nodes[0]->dead.size(), 1);
+        }
+        const std::string &why = nodes[0]->dead_why[0];
+        assert_true(why.find("refused") != std::string::npos);
+        assert_true(why.find(refused == kData ? "lower rttcc_data_mtu" : "lower rttcc_cmd_mtu") != std::string::npos);
+        assert_true(nodes[0]->engine->stats().send_errors >= 3);
+    }
 }
 
 // Reassembly holds at most reassembly_max_mb: with room for one 1 MiB
