@@ -329,7 +329,7 @@ int UdpWire::send_one(Channel ch, const msghdr &m) {
 
 // Sends the groups; returns how many datagrams the kernel took.  sendmmsg
 // stops at the first failing message, so after a short count the next group
-// has been tried once and failed.
+// has been tried once and failed, for a reason it does not tell.
 int UdpWire::send_groups(Channel ch, const TxDatagram *d, int ngroups) {
     constexpr int kMaxRefusedRetries = 8;  // ICMP errors reported per call: each one costs a retry
     int done = 0, taken = 0, refused_retries = 0;
@@ -340,7 +340,12 @@ int UdpWire::send_groups(Channel ch, const TxDatagram *d, int ngroups) {
             for (int k = done; k < done + r; ++k) taken += tx_groups_[k].count;
             if (stamped_groups_) note_sent(ch, d, done, r);
             done += r;
-            if (stamped_groups_ && done < ngroups) note_failed(done);
+            if (done < ngroups) {
+                // The next group failed, and sendmmsg hides why when it sent
+                // any: an ICMP error (ECONNREFUSED) may wait in the queue.
+                errq_news_ = true;
+                if (stamped_groups_) note_failed(done);
+            }
             continue;
         }
         if (stamped_groups_) note_failed(done);

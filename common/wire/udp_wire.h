@@ -152,7 +152,7 @@ private:
     bool regroup_ = false;                    // send_groups stopped at a group refused for its GSO
     bool gro_ = false;                        // the kernel gives UDP_GRO buffers
     uint64_t tx_errors_ = 0;                  // datagrams the kernel refused for good
-    bool errq_news_ = false;                  // a call failed with ECONNREFUSED: an ICMP error is queued
+    bool errq_news_ = false;                  // an ICMP error may be queued (ECONNREFUSED, a short sendmmsg)
     std::vector<WireFailure> failed_;         // sends refused for good, not yet reported (at most 64)
 
     TsSource stamp_source_ = TsSource::kNone; // best stamps the sockets take

@@ -215,6 +215,33 @@ void test_a_group_over_the_route_mtu_goes_without_gso(void **) {
     }
 }
 
+// sendmmsg reports an error only when it sent nothing: to a closed port and
+// then an open one on loopback, the first datagram's ICMP port unreachable
+// comes back during the call (a few sends give it time), the next send
+// meets it (ECONNREFUSED) and the call returns a short count.  The wire
+// sends the rest again, and failures() still names the closed port.
+void test_a_short_sendmmsg_count_reads_the_error_queue(void **) {
+    Pair p = open_pair(RTTCC_TS_USER);
+    WireHandle closed;
+    {
+        Pair gone = open_pair(RTTCC_TS_USER);
+        uint8_t addr[64];
+        std::string err;
+        const size_t len = gone.b->local_address(kCmd, addr, sizeof addr);
+        assert_true(p.a->resolve(kCmd, addr, len, &closed, &err));
+    }  // its sockets are closed now
+    constexpr int kOpen = 16;
+    std::vector<uint8_t> small(100, 5), large(200, 6);
+    TxDatagram d[kOpen + 1] = {datagram(closed, small, 0)};
+    for (int k = 1; k <= kOpen; ++k) d[k] = datagram(p.to[kCmd], k % 2 ? small : large, 0);  // a group each
+    assert_int_equal(p.a->tx_burst(kCmd, d, kOpen + 1), kOpen + 1);
+    assert_int_equal(receive(*p.b, kCmd, kOpen).size(), kOpen);
+    WireFailure f[4];
+    assert_int_equal(p.a->failures(f, 4), 1);
+    assert_true(f[0].dest == closed);
+    assert_int_equal(f[0].error, ECONNREFUSED);
+}
+
 // One progress pass as the engine makes it: ready(), then the command
 // channel, then the data channel if ready() named it.  Returns what each
 // channel gave; *data_polled says whether the data channel was asked.
@@ -298,6 +325,7 @@ int main() {
         cmocka_unit_test(test_a_short_datagram_before_the_last_is_padded),
         cmocka_unit_test(test_groups_of_many_or_small_pieces_go_as_one),
         cmocka_unit_test(test_a_group_over_the_route_mtu_goes_without_gso),
+        cmocka_unit_test(test_a_short_sendmmsg_count_reads_the_error_queue),
         cmocka_unit_test(test_command_news_defers_an_idle_data_poll),
         cmocka_unit_test(test_a_read_after_an_empty_poll_takes_one_datagram),
     };
