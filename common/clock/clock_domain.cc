@@ -211,6 +211,11 @@ void ClockDomain::update_sync() {
         sync_.phc_offset_ns = s.offset - static_cast<int64_t>(sync_.tai) * kNsPerSec;
         sync_.phc_read_ns = s.half;
     }
+    if (fd_ >= 0) {  // domain time on UTC, like CLOCK_REALTIME's
+        const int64_t scale = static_cast<int64_t>(sync_.tai) * kNsPerSec;
+        offset_ += scale_ns_ - scale;
+        scale_ns_ = scale;
+    }
 }
 
 std::string ClockDomain::sync_text() const {
@@ -250,13 +255,13 @@ bool ClockDomain::required_sync_ok(std::string *err) const {
 
 int64_t ClockDomain::now() const {
     int64_t ns;
-    return sys_.read(id_, &ns) ? ns : 0;
+    return sys_.read(id_, &ns) ? ns - scale_ns_ : 0;
 }
 
 bool ClockDomain::refresh() {
     Sandwich s{};
     if (!sandwich(sys_, CLOCK_MONOTONIC, id_, kRefreshReads, &s)) return false;
-    offset_ = s.offset;
+    offset_ = s.offset - scale_ns_;
     return true;
 }
 

@@ -3,6 +3,9 @@
 // synchronised by ptp4l/phc2sys or chrony as adjtimex reports, or not (then
 // peers' offsets are estimated, see offset_estimator.h).  Also converts
 // between the engine's CLOCK_MONOTONIC nanoseconds and the domain's.
+// Domain time is UTC whatever the clock: a PHC runs on TAI (PTP's scale),
+// so its domain time is its reading less adjtimex's tai, and hosts with and
+// without a PHC compare their times directly.
 #pragma once
 #include <sys/timex.h>
 
@@ -86,7 +89,7 @@ public:
     // One line: name, kind, the numbers behind it.
     std::string describe() const;
 
-    // The domain's time now, nanoseconds (0 when the read fails).
+    // The domain's time now, nanoseconds, UTC (0 when the read fails).
     int64_t now() const;
     // Samples domain - CLOCK_MONOTONIC; a few clock reads (a syscall each for
     // a PHC): call rarely, e.g. once per millisecond.  False when a read fails.
@@ -95,6 +98,9 @@ public:
     int64_t to_domain(nanos mono) const { return static_cast<int64_t>(mono) + offset_; }
     // The engine's clock at domain time `dom` (<= 0: before the engine's epoch).
     int64_t from_domain(int64_t dom) const { return dom - offset_; }
+    // The engine's clock at a reading of the clock itself (a NIC's hardware
+    // stamp: PHC time, before the tai correction).
+    int64_t from_reading(int64_t reading) const { return reading - scale_ns_ - offset_; }
 
     // CLOCK_REALTIME - CLOCK_MONOTONIC now (kernel software stamps are in CLOCK_REALTIME).
     static int64_t sample_realtime_offset(SystemClock *sys = nullptr);
@@ -116,6 +122,7 @@ private:
     SyncState sync_;             // last update_sync()
     uint64_t max_offset_ns_ = 1000;  // ptp_max_offset_ns: a PHC further from CLOCK_REALTIME is unsynchronised
     int64_t offset_ = 0;         // domain - CLOCK_MONOTONIC, last refresh()
+    int64_t scale_ns_ = 0;       // clock reading - domain time: tai for a PHC, else 0
 };
 
 }  // namespace rttcc

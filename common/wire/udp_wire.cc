@@ -707,7 +707,7 @@ void UdpWire::refresh_offsets() {
 int64_t UdpWire::to_mono(const RawStamp &s, TsSource *source) const {
     if (s.hardware && nic_clock_) {
         *source = TsSource::kNic;
-        return nic_clock_->from_domain(s.hardware);
+        return nic_clock_->from_reading(s.hardware);
     }
     *source = s.software ? TsSource::kKernel : TsSource::kNone;
     return s.software ? ClockDomain::realtime_to_mono(s.software, rt_offset_) : 0;

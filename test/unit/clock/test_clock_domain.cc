@@ -165,6 +165,7 @@ struct FakeSystem : SystemClock {
     int closed = 0;                 // close_device calls
     int64_t phc_ahead_ns = 0;       // PHC - (CLOCK_REALTIME + tai)
     int phc_tai = 37;               // the TAI offset the PHC really runs at
+    int64_t realtime_step_ns = 0;   // CLOCK_REALTIME stepped by this (a leap second: -1 s)
     int state = TIME_OK;            // adjtimex result
     int status = 0;                 // adjtimex status bits
     long maxerror = 100;            // us
@@ -186,9 +187,9 @@ struct FakeSystem : SystemClock {
         return 0;
     }
     bool read(clockid_t id, int64_t *ns) override {
-        if (id != phc_clock_id(fd)) return SystemClock::read(id, ns);
+        if (id != phc_clock_id(fd) && id != CLOCK_REALTIME) return SystemClock::read(id, ns);
         if (!SystemClock::read(CLOCK_REALTIME, ns)) return false;
-        *ns += phc_tai * kSec + phc_ahead_ns;
+        *ns += id == CLOCK_REALTIME ? realtime_step_ns : phc_tai * kSec + phc_ahead_ns;
         return true;
     }
     int adjtimex(timex *tx) override {
@@ -257,14 +258,44 @@ void test_ptp_yes_with_synced_phc(void **) {
     assert_true(std::llabs(d->sync().phc_offset_ns - 200) <= d->sync().phc_read_ns + 1000);
     assert_true(d->error_bound_ns() >= 150 && d->error_bound_ns() <= 1000);
     assert_true(contains(note, "/dev/ptp3"));
-    // Domain time is the PHC's: realtime + tai + 200 ns.
+    // Domain time is UTC, as a CLOCK_REALTIME host's: the PHC (realtime +
+    // tai + 200 ns) less tai.  A hardware stamp is a PHC reading.
     const nanos mono = monotonic_now();
     int64_t realtime;
     assert_true(SystemClock::real().read(CLOCK_REALTIME, &realtime));
-    assert_true(std::llabs(d->to_domain(mono) - (realtime + 37 * kSec + 200)) < msec(1));
+    assert_true(std::llabs(d->to_domain(mono) - (realtime + 200)) < msec(1));
+    assert_true(std::llabs(d->now() - (realtime + 200)) < msec(100));
     assert_int_equal(d->from_domain(d->to_domain(mono)), static_cast<int64_t>(mono));
+    assert_int_equal(d->from_reading(d->to_domain(mono) + 37 * kSec), static_cast<int64_t>(mono));
     d.reset();
     assert_int_equal(sys.closed, 1);
+}
+
+// A host with a PHC and one with only CLOCK_REALTIME, both synchronised,
+// publish times on one scale (UTC): the same instant in either domain is
+// the same within the clocks' error, not tai (37 s) apart.  At a leap
+// second (CLOCK_REALTIME steps back, tai goes up, the PHC runs on) the PHC
+// domain's time steps with CLOCK_REALTIME from update_sync() on, before a
+// refresh().
+void test_phc_and_realtime_domains_share_a_scale(void **) {
+    FakeSystem with_phc, without;
+    with_phc.device = "/dev/ptp0";
+    std::string err, note;
+    auto phc = ClockDomain::open(config(RTTCC_PTP_YES, "/dev/ptp0", true), &err, &note, &with_phc);
+    auto rt = ClockDomain::open(config(RTTCC_PTP_NO, "", true), &err, &note, &without);
+    assert_non_null(phc.get());
+    assert_non_null(rt.get());
+    assert_true(phc->synchronized() && rt->synchronized());
+    const nanos mono = monotonic_now();
+    assert_true(std::llabs(phc->to_domain(mono) - rt->to_domain(mono)) < msec(1));
+    for (FakeSystem *sys : {&with_phc, &without}) {
+        sys->realtime_step_ns = -kSec;
+        sys->tai = 38;
+    }
+    phc->update_sync();
+    assert_true(rt->refresh());
+    assert_true(phc->synchronized());
+    assert_true(std::llabs(phc->to_domain(mono) - rt->to_domain(mono)) < msec(1));
 }
 
 void test_tai_offset_counts(void **) {
@@ -414,6 +445,7 @@ int main() {
         cmocka_unit_test(test_ptp_yes_without_device_fails),
         cmocka_unit_test(test_ptp_yes_not_a_ptp_clock),
         cmocka_unit_test(test_ptp_yes_with_synced_phc),
+        cmocka_unit_test(test_phc_and_realtime_domains_share_a_scale),
         cmocka_unit_test(test_tai_offset_counts),
         cmocka_unit_test(test_auto_falls_back_with_a_note),
         cmocka_unit_test(test_ptp_no_uses_realtime),
