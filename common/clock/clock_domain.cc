@@ -17,11 +17,13 @@ namespace {
 constexpr int64_t kNsPerSec = 1000000000;
 constexpr int kRefreshReads = 3;  // sandwiches per refresh(): the narrowest wins
 constexpr int kPhcCompareReads = 7;  // sandwiches per PHC-vs-CLOCK_REALTIME comparison
+constexpr int64_t kSyncCheckEvery = kNsPerSec;  // refresh() reads adjtimex (update_sync) this often
 
 // One comparison of `target` against `ref` read on both sides of it.
 struct Sandwich {
     int64_t offset;  // target - ref at the same instant
     int64_t half;    // half the ref window around the target read
+    int64_t at;      // ref's time of that instant
 };
 
 // The narrowest of `tries` sandwiches; false when a read fails.
@@ -31,7 +33,8 @@ bool sandwich(SystemClock &sys, clockid_t ref, clockid_t target, int tries, Sand
         int64_t r1, t, r2;
         if (!sys.read(ref, &r1) || !sys.read(target, &t) || !sys.read(ref, &r2)) return false;
         if (r2 < r1) continue;  // ref stepped between the reads
-        const Sandwich s{t - (r1 + (r2 - r1) / 2), (r2 - r1) / 2};
+        const int64_t mid = r1 + (r2 - r1) / 2;
+        const Sandwich s{t - mid, (r2 - r1) / 2, mid};
         if (!have || s.half < out->half) *out = s;
         have = true;
     }
@@ -258,10 +261,17 @@ int64_t ClockDomain::now() const {
     return sys_.read(id_, &ns) ? ns - scale_ns_ : 0;
 }
 
+// Every kSyncCheckEvery also reads the synchronisation again (update_sync):
+// a clock that lost it (STA_UNSYNC) or a PHC that drifted from
+// CLOCK_REALTIME stops counting as synchronised within a second.
 bool ClockDomain::refresh() {
     Sandwich s{};
     if (!sandwich(sys_, CLOCK_MONOTONIC, id_, kRefreshReads, &s)) return false;
     offset_ = s.offset - scale_ns_;
+    if (s.at >= next_sync_check_) {
+        if (next_sync_check_) update_sync();  // the first refresh follows open's update_sync
+        next_sync_check_ = s.at + kSyncCheckEvery;
+    }
     return true;
 }
 

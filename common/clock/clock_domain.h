@@ -92,7 +92,8 @@ public:
     // The domain's time now, nanoseconds, UTC (0 when the read fails).
     int64_t now() const;
     // Samples domain - CLOCK_MONOTONIC; a few clock reads (a syscall each for
-    // a PHC): call rarely, e.g. once per millisecond.  False when a read fails.
+    // a PHC): call rarely, e.g. once per millisecond.  Once a second also
+    // update_sync().  False when a read fails.
     bool refresh();
     int64_t offset() const { return offset_; }
     int64_t to_domain(nanos mono) const { return static_cast<int64_t>(mono) + offset_; }
@@ -123,6 +124,7 @@ private:
     uint64_t max_offset_ns_ = 1000;  // ptp_max_offset_ns: a PHC further from CLOCK_REALTIME is unsynchronised
     int64_t offset_ = 0;         // domain - CLOCK_MONOTONIC, last refresh()
     int64_t scale_ns_ = 0;       // clock reading - domain time: tai for a PHC, else 0
+    int64_t next_sync_check_ = 0;  // CLOCK_MONOTONIC of refresh()'s next update_sync (0: first refresh)
 };
 
 }  // namespace rttcc

@@ -166,6 +166,8 @@ struct FakeSystem : SystemClock {
     int64_t phc_ahead_ns = 0;       // PHC - (CLOCK_REALTIME + tai)
     int phc_tai = 37;               // the TAI offset the PHC really runs at
     int64_t realtime_step_ns = 0;   // CLOCK_REALTIME stepped by this (a leap second: -1 s)
+    int64_t monotonic_ahead_ns = 0; // CLOCK_MONOTONIC moved on by this (time passing)
+    int adjtimex_calls = 0;
     int state = TIME_OK;            // adjtimex result
     int status = 0;                 // adjtimex status bits
     long maxerror = 100;            // us
@@ -187,12 +189,18 @@ struct FakeSystem : SystemClock {
         return 0;
     }
     bool read(clockid_t id, int64_t *ns) override {
+        if (id == CLOCK_MONOTONIC) {
+            if (!SystemClock::read(id, ns)) return false;
+            *ns += monotonic_ahead_ns;
+            return true;
+        }
         if (id != phc_clock_id(fd) && id != CLOCK_REALTIME) return SystemClock::read(id, ns);
         if (!SystemClock::read(CLOCK_REALTIME, ns)) return false;
         *ns += id == CLOCK_REALTIME ? realtime_step_ns : phc_tai * kSec + phc_ahead_ns;
         return true;
     }
     int adjtimex(timex *tx) override {
+        ++adjtimex_calls;
         *tx = timex{};
         tx->status = status;
         tx->maxerror = maxerror;
@@ -296,6 +304,33 @@ void test_phc_and_realtime_domains_share_a_scale(void **) {
     assert_true(rt->refresh());
     assert_true(phc->synchronized());
     assert_true(std::llabs(phc->to_domain(mono) - rt->to_domain(mono)) < msec(1));
+}
+
+// A clock synchronised at open that loses it later (STA_UNSYNC), or a PHC
+// that drifts past ptp_max_offset_ns, stops counting as synchronised within
+// a second of refresh() calls; refresh() reads adjtimex only that often.
+void test_a_later_loss_of_sync_is_seen(void **) {
+    for (const bool phc : {false, true}) {
+        FakeSystem sys;
+        if (phc) sys.device = "/dev/ptp0";
+        std::string err, note;
+        auto d = ClockDomain::open(config(phc ? RTTCC_PTP_YES : RTTCC_PTP_NO, "/dev/ptp0"), &err, &note, &sys);
+        assert_non_null(d.get());
+        assert_true(d->synchronized());
+        if (phc)
+            sys.phc_ahead_ns = 50000;  // 50 us > 1000 ns
+        else
+            sys.unsynced();
+        const int calls = sys.adjtimex_calls;
+        for (int i = 0; i < 100; ++i) assert_true(d->refresh());  // passes within a second
+        assert_int_equal(sys.adjtimex_calls, calls);
+        assert_true(d->synchronized());
+        sys.monotonic_ahead_ns += kSec;
+        assert_true(d->refresh());
+        assert_int_equal(sys.adjtimex_calls, calls + 1);
+        assert_false(d->synchronized());
+        if (!phc) assert_int_equal(d->kind(), ClockDomain::Kind::kRealtimeEstimated);
+    }
 }
 
 void test_tai_offset_counts(void **) {
@@ -446,6 +481,7 @@ int main() {
         cmocka_unit_test(test_ptp_yes_not_a_ptp_clock),
         cmocka_unit_test(test_ptp_yes_with_synced_phc),
         cmocka_unit_test(test_phc_and_realtime_domains_share_a_scale),
+        cmocka_unit_test(test_a_later_loss_of_sync_is_seen),
         cmocka_unit_test(test_tai_offset_counts),
         cmocka_unit_test(test_auto_falls_back_with_a_note),
         cmocka_unit_test(test_ptp_no_uses_realtime),
