@@ -25,6 +25,15 @@ using InfoPtr = std::unique_ptr<fi_info, InfoDeleter>;
 
 std::string fail(const char *what, int rc) { return std::string(what) + ": " + fi_strerror(-rc); }
 
+// A slot's operation context is slot + 1: an error entry of no operation
+// (context null) is told from slot 0's.
+void *context_of(size_t slot) { return reinterpret_cast<void *>(slot + 1); }
+bool slot_of(void *context, size_t *slot) {
+    if (!context) return false;
+    *slot = reinterpret_cast<size_t>(context) - 1;
+    return true;
+}
+
 // What a peer publishes per channel: its largest datagram, then its fi_getname.
 struct AddressHead {
     uint32_t max_datagram;
@@ -151,6 +160,7 @@ bool OfiWire::open_endpoint(Channel ch, fi_info *info, const rttcc_config_t &cfg
     if (!register_slots(e.tx, FI_SEND, err) || !register_slots(e.rx, FI_RECV, err)) return false;
     for (size_t i = 0; i < e.tx.count; ++i) e.tx_free.push_back(e.tx.count - 1 - i);
     e.tx_dest.assign(e.tx.count, 0);
+    e.unposted.reserve(e.rx.count);
     for (size_t i = 0; i < e.rx.count; ++i)
         if (!post_recv(e, i)) return *err = "fi_recv: cannot post receive buffers", false;
 
@@ -165,8 +175,7 @@ bool OfiWire::open_endpoint(Channel ch, fi_info *info, const rttcc_config_t &cfg
 bool OfiWire::post_recv(Endpoint &e, size_t slot) {
     auto *ep = reinterpret_cast<fid_ep *>(e.ep.get());
     for (;;) {
-        const ssize_t rc = fi_recv(ep, e.rx.at(slot), e.rx.size, e.rx.desc, FI_ADDR_UNSPEC,
-                                   reinterpret_cast<void *>(slot));
+        const ssize_t rc = fi_recv(ep, e.rx.at(slot), e.rx.size, e.rx.desc, FI_ADDR_UNSPEC, context_of(slot));
         if (rc == 0) return true;
         if (rc != -FI_EAGAIN) return false;
         fi_cq_entry dummy;  // drive the provider's progress, then retry
@@ -228,12 +237,15 @@ void OfiWire::reap_tx(Endpoint &e) {
     for (;;) {
         const ssize_t n = fi_cq_read(cq, done, 64);
         if (n > 0) {
-            for (ssize_t i = 0; i < n; ++i) e.tx_free.push_back(reinterpret_cast<size_t>(done[i].op_context));
+            size_t slot;
+            for (ssize_t i = 0; i < n; ++i)
+                if (slot_of(done[i].op_context, &slot)) e.tx_free.push_back(slot);
             continue;
         }
         fi_cq_err_entry ce{};
         if (n != -FI_EAVAIL || fi_cq_readerr(cq, &ce, 0) <= 0) return;
-        const size_t slot = reinterpret_cast<size_t>(ce.op_context);
+        size_t slot;
+        if (!slot_of(ce.op_context, &slot)) continue;  // no send of ours
         e.tx_free.push_back(slot);
         refuse(e, e.tx_dest[slot], ce.err > 0 ? ce.err : FI_EOTHER);
     }
@@ -263,8 +275,7 @@ int OfiWire::tx_burst(Channel ch, TxDatagram *d, int n) {
             at += d[i].iov[k].iov_len;
         }
         e.tx_dest[slot] = d[i].dest;
-        const ssize_t rc = fi_send(ep, e.tx.at(slot), prefix_ + len, e.tx.desc, d[i].dest,
-                                   reinterpret_cast<void *>(slot));
+        const ssize_t rc = fi_send(ep, e.tx.at(slot), prefix_ + len, e.tx.desc, d[i].dest, context_of(slot));
         if (rc == -FI_EAGAIN) {
             reap_tx(e);
             return i;
@@ -278,24 +289,35 @@ int OfiWire::tx_burst(Channel ch, TxDatagram *d, int n) {
     return n;
 }
 
+// Posts the slots waiting for it; one whose post fails (not FI_EAGAIN,
+// which post_recv waits out) waits for the next burst, not lost.
+void OfiWire::post_unposted(Endpoint &e) {
+    size_t kept = 0;
+    for (size_t slot : e.unposted)
+        if (!post_recv(e, slot)) e.unposted[kept++] = slot;
+    e.unposted.resize(kept);
+}
+
 int OfiWire::rx_burst(Channel ch, RxDatagram *d, int n) {
     Endpoint &e = ep_[ch];
-    for (size_t slot : e.handed) post_recv(e, slot);
-    e.handed.clear();
+    if (!e.unposted.empty()) post_unposted(e);
     fi_cq_msg_entry done[64];
     fi_addr_t from[64];
     auto *cq = reinterpret_cast<fid_cq *>(e.rx_cq.get());
     const ssize_t got = has_source_ ? fi_cq_readfrom(cq, done, std::min(n, 64), from)
                                     : fi_cq_read(cq, done, std::min(n, 64));
-    if (got == -FI_EAVAIL) {  // a failed receive (e.g. truncated): repost its buffer
+    if (got == -FI_EAVAIL) {  // a failed receive (e.g. truncated): its buffer goes again
         fi_cq_err_entry ce{};
-        if (fi_cq_readerr(cq, &ce, 0) > 0) post_recv(e, reinterpret_cast<size_t>(ce.op_context));
+        size_t slot;
+        if (fi_cq_readerr(cq, &ce, 0) > 0 && slot_of(ce.op_context, &slot) && !post_recv(e, slot))
+            e.unposted.push_back(slot);
         return 0;
     }
     int out = 0;
     for (ssize_t i = 0; i < got; ++i) {
-        const size_t slot = reinterpret_cast<size_t>(done[i].op_context);
-        e.handed.push_back(slot);
+        size_t slot;
+        if (!slot_of(done[i].op_context, &slot)) continue;
+        e.unposted.push_back(slot);
         const size_t len = done[i].len >= prefix_ ? done[i].len - prefix_ : 0;
         d[out++] = {e.rx.at(slot) + prefix_, std::min(len, e.max_datagram),
                     has_source_ ? from[i] : WireHandle{0}, 0, TsSource::kNone};

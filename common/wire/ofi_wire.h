@@ -42,6 +42,9 @@ public:
     // A channel's transmit completion queue: unit tests put their own
     // operations in front of the provider's to report send errors there.
     fid_cq *tx_queue(Channel ch) { return reinterpret_cast<fid_cq *>(ep_[ch].tx_cq.get()); }
+    // The same for receives: its completion queue and its endpoint (fi_recv).
+    fid_cq *rx_queue(Channel ch) { return reinterpret_cast<fid_cq *>(ep_[ch].rx_cq.get()); }
+    fid_ep *endpoint(Channel ch) { return reinterpret_cast<fid_ep *>(ep_[ch].ep.get()); }
 
 private:
     struct Fid {  // closes any libfabric object
@@ -63,7 +66,7 @@ private:
         Slots tx, rx;                 // bounce and receive buffers
         std::vector<size_t> tx_free;  // free tx slots
         std::vector<WireHandle> tx_dest;  // where each tx slot's datagram goes
-        std::vector<size_t> handed;   // rx slots given to the engine, reposted next burst
+        std::vector<size_t> unposted; // rx slots to post at the next burst: given to the engine, or whose post failed
         std::vector<uint8_t> name;    // fi_getname
         size_t max_datagram = 0;      // largest payload on this channel
         Channel channel = kCmd;       // which one it is
@@ -73,6 +76,7 @@ private:
     bool open_endpoint(Channel ch, fi_info *info, const rttcc_config_t &cfg, std::string *err);
     bool register_slots(Slots &s, uint64_t access, std::string *err);
     bool post_recv(Endpoint &e, size_t slot);
+    void post_unposted(Endpoint &e);
     void reap_tx(Endpoint &e);
     void refuse(const Endpoint &e, WireHandle dest, int error);
 

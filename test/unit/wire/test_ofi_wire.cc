@@ -4,6 +4,7 @@
 // size limit, refused by the provider, failed in the completion queue) are
 // reported, and an engine gives such a peer up.
 #include <netinet/in.h>
+#include <rdma/fi_endpoint.h>
 #include <rdma/fi_eq.h>
 
 #include <cerrno>
@@ -168,7 +169,7 @@ struct ErrorCompletions {
     fi_ops_cq ops;              // ours: the provider's but read/readerr
     fi_ops_cq *provider;        // the provider's own
     bool failing = false;       // an error entry waits for readerr
-    void *failed = nullptr;     // its op_context (slot 0's is null)
+    void *failed = nullptr;     // its op_context
     int left = 0;               // completions still to turn into errors
 };
 ErrorCompletions injected;
@@ -183,6 +184,10 @@ ssize_t read_with_errors(fid_cq *cq, void *buf, size_t count) {
     injected.failing = true;
     injected.failed = e.op_context;
     return -FI_EAVAIL;
+}
+
+ssize_t readfrom_with_errors(fid_cq *cq, void *buf, size_t count, fi_addr_t *from) {
+    return injected.failing ? -FI_EAVAIL : injected.provider->readfrom(cq, buf, count, from);
 }
 
 ssize_t readerr_injected(fid_cq *cq, fi_cq_err_entry *buf, uint64_t flags) {
@@ -217,6 +222,96 @@ static void test_error_completions_are_reported(void **) {
         assert_true(f[i].dest == to_b);
         assert_int_equal(f[i].error, FI_EIO);
     }
+}
+
+// Receive posts that fail: operations in front of an endpoint's fi_recv
+// fail it with FI_EIO while `failing`, and count the calls.
+namespace {
+struct FailingPosts {
+    fi_ops_msg ops;          // ours: the provider's but recv
+    fi_ops_msg *provider;    // the provider's own
+    bool failing = false;
+    int calls = 0;
+};
+FailingPosts posts;
+
+ssize_t recv_or_fail(fid_ep *ep, void *buf, size_t len, void *desc, fi_addr_t src, void *context) {
+    ++posts.calls;
+    return posts.failing ? -FI_EIO : posts.provider->recv(ep, buf, len, desc, src, context);
+}
+
+void intercept_posts(OfiWire &w, Channel ch) {
+    fid_ep *ep = w.endpoint(ch);
+    posts = FailingPosts{};
+    posts.provider = ep->msg;
+    posts.ops = *ep->msg;
+    posts.ops.recv = recv_or_fail;
+    ep->msg = &posts.ops;
+}
+
+// Receives on b until one datagram comes or 200 ms pass; true if it came.
+bool arrives(OfiWire &b, Channel ch) {
+    RxDatagram r[4];
+    const nanos deadline = monotonic_now() + msec(200);
+    while (monotonic_now() < deadline)
+        if (b.rx_burst(ch, r, 4) > 0) return true;
+    return false;
+}
+}  // namespace
+
+// A receive buffer whose post fails (not FI_EAGAIN) is posted again at the
+// next burst, not lost: with every post failing, b receives until its
+// buffers are all used up; once posts work again, the datagram that was
+// waiting arrives.
+static void test_a_failed_receive_post_is_retried(void **) {
+    auto a = open_wire(0), b = open_wire(1);
+    assert_non_null(a.get());
+    assert_non_null(b.get());
+    const WireHandle to_b = resolve_peer(*a, *b, kData);
+    intercept_posts(*b, kData);
+    posts.failing = true;
+    int received = 0;
+    for (; received < 4096; ++received) {
+        send_bytes(*a, kData, to_b, 64, 0x55);
+        if (!arrives(*b, kData)) break;
+    }
+    assert_true(received > 0 && received < 4096);  // the buffers ran out
+    assert_true(posts.calls >= received);
+    posts.failing = false;
+    const bool late = arrives(*b, kData);
+    b->endpoint(kData)->msg = posts.provider;
+    assert_true(late);
+    send_bytes(*a, kData, to_b, 64, 0x66);
+    assert_true(arrives(*b, kData));
+}
+
+// An error entry of no operation (context null) on the receive queue is
+// not taken for slot 0's: nothing is posted for it.
+static void test_an_error_of_no_receive_posts_nothing(void **) {
+    auto a = open_wire(0), b = open_wire(1);
+    assert_non_null(a.get());
+    assert_non_null(b.get());
+    const WireHandle to_b = resolve_peer(*a, *b, kData);
+    fid_cq *cq = b->rx_queue(kData);
+    injected = ErrorCompletions{};
+    injected.provider = cq->ops;
+    injected.ops = *cq->ops;
+    injected.ops.read = read_with_errors;
+    injected.ops.readfrom = readfrom_with_errors;
+    injected.ops.readerr = readerr_injected;
+    injected.failing = true;  // an error entry of context null waits
+    cq->ops = &injected.ops;
+    intercept_posts(*b, kData);
+    RxDatagram r[4];
+    const int got = b->rx_burst(kData, r, 4);
+    const int calls = posts.calls;
+    b->endpoint(kData)->msg = posts.provider;
+    cq->ops = injected.provider;
+    assert_int_equal(got, 0);
+    assert_false(injected.failing);  // read
+    assert_int_equal(calls, 0);
+    send_bytes(*a, kData, to_b, 64, 0x77);
+    assert_true(arrives(*b, kData));
 }
 
 // A wire whose peers' data and command addresses are the broadcast address.
@@ -308,6 +403,8 @@ int main() {
         cmocka_unit_test_setup(test_oversized_datagrams_are_refused, setup),
         cmocka_unit_test_setup(test_provider_refusals_are_reported, setup),
         cmocka_unit_test_setup(test_error_completions_are_reported, setup),
+        cmocka_unit_test_setup(test_a_failed_receive_post_is_retried, setup),
+        cmocka_unit_test_setup(test_an_error_of_no_receive_posts_nothing, setup),
         cmocka_unit_test_setup(test_engine_gives_up_a_refused_peer, setup),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);
