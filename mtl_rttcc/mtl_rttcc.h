@@ -15,6 +15,9 @@
  * process itself skip the engine (always eager, copied).  Until then either
  * may be cancelled (mtl_rttcc_cancel.c): CANCEL{sid, cid, seq} asks the
  * receiver, which answers CANCELLED{sid} if the message was not matched.
+ * A receiver answers CANCELLED unasked too, for a message it drops
+ * unreceived (malformed, or from a process that is not the rank it
+ * claims): its sequence number is spent all the same, in its turn.
  *
  * Locking: one mutex guards the matcher and the tables below.  It is never
  * held while completing a request (completions call into the PML), nor,
@@ -158,6 +161,7 @@ typedef struct mtl_rttcc_arrival_t {
     rttcc_match_item_t match;        /* first: the matcher hands back its address */
     mtl_rttcc_match_hdr_t hdr;
     struct mca_mtl_rttcc_request_t *self_send; /* a send to self, completed on match when synchronous */
+    bool malformed;                  /* dropped in its turn (no payload kept) */
     unsigned char payload[];
 } mtl_rttcc_arrival_t;
 
@@ -198,9 +202,11 @@ int mca_mtl_rttcc_improbe(struct mca_mtl_base_module_t *mtl, struct ompi_communi
                           int *matched, struct ompi_message_t **message, struct ompi_status_public_t *status);
 int mca_mtl_rttcc_imrecv(struct mca_mtl_base_module_t *mtl, struct opal_convertor_t *convertor,
                          struct ompi_message_t **message, mca_mtl_request_t *mtl_request);
-/* A matchable message from `peer` (hdr checked); `data` is EAGER's payload. */
+/* A matchable message from `peer`; `data` is EAGER's payload.  A malformed
+ * one (or one from a process that is not the rank it claims) is dropped
+ * in its turn, and answered if its sender waits for an answer. */
 void mca_mtl_rttcc_on_arrival(mca_mtl_rttcc_module_t *m, uint32_t peer, const mtl_rttcc_match_hdr_t *hdr,
-                              const void *data, mca_mtl_rttcc_request_t *self_send);
+                              const void *data, mca_mtl_rttcc_request_t *self_send, bool malformed);
 void mca_mtl_rttcc_on_put(mca_mtl_rttcc_module_t *m, uint32_t peer, uint32_t key, size_t len);
 void mca_mtl_rttcc_free_arrivals(mca_mtl_rttcc_module_t *m);
 /* Is `src` of communicator `cid` the process `peer`? (true while the

@@ -162,12 +162,11 @@ static void on_recv(void *user, uint32_t peer, uint8_t tag, const void *data, si
         mtl_rttcc_match_hdr_t hdr;
         memcpy(&hdr, data, sizeof hdr);
         size_t payload = len - sizeof hdr;
-        if (hdr.cid <= MTL_RTTCC_MAX_CID &&
-            ((MTL_RTTCC_EAGER == type && hdr.len == payload) || (MTL_RTTCC_RTS == type && 0 == payload)) &&
-            mca_mtl_rttcc_source_ok(peer, hdr.cid, hdr.src)) {
-            mca_mtl_rttcc_on_arrival(m, peer, &hdr, (const char *) data + sizeof hdr, NULL);
-            return;
-        }
+        bool malformed = hdr.cid > MTL_RTTCC_MAX_CID ||
+                         (MTL_RTTCC_EAGER == type ? hdr.len != payload : 0 != payload);
+        /* Dropped or not, it spends its sequence number: in its turn. */
+        mca_mtl_rttcc_on_arrival(m, peer, &hdr, (const char *) data + sizeof hdr, NULL, malformed);
+        return;
     } else if (RTTCC_TAG_MTL == tag &&
                (MTL_RTTCC_CTS == type || MTL_RTTCC_SYNC_ACK == type || MTL_RTTCC_CANCELLED == type) &&
                len == sizeof(mtl_rttcc_reply_hdr_t)) {

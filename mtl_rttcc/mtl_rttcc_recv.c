@@ -72,6 +72,28 @@ static void answer_sync(mca_mtl_rttcc_module_t *m, uint32_t peer, const mtl_rttc
     }
 }
 
+/* A message dropped unreceived: a sender waiting for its receiver
+ * (rendezvous, synchronous) learns it with CANCELLED, and its send
+ * completes cancelled. */
+static void refuse(mca_mtl_rttcc_module_t *m, uint32_t peer, const mtl_rttcc_match_hdr_t *hdr,
+                   mca_mtl_rttcc_request_t *self_send, const char *why)
+{
+    mtl_rttcc_reply_hdr_t no = {.type = MTL_RTTCC_CANCELLED, .sid = hdr->sid};
+
+    opal_output_verbose(1, mca_mtl_rttcc_component.output,
+                        "mtl:rttcc: dropped a message from process %u (cid %u, rank %d, tag %d, seq %u): %s", peer,
+                        hdr->cid, hdr->src, hdr->tag, hdr->seq, why);
+    if (NULL != self_send) {
+        if (NULL != self_send->super.ompi_req) {
+            self_send->super.ompi_req->req_status._cancelled = true;
+        }
+        mca_mtl_rttcc_send_done(self_send, OMPI_SUCCESS); /* the match it waited for */
+    } else if ((MTL_RTTCC_RTS == hdr->type || (hdr->flags & MTL_RTTCC_FLAG_SYNC)) &&
+               OMPI_SUCCESS != mca_mtl_rttcc_send_control(m, peer, &no)) {
+        opal_output_verbose(1, mca_mtl_rttcc_component.output, "mtl:rttcc: cannot answer process %u", peer);
+    }
+}
+
 /* Takes back a landing no put will reach: out of the table (if it was
  * registered) and its grant revoked; the receive fails with `error`. */
 static void withdraw_landing(mca_mtl_rttcc_module_t *m, mca_mtl_rttcc_request_t *req, bool registered, int error)
@@ -161,9 +183,9 @@ static void deliver(mca_mtl_rttcc_module_t *m, mca_mtl_rttcc_request_t *req, uin
 }
 
 static mtl_rttcc_arrival_t *keep(uint32_t peer, const mtl_rttcc_match_hdr_t *hdr, const void *data,
-                                 mca_mtl_rttcc_request_t *self_send)
+                                 mca_mtl_rttcc_request_t *self_send, bool malformed)
 {
-    size_t bytes = MTL_RTTCC_EAGER == hdr->type ? hdr->len : 0;
+    size_t bytes = MTL_RTTCC_EAGER == hdr->type && !malformed ? hdr->len : 0;
     mtl_rttcc_arrival_t *a = malloc(sizeof *a + bytes);
     if (NULL == a) {
         return NULL;
@@ -176,6 +198,7 @@ static mtl_rttcc_arrival_t *keep(uint32_t peer, const mtl_rttcc_match_hdr_t *hdr
     a->match.seq = hdr->seq;
     a->hdr = *hdr;
     a->self_send = self_send;
+    a->malformed = malformed;
     if (bytes) {
         memcpy(a->payload, data, bytes);
     }
@@ -207,12 +230,22 @@ static void too_far_ahead(mca_mtl_rttcc_module_t *m, uint32_t peer, uint32_t seq
 
 /* Called with the lock held, for an arrival whose turn it is; returns
  * with the lock held.  `a` is the kept copy, or NULL while the message is
- * still only in the engine's buffer. */
+ * still only in the engine's buffer.  It is checked now, when the
+ * communicator its id names is the one it would be matched in. */
 static void match_in_order(mca_mtl_rttcc_module_t *m, uint32_t peer, const mtl_rttcc_match_hdr_t *hdr,
-                           const void *data, mca_mtl_rttcc_request_t *self_send, mtl_rttcc_arrival_t *a)
+                           const void *data, mca_mtl_rttcc_request_t *self_send, mtl_rttcc_arrival_t *a,
+                           bool malformed)
 {
     if (mca_mtl_rttcc_drop_cancelled(m, peer, hdr->seq)) { /* its sender took it back */
         free(a);
+        return;
+    }
+    if (malformed || !mca_mtl_rttcc_source_ok(peer, hdr->cid, hdr->src)) {
+        OPAL_THREAD_UNLOCK(&m->lock);
+        MTL_RTTCC_COUNT(bad_messages);
+        refuse(m, peer, hdr, self_send, malformed ? "malformed" : "its sender is not the rank it claims");
+        free(a);
+        OPAL_THREAD_LOCK(&m->lock);
         return;
     }
     rttcc_match_item_t probe = {.cid = hdr->cid, .src = hdr->src, .tag = hdr->tag};
@@ -220,7 +253,7 @@ static void match_in_order(mca_mtl_rttcc_module_t *m, uint32_t peer, const mtl_r
 
     if (NULL == r) {
         if (NULL == a) {
-            a = keep(peer, hdr, data, self_send);
+            a = keep(peer, hdr, data, self_send, false);
         }
         if (NULL == a || 0 != rttcc_matcher_add_unexpected(m->matcher, &a->match)) {
             OPAL_THREAD_UNLOCK(&m->lock);
@@ -236,7 +269,7 @@ static void match_in_order(mca_mtl_rttcc_module_t *m, uint32_t peer, const mtl_r
 }
 
 void mca_mtl_rttcc_on_arrival(mca_mtl_rttcc_module_t *m, uint32_t peer, const mtl_rttcc_match_hdr_t *hdr,
-                              const void *data, mca_mtl_rttcc_request_t *self_send)
+                              const void *data, mca_mtl_rttcc_request_t *self_send, bool malformed)
 {
     mtl_rttcc_arrival_t *a;
     int order;
@@ -256,7 +289,7 @@ void mca_mtl_rttcc_on_arrival(mca_mtl_rttcc_module_t *m, uint32_t peer, const mt
         return;
     }
     if (0 == order) { /* ahead of an earlier message of the same sender */
-        a = keep(peer, hdr, data, self_send);
+        a = keep(peer, hdr, data, self_send, malformed);
         int held = NULL != a ? rttcc_matcher_hold(m->matcher, &a->match) : 0;
         OPAL_THREAD_UNLOCK(&m->lock);
         MTL_RTTCC_COUNT(out_of_order);
@@ -273,9 +306,9 @@ void mca_mtl_rttcc_on_arrival(mca_mtl_rttcc_module_t *m, uint32_t peer, const mt
         }
         return;
     }
-    match_in_order(m, peer, hdr, data, self_send, NULL);
+    match_in_order(m, peer, hdr, data, self_send, NULL, malformed);
     while (NULL != (a = (mtl_rttcc_arrival_t *) rttcc_matcher_release(m->matcher, peer))) {
-        match_in_order(m, peer, &a->hdr, a->payload, a->self_send, a);
+        match_in_order(m, peer, &a->hdr, a->payload, a->self_send, a, a->malformed);
     }
     OPAL_THREAD_UNLOCK(&m->lock);
 }

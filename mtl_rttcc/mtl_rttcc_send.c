@@ -53,7 +53,8 @@ void mca_mtl_rttcc_send_done(mca_mtl_rttcc_request_t *req, int status)
     }
 }
 
-/* A slot names a send waiting for a reply; the reply must come from its peer. */
+/* A slot names a send waiting for a reply; the reply must come from its
+ * peer.  CANCELLED may come unasked: the receiver dropped the message. */
 static int take_slot(mca_mtl_rttcc_module_t *m, mca_mtl_rttcc_request_t *req, uint8_t awaits)
 {
     req->hdr.sid = (uint32_t) opal_pointer_array_add(&m->slots, req);
@@ -67,8 +68,7 @@ static mca_mtl_rttcc_request_t *claim_slot(mca_mtl_rttcc_module_t *m, uint32_t p
     mca_mtl_rttcc_request_t *req;
     OPAL_THREAD_LOCK(&m->lock);
     req = r->sid < INT32_MAX ? opal_pointer_array_get_item(&m->slots, (int) r->sid) : NULL;
-    if (NULL != req && req->peer == peer &&
-        (req->awaits == r->type || (MTL_RTTCC_CANCELLED == r->type && req->cancelling))) {
+    if (NULL != req && req->peer == peer && (req->awaits == r->type || MTL_RTTCC_CANCELLED == r->type)) {
         opal_pointer_array_set_item(&m->slots, (int) r->sid, NULL);
         req->sid = -1;
     } else {
@@ -108,9 +108,11 @@ void mca_mtl_rttcc_on_reply(mca_mtl_rttcc_module_t *m, uint32_t peer, const mtl_
         }
         return;
     }
-    if (MTL_RTTCC_CANCELLED == r->type) { /* the receiver took the message back (mtl_rttcc_cancel.c) */
+    if (MTL_RTTCC_CANCELLED == r->type) { /* taken back (mtl_rttcc_cancel.c), or dropped unreceived */
         MTL_RTTCC_COUNT(cancelled);
-        req->super.ompi_req->req_status._cancelled = true;
+        if (NULL != req->super.ompi_req) { /* a blocking send has no status to say it */
+            req->super.ompi_req->req_status._cancelled = true;
+        }
     } else if (MTL_RTTCC_CTS == r->type) {
         opal_output_verbose(50, mca_mtl_rttcc_component.output, "mtl:rttcc: CTS from %u: put %llu of %zu bytes",
                             peer, (unsigned long long) r->accepted, req->buf_len);
@@ -189,7 +191,7 @@ static int start_send(mca_mtl_rttcc_module_t *m, struct ompi_communicator_t *com
     if (req->peer == m->self) {
         MTL_RTTCC_COUNT(self_sends);
         req->hdr.type = MTL_RTTCC_EAGER;
-        mca_mtl_rttcc_on_arrival(m, m->self, &req->hdr, req->buf, sync ? req : NULL); /* copies what waits */
+        mca_mtl_rttcc_on_arrival(m, m->self, &req->hdr, req->buf, sync ? req : NULL, false); /* copies what waits */
     } else if (!rndv) {
         struct iovec iov[2] = {{&req->hdr, sizeof req->hdr}, {req->buf, len}};
         MTL_RTTCC_COUNT(eager_sends);

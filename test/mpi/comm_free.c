@@ -1,0 +1,125 @@
+/* Messages a receiver cannot take because of how its communicator was
+ * freed.  Every case is an erroneous program that mtl_rttcc tolerates
+ * (MPI never receives a message sent on a communicator its receiver has
+ * freed): the message is dropped, its sender's later messages still come,
+ * and a send that waits for its receiver (synchronous, rendezvous)
+ * completes cancelled instead of hanging.  The cases rely on Open MPI
+ * giving a new communicator the lowest context id free at its members, so
+ * that the freed communicator's id is reused.
+ *
+ *   reuse: ranks 0 and 2 free A and make B of the two of them (A's id);
+ *          rank 1 then sends on A: to rank 0 that id names B, whose rank 1
+ *          is process 2. */
+#include "mpitest.h"
+
+#define BIG (1 << 20) /* rendezvous */
+#define WITHIN 20.0   /* seconds a completion may take */
+
+/* Waits for `r` at most WITHIN seconds: a send nobody answers fails here. */
+static void wait_within(MPI_Request *r, MPI_Status *st, const char *what)
+{
+    double end = MPI_Wtime() + WITHIN;
+    int done = 0, rank;
+    while (!done) {
+        MPI_Test(r, &done, st);
+        if (!done && MPI_Wtime() > end) {
+            MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+            fprintf(stderr, "FAIL comm_free on rank %d: %s did not complete in %.0f s\n", rank, what, WITHIN);
+            MPI_Abort(MPI_COMM_WORLD, 3);
+        }
+    }
+}
+
+/* Rank 1: messages to rank 0 on a communicator rank 0 has freed (eager,
+ * synchronous, rendezvous), then one on `comm` that rank 0 receives; the
+ * two sends that wait for their receiver must complete cancelled. */
+static void send_stale(MPI_Comm freed, unsigned char *buf, int tag, MPI_Comm comm)
+{
+    MPI_Request r[2];
+    MPI_Status st;
+    int cancelled;
+    MPI_Send(buf, 100, MPI_BYTE, 0, tag, freed);
+    MPI_Issend(buf, 100, MPI_BYTE, 0, tag + 1, freed, &r[0]);
+    MPI_Isend(buf, BIG, MPI_BYTE, 0, tag + 2, freed, &r[1]);
+    mt_fill(buf + BIG, 64, 1, 0, tag);
+    MPI_Send(buf + BIG, 64, MPI_BYTE, 0, tag, comm);
+    for (int k = 0; k < 2; ++k) {
+        wait_within(&r[k], &st, k ? "a rendezvous send to a freed communicator" : "an Issend to a freed communicator");
+        MPI_Test_cancelled(&st, &cancelled);
+        if (!cancelled) {
+            mt_fail("comm_free", "send %zu of tag %zu to a freed communicator completed not cancelled", (size_t) k,
+                    (size_t) tag + 1 + k);
+        }
+    }
+}
+
+/* Rank 0: the message rank 1 sent on `comm` after the stale ones comes all the same. */
+static void recv_after_stale(unsigned char *buf, int tag, MPI_Comm comm)
+{
+    MPI_Request r;
+    MPI_Status st;
+    int n;
+    MPI_Irecv(buf, BIG, MPI_BYTE, 1, tag, comm, &r);
+    wait_within(&r, &st, "the message sent behind stale ones");
+    MPI_Get_count(&st, MPI_BYTE, &n);
+    if (64 != n) {
+        mt_fail("comm_free", "the message sent behind stale ones had %zu bytes, not %zu", (size_t) n, 64);
+    }
+    mt_check("comm_free", buf, 64, 1, 0, tag);
+}
+
+/* Nothing is left to receive on `comm`. */
+static void nothing_on(MPI_Comm comm)
+{
+    int flag;
+    MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, comm, &flag, MPI_STATUS_IGNORE);
+    if (flag) {
+        mt_fail("comm_free", "a stale message is pending on a new communicator (%zu, %zu)", 0, 0);
+    }
+}
+
+static void reuse(int rank, unsigned char *buf)
+{
+    MPI_Comm a, b = MPI_COMM_NULL;
+    MPI_Group world, pair;
+    const int members[2] = {0, 2};
+    MPI_Comm_dup(MPI_COMM_WORLD, &a);
+    if (0 == rank || 2 == rank) {
+        MPI_Comm_free(&a);
+        MPI_Comm_group(MPI_COMM_WORLD, &world);
+        MPI_Group_incl(world, 2, members, &pair);
+        MPI_Comm_create_group(MPI_COMM_WORLD, pair, 5, &b);
+        MPI_Group_free(&pair);
+        MPI_Group_free(&world);
+    }
+    if (0 == rank) {
+        MPI_Send(NULL, 0, MPI_BYTE, 1, 1, MPI_COMM_WORLD); /* B is made */
+        recv_after_stale(buf, 10, MPI_COMM_WORLD);
+        nothing_on(b);
+    } else if (1 == rank) {
+        MPI_Recv(NULL, 0, MPI_BYTE, 0, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        send_stale(a, buf, 10, MPI_COMM_WORLD);
+    }
+    if (MPI_COMM_NULL != b) {
+        MPI_Comm_free(&b);
+    }
+    if (MPI_COMM_NULL != a) {
+        MPI_Comm_free(&a);
+    }
+}
+
+int main(int argc, char **argv)
+{
+    int rank, size;
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    unsigned char *buf = mt_alloc(BIG + 64);
+    if (size >= 3) {
+        reuse(rank, buf);
+    }
+    free(buf);
+    mt_pass("comm_free");
+    MPI_Finalize();
+    return 0;
+}
