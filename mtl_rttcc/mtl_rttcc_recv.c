@@ -422,9 +422,7 @@ int mca_mtl_rttcc_improbe(struct mca_mtl_base_module_t *mtl, struct ompi_communi
     OPAL_THREAD_UNLOCK(&m->lock);
     if (NULL != a && !mca_mtl_rttcc_source_ok(a->match.peer, a->hdr.cid, a->hdr.src)) {
         MTL_RTTCC_COUNT(bad_messages); /* the PML would look the rank up */
-        opal_output_verbose(1, mca_mtl_rttcc_component.output,
-                            "mtl:rttcc: dropped a message from process %u claiming rank %d", a->match.peer,
-                            a->hdr.src);
+        refuse(m, a->match.peer, &a->hdr, a->self_send, "its sender is not the rank it claims");
         free(a);
         a = NULL;
     }

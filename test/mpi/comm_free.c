@@ -7,9 +7,11 @@
  * giving a new communicator the lowest context id free at its members, so
  * that the freed communicator's id is reused.
  *
- *   reuse: ranks 0 and 2 free A and make B of the two of them (A's id);
- *          rank 1 then sends on A: to rank 0 that id names B, whose rank 1
- *          is process 2. */
+ *   reuse:   ranks 0 and 2 free A and make B of the two of them (A's id);
+ *            rank 1 then sends on A: to rank 0 that id names B, whose rank 1
+ *            is process 2.
+ *   improbe: the same, but rank 1's Issend on A reaches rank 0 before B is
+ *            made there, and rank 0 then probes B with MPI_Improbe. */
 #include "mpitest.h"
 
 #define BIG (1 << 20) /* rendezvous */
@@ -78,19 +80,27 @@ static void nothing_on(MPI_Comm comm)
     }
 }
 
+/* Ranks 0 and 2: B, of the two of them. */
+static MPI_Comm pair_of_0_and_2(void)
+{
+    MPI_Comm b;
+    MPI_Group world, pair;
+    const int members[2] = {0, 2};
+    MPI_Comm_group(MPI_COMM_WORLD, &world);
+    MPI_Group_incl(world, 2, members, &pair);
+    MPI_Comm_create_group(MPI_COMM_WORLD, pair, 5, &b);
+    MPI_Group_free(&pair);
+    MPI_Group_free(&world);
+    return b;
+}
+
 static void reuse(int rank, unsigned char *buf)
 {
     MPI_Comm a, b = MPI_COMM_NULL;
-    MPI_Group world, pair;
-    const int members[2] = {0, 2};
     MPI_Comm_dup(MPI_COMM_WORLD, &a);
     if (0 == rank || 2 == rank) {
         MPI_Comm_free(&a);
-        MPI_Comm_group(MPI_COMM_WORLD, &world);
-        MPI_Group_incl(world, 2, members, &pair);
-        MPI_Comm_create_group(MPI_COMM_WORLD, pair, 5, &b);
-        MPI_Group_free(&pair);
-        MPI_Group_free(&world);
+        b = pair_of_0_and_2();
     }
     if (0 == rank) {
         MPI_Send(NULL, 0, MPI_BYTE, 1, 1, MPI_COMM_WORLD); /* B is made */
@@ -99,6 +109,47 @@ static void reuse(int rank, unsigned char *buf)
     } else if (1 == rank) {
         MPI_Recv(NULL, 0, MPI_BYTE, 0, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
         send_stale(a, buf, 10, MPI_COMM_WORLD);
+    }
+    if (MPI_COMM_NULL != b) {
+        MPI_Comm_free(&b);
+    }
+    if (MPI_COMM_NULL != a) {
+        MPI_Comm_free(&a);
+    }
+}
+
+static void improbe(int rank, unsigned char *buf)
+{
+    MPI_Comm a, b = MPI_COMM_NULL;
+    MPI_Comm_dup(MPI_COMM_WORLD, &a);
+    if (0 == rank || 2 == rank) {
+        MPI_Comm_free(&a);
+    }
+    if (0 == rank) {
+        MPI_Message msg;
+        int flag;
+        MPI_Send(NULL, 0, MPI_BYTE, 1, 1, MPI_COMM_WORLD); /* A is freed */
+        recv_after_stale(buf, 20, MPI_COMM_WORLD);      /* the Issend is here */
+        b = pair_of_0_and_2();
+        MPI_Improbe(MPI_ANY_SOURCE, MPI_ANY_TAG, b, &flag, &msg, MPI_STATUS_IGNORE);
+        if (flag) {
+            mt_fail("comm_free", "MPI_Improbe found a stale message on a new communicator (%zu, %zu)", 0, 0);
+        }
+    } else if (1 == rank) {
+        MPI_Request r;
+        MPI_Status st;
+        int cancelled;
+        MPI_Recv(NULL, 0, MPI_BYTE, 0, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        MPI_Issend(buf, 100, MPI_BYTE, 0, 21, a, &r);
+        mt_fill(buf + BIG, 64, 1, 0, 20);
+        MPI_Send(buf + BIG, 64, MPI_BYTE, 0, 20, MPI_COMM_WORLD);
+        wait_within(&r, &st, "an Issend to a freed communicator");
+        MPI_Test_cancelled(&st, &cancelled);
+        if (!cancelled) {
+            mt_fail("comm_free", "an Issend to a freed communicator completed not cancelled (%zu, %zu)", 0, 0);
+        }
+    } else if (2 == rank) {
+        b = pair_of_0_and_2();
     }
     if (MPI_COMM_NULL != b) {
         MPI_Comm_free(&b);
@@ -117,6 +168,7 @@ int main(int argc, char **argv)
     unsigned char *buf = mt_alloc(BIG + 64);
     if (size >= 3) {
         reuse(rank, buf);
+        improbe(rank, buf);
     }
     free(buf);
     mt_pass("comm_free");
