@@ -85,6 +85,12 @@ typedef struct mtl_rttcc_cancel_hdr_t {
     uint32_t seq;
 } mtl_rttcc_cancel_hdr_t;
 
+/* What this process knows of a context id (pml/cm's add_comm, del_comm). */
+typedef struct mtl_rttcc_comm_t {
+    struct ompi_communicator_t *comm; /* while it lives here */
+    bool freed;                       /* freed here, and no communicator took the id since */
+} mtl_rttcc_comm_t;
+
 /* MPI_T counters of the MTL. */
 #define MCA_MTL_RTTCC_COUNTERS(X)                                                  \
     X(eager_sends, "messages sent eagerly (data with the match header)")           \
@@ -94,7 +100,8 @@ typedef struct mtl_rttcc_cancel_hdr_t {
     X(out_of_order, "messages that arrived ahead of an earlier one of their sender") \
     X(truncated, "receives whose message was larger than their buffer")            \
     X(cancelled, "requests cancelled (receives not matched yet, sends their receiver had not matched)") \
-    X(bad_messages, "malformed or unsolicited messages dropped")
+    X(bad_messages, "malformed or unsolicited messages dropped")                   \
+    X(stale, "messages dropped unreceived because their communicator was freed here")
 
 typedef struct mca_mtl_rttcc_counters_t {
 #define MCA_MTL_RTTCC_COUNTER_FIELD(name, help) volatile int64_t name;
@@ -113,6 +120,8 @@ typedef struct mca_mtl_rttcc_module_t {
     size_t held_max;             /* arrivals it holds from one sender (all: 4x) */
     uint32_t *tx_seq;            /* next sequence number towards each peer */
     size_t num_tx_seq;
+    mtl_rttcc_comm_t *comms;     /* by context id */
+    size_t num_comms;
     opal_pointer_array_t slots;  /* sends waiting for a CTS or SYNC_ACK, by sid */
     opal_hash_table_t landing;   /* rendezvous receives by grant key */
     opal_hash_table_t cancelled; /* (peer << 32 | seq) of messages cancelled before their turn came */
@@ -209,9 +218,9 @@ void mca_mtl_rttcc_on_arrival(mca_mtl_rttcc_module_t *m, uint32_t peer, const mt
                               const void *data, mca_mtl_rttcc_request_t *self_send, bool malformed);
 void mca_mtl_rttcc_on_put(mca_mtl_rttcc_module_t *m, uint32_t peer, uint32_t key, size_t len);
 void mca_mtl_rttcc_free_arrivals(mca_mtl_rttcc_module_t *m);
-/* Is `src` of communicator `cid` the process `peer`? (true while the
- * communicator does not exist here yet) */
-bool mca_mtl_rttcc_source_ok(uint32_t peer, uint32_t cid, int32_t src);
+/* Communicator `cid` was freed here: the messages nobody received on it
+ * are dropped, and so are those that come for it until another takes its id. */
+void mca_mtl_rttcc_comm_freed(mca_mtl_rttcc_module_t *m, uint32_t cid);
 
 /* mtl_rttcc_cancel.c */
 int mca_mtl_rttcc_cancel(struct mca_mtl_base_module_t *mtl, mca_mtl_request_t *mtl_request, int flag);

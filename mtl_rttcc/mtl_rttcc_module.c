@@ -6,6 +6,7 @@
 
 #include "mtl_rttcc.h"
 
+#include "ompi/communicator/communicator.h"
 #include "ompi/proc/proc.h"
 #include "ompi/mca/rte/rte.h"
 #include "opal/mca/pmix/pmix.h"
@@ -17,12 +18,40 @@ static int rttcc_add_procs(struct mca_mtl_base_module_t *mtl, size_t nprocs, str
 static int rttcc_del_procs(struct mca_mtl_base_module_t *mtl, size_t nprocs, struct ompi_proc_t **procs);
 static int rttcc_finalize(struct mca_mtl_base_module_t *mtl);
 
-/* pml/cm calls these for every communicator; the matcher keys its queues by
- * context id and makes them on first use. */
+/* pml/cm calls these for every communicator this process is in: arrivals
+ * are checked against the live one of their context id (the matcher keys
+ * its queues by context id and makes them on first use).  Open MPI adds a
+ * communicator at every member before any member may send on it (the
+ * barrier of ompi_comm_activate), and frees a context id for reuse right
+ * after del_comm, while messages sent on it may still be on their way. */
 static int rttcc_add_comm(struct mca_mtl_base_module_t *mtl, struct ompi_communicator_t *comm)
 {
-    (void) mtl;
-    (void) comm;
+    mca_mtl_rttcc_module_t *m = (mca_mtl_rttcc_module_t *) mtl;
+    uint32_t cid = ompi_comm_get_cid(comm);
+    int rc = OMPI_SUCCESS;
+
+    OPAL_THREAD_LOCK(&m->lock);
+    if (cid >= m->num_comms) {
+        size_t n = cid + 1 > 2 * m->num_comms ? cid + 1 : 2 * m->num_comms;
+        mtl_rttcc_comm_t *grown = realloc(m->comms, n * sizeof *grown);
+        if (NULL == grown) {
+            rc = OMPI_ERR_OUT_OF_RESOURCE;
+            goto out;
+        }
+        memset(grown + m->num_comms, 0, (n - m->num_comms) * sizeof *grown);
+        m->comms = grown;
+        m->num_comms = n;
+    }
+    m->comms[cid].comm = comm;
+    m->comms[cid].freed = false;
+out:
+    OPAL_THREAD_UNLOCK(&m->lock);
+    return rc;
+}
+
+static int rttcc_del_comm(struct mca_mtl_base_module_t *mtl, struct ompi_communicator_t *comm)
+{
+    mca_mtl_rttcc_comm_freed((mca_mtl_rttcc_module_t *) mtl, ompi_comm_get_cid(comm));
     return OMPI_SUCCESS;
 }
 
@@ -42,7 +71,7 @@ mca_mtl_rttcc_module_t ompi_mtl_rttcc = {
         .mtl_improbe = mca_mtl_rttcc_improbe,
         .mtl_cancel = mca_mtl_rttcc_cancel,
         .mtl_add_comm = rttcc_add_comm,
-        .mtl_del_comm = rttcc_add_comm,
+        .mtl_del_comm = rttcc_del_comm,
     },
 };
 
@@ -66,6 +95,8 @@ int mca_mtl_rttcc_module_init(mca_mtl_rttcc_module_t *m)
     opal_hash_table_init(&m->cancelled, 64);
     m->tx_seq = NULL;
     m->num_tx_seq = 0;
+    m->comms = NULL;
+    m->num_comms = 0;
     return OMPI_SUCCESS;
 }
 
@@ -287,6 +318,9 @@ static int rttcc_finalize(struct mca_mtl_base_module_t *mtl)
     free(m->tx_seq);
     m->tx_seq = NULL;
     m->num_tx_seq = 0;
+    free(m->comms);
+    m->comms = NULL;
+    m->num_comms = 0;
     OBJ_DESTRUCT(&m->landing);
     OBJ_DESTRUCT(&m->cancelled);
     OBJ_DESTRUCT(&m->slots);

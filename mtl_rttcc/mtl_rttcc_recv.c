@@ -21,19 +21,33 @@ static inline mca_mtl_rttcc_request_t *req_of(rttcc_match_item_t *item)
     return (mca_mtl_rttcc_request_t *) ((char *) item - offsetof(mca_mtl_rttcc_request_t, match));
 }
 
-bool mca_mtl_rttcc_source_ok(uint32_t peer, uint32_t cid, int32_t src)
+/* Is `src` of `comm` the process `peer`? */
+static bool is_rank_of(ompi_communicator_t *comm, uint32_t peer, int32_t src)
 {
-    ompi_communicator_t *comm = ompi_comm_lookup(cid);
     ompi_proc_t *proc;
 
-    if (NULL == comm) {
-        return true; /* not made here yet: checked when improbe hands it to the PML */
-    }
     if (src < 0 || src >= comm->c_remote_group->grp_proc_count) {
         return false;
     }
     proc = ompi_comm_peer_lookup(comm, src);
     return NULL != proc && proc->super.proc_name.vpid == peer;
+}
+
+static const char freed_here[] = "its communicator was freed here";
+
+/* Called with the lock held (the communicator lives while it is): why an
+ * arrival in its turn is dropped, or NULL if it may be matched. */
+static const char *why_dropped(mca_mtl_rttcc_module_t *m, uint32_t peer, uint32_t cid, int32_t src)
+{
+    const mtl_rttcc_comm_t *c = cid < m->num_comms ? &m->comms[cid] : NULL;
+
+    if (NULL != c && NULL != c->comm) {
+        return is_rank_of(c->comm, peer, src) ? NULL : "its sender is not the rank it claims";
+    }
+    if (NULL != c && c->freed) {
+        return freed_here;
+    }
+    return NULL; /* not made here yet (pml/cm does not send before): checked by improbe */
 }
 
 static void complete_recv(mca_mtl_rttcc_request_t *req, size_t received)
@@ -76,13 +90,10 @@ static void answer_sync(mca_mtl_rttcc_module_t *m, uint32_t peer, const mtl_rttc
  * (rendezvous, synchronous) learns it with CANCELLED, and its send
  * completes cancelled. */
 static void refuse(mca_mtl_rttcc_module_t *m, uint32_t peer, const mtl_rttcc_match_hdr_t *hdr,
-                   mca_mtl_rttcc_request_t *self_send, const char *why)
+                   mca_mtl_rttcc_request_t *self_send)
 {
     mtl_rttcc_reply_hdr_t no = {.type = MTL_RTTCC_CANCELLED, .sid = hdr->sid};
 
-    opal_output_verbose(1, mca_mtl_rttcc_component.output,
-                        "mtl:rttcc: dropped a message from process %u (cid %u, rank %d, tag %d, seq %u): %s", peer,
-                        hdr->cid, hdr->src, hdr->tag, hdr->seq, why);
     if (NULL != self_send) {
         if (NULL != self_send->super.ompi_req) {
             self_send->super.ompi_req->req_status._cancelled = true;
@@ -240,10 +251,18 @@ static void match_in_order(mca_mtl_rttcc_module_t *m, uint32_t peer, const mtl_r
         free(a);
         return;
     }
-    if (malformed || !mca_mtl_rttcc_source_ok(peer, hdr->cid, hdr->src)) {
+    const char *why = malformed ? "malformed" : why_dropped(m, peer, hdr->cid, hdr->src);
+    if (NULL != why) {
         OPAL_THREAD_UNLOCK(&m->lock);
-        MTL_RTTCC_COUNT(bad_messages);
-        refuse(m, peer, hdr, self_send, malformed ? "malformed" : "its sender is not the rank it claims");
+        if (freed_here == why) {
+            MTL_RTTCC_COUNT(stale);
+        } else {
+            MTL_RTTCC_COUNT(bad_messages);
+        }
+        opal_output_verbose(1, mca_mtl_rttcc_component.output,
+                            "mtl:rttcc: dropped a message from process %u (cid %u, rank %d, tag %d, seq %u): %s",
+                            peer, hdr->cid, hdr->src, hdr->tag, hdr->seq, why);
+        refuse(m, peer, hdr, self_send);
         free(a);
         OPAL_THREAD_LOCK(&m->lock);
         return;
@@ -420,9 +439,12 @@ int mca_mtl_rttcc_improbe(struct mca_mtl_base_module_t *mtl, struct ompi_communi
     OPAL_THREAD_LOCK(&m->lock);
     a = (mtl_rttcc_arrival_t *) rttcc_matcher_take_unexpected(m->matcher, &want);
     OPAL_THREAD_UNLOCK(&m->lock);
-    if (NULL != a && !mca_mtl_rttcc_source_ok(a->match.peer, a->hdr.cid, a->hdr.src)) {
+    if (NULL != a && !is_rank_of(comm, a->match.peer, a->hdr.src)) { /* queued before comm was made here */
         MTL_RTTCC_COUNT(bad_messages); /* the PML would look the rank up */
-        refuse(m, a->match.peer, &a->hdr, a->self_send, "its sender is not the rank it claims");
+        opal_output_verbose(1, mca_mtl_rttcc_component.output,
+                            "mtl:rttcc: dropped a message from process %u claiming rank %d", a->match.peer,
+                            a->hdr.src);
+        refuse(m, a->match.peer, &a->hdr, a->self_send);
         free(a);
         a = NULL;
     }
@@ -453,6 +475,32 @@ int mca_mtl_rttcc_imrecv(struct mca_mtl_base_module_t *mtl, struct opal_converto
     deliver((mca_mtl_rttcc_module_t *) mtl, req, a->match.peer, &a->hdr, a->payload, a->self_send);
     free(a);
     return OMPI_SUCCESS;
+}
+
+void mca_mtl_rttcc_comm_freed(mca_mtl_rttcc_module_t *m, uint32_t cid)
+{
+    mtl_rttcc_arrival_t *a;
+    size_t dropped = 0;
+
+    OPAL_THREAD_LOCK(&m->lock);
+    if (cid < m->num_comms) { /* (added: pml/cm frees only what it added) */
+        m->comms[cid].comm = NULL;
+        m->comms[cid].freed = true;
+    }
+    while (NULL != (a = (mtl_rttcc_arrival_t *) rttcc_matcher_pop_unexpected(m->matcher, cid))) {
+        OPAL_THREAD_UNLOCK(&m->lock);
+        MTL_RTTCC_COUNT(stale);
+        refuse(m, a->match.peer, &a->hdr, a->self_send);
+        free(a);
+        ++dropped;
+        OPAL_THREAD_LOCK(&m->lock);
+    }
+    OPAL_THREAD_UNLOCK(&m->lock);
+    if (dropped > 0) {
+        opal_output_verbose(10, mca_mtl_rttcc_component.output,
+                            "mtl:rttcc: communicator %u freed with %zu messages nobody received: dropped", cid,
+                            dropped);
+    }
 }
 
 void mca_mtl_rttcc_free_arrivals(mca_mtl_rttcc_module_t *m)

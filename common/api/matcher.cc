@@ -63,4 +63,8 @@ void rttcc_matcher_counts(const rttcc_matcher_t *m, size_t *posted, size_t *unex
 
 rttcc_match_item_t *rttcc_matcher_pop_arrival(rttcc_matcher_t *m) { return m->impl.pop_arrival(); }
 
+rttcc_match_item_t *rttcc_matcher_pop_unexpected(rttcc_matcher_t *m, uint32_t cid) {
+    return m->impl.pop_unexpected(cid);
+}
+
 }  // extern "C"

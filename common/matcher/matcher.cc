@@ -138,4 +138,9 @@ Matcher::Item *Matcher::pop_arrival() {
     return nullptr;
 }
 
+Matcher::Item *Matcher::pop_unexpected(uint32_t cid) {
+    CommQueues *c = find_comm(cid);
+    return c ? c->unexpected.pop_front() : nullptr;
+}
+
 }  // namespace rttcc

@@ -48,6 +48,7 @@ public:
     size_t unexpected() const;
     size_t held() const { return held_; }
     Item *pop_arrival();
+    Item *pop_unexpected(uint32_t cid);
 
 private:
     using Queue = BasicList<Item, rttcc_match_link_t, &Item::link>;

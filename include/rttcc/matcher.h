@@ -101,6 +101,10 @@ int rttcc_matcher_cancel(rttcc_matcher_t *m, rttcc_match_item_t *recv);
 int rttcc_matcher_take_arrival(rttcc_matcher_t *m, uint32_t cid, uint32_t peer, uint32_t seq,
                                rttcc_match_item_t **out);
 
+/* A communicator freed: dequeues and returns its oldest unexpected
+ * arrival, or NULL once there is none. */
+rttcc_match_item_t *rttcc_matcher_pop_unexpected(rttcc_matcher_t *m, uint32_t cid);
+
 /* Numbers of posted receives, unexpected and held arrivals. */
 void rttcc_matcher_counts(const rttcc_matcher_t *m, size_t *posted, size_t *unexpected, size_t *held);
 

@@ -11,7 +11,10 @@
  *            rank 1 then sends on A: to rank 0 that id names B, whose rank 1
  *            is process 2.
  *   improbe: the same, but rank 1's Issend on A reaches rank 0 before B is
- *            made there, and rank 0 then probes B with MPI_Improbe. */
+ *            made there, and rank 0 then probes B with MPI_Improbe.
+ *   freed:   rank 1's messages on A are queued at rank 0 when it frees A,
+ *            and more come after; then all make B (A's id), whose wildcard
+ *            receive must get B's message, not one of A's. */
 #include "mpitest.h"
 
 #define BIG (1 << 20) /* rendezvous */
@@ -32,9 +35,10 @@ static void wait_within(MPI_Request *r, MPI_Status *st, const char *what)
     }
 }
 
-/* Rank 1: messages to rank 0 on a communicator rank 0 has freed (eager,
- * synchronous, rendezvous), then one on `comm` that rank 0 receives; the
- * two sends that wait for their receiver must complete cancelled. */
+/* Rank 1: messages to rank 0 on a communicator rank 0 frees without
+ * receiving them (eager, synchronous, rendezvous), then one on `comm` that
+ * rank 0 receives; the two sends that wait for their receiver must
+ * complete cancelled. */
 static void send_stale(MPI_Comm freed, unsigned char *buf, int tag, MPI_Comm comm)
 {
     MPI_Request r[2];
@@ -118,6 +122,41 @@ static void reuse(int rank, unsigned char *buf)
     }
 }
 
+static void freed(int rank, unsigned char *buf)
+{
+    MPI_Comm a, b;
+    MPI_Comm_dup(MPI_COMM_WORLD, &a);
+    if (0 == rank) {
+        recv_after_stale(buf, 30, MPI_COMM_WORLD); /* rank 1's messages on A are queued */
+        MPI_Comm_free(&a);
+        MPI_Send(NULL, 0, MPI_BYTE, 1, 1, MPI_COMM_WORLD);
+        recv_after_stale(buf, 40, MPI_COMM_WORLD);
+    } else if (1 == rank) {
+        send_stale(a, buf, 30, MPI_COMM_WORLD);
+        MPI_Recv(NULL, 0, MPI_BYTE, 0, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE); /* A is freed at 0 */
+        send_stale(a, buf, 40, MPI_COMM_WORLD);
+        MPI_Comm_free(&a);
+    } else {
+        MPI_Comm_free(&a);
+    }
+    MPI_Comm_dup(MPI_COMM_WORLD, &b); /* A's id: free at every rank now */
+    if (0 == rank) {
+        MPI_Status st;
+        int n;
+        MPI_Recv(buf, BIG, MPI_BYTE, MPI_ANY_SOURCE, MPI_ANY_TAG, b, &st);
+        MPI_Get_count(&st, MPI_BYTE, &n);
+        if (50 != st.MPI_TAG || 1 != st.MPI_SOURCE || 64 != n) {
+            mt_fail("comm_free", "a new communicator received tag %zu of %zu bytes: a freed one's message",
+                    (size_t) st.MPI_TAG, (size_t) n);
+        }
+        mt_check("comm_free", buf, 64, 1, 0, 50);
+    } else if (1 == rank) {
+        mt_fill(buf, 64, 1, 0, 50);
+        MPI_Send(buf, 64, MPI_BYTE, 0, 50, b);
+    }
+    MPI_Comm_free(&b);
+}
+
 static void improbe(int rank, unsigned char *buf)
 {
     MPI_Comm a, b = MPI_COMM_NULL;
@@ -166,6 +205,7 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     unsigned char *buf = mt_alloc(BIG + 64);
+    freed(rank, buf);
     if (size >= 3) {
         reuse(rank, buf);
         improbe(rank, buf);

@@ -93,7 +93,7 @@ cm_plan=(
     "cancel:2::--mca mtl_rttcc_fault_reorder 500000 --mca mtl_rttcc_fault_drop 100000"
     "probe:3::--mca mtl_rttcc_eager_limit 0"
     # erroneous programs mtl_rttcc tolerates: messages to a receiver that freed their communicator
-    "comm_free:3"
+    "comm_free:2 3"
     "storm:4::--mca mtl_rttcc_eager_limit 1048576"
     "pingpong:2:-max 4194304:--mca mtl_rttcc_cc timely"
     "alltoall:3 5:-max 262144 -expect-rttcc"

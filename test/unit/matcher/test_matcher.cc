@@ -173,6 +173,31 @@ static void test_shutdown_drains_every_arrival(void **) {
     assert_int_equal(u + held, 0);
 }
 
+// A freed communicator's arrivals come out oldest first; another
+// communicator's, the receives posted and the arrivals held stay.
+static void test_a_freed_communicator_gives_up_its_arrivals(void **) {
+    Matcher t;
+    rttcc_match_item_t a1 = item(3, 0, 1), other = item(4, 0, 1), a2 = item(3, 1, -5), r = item(3, 0, 9),
+                       h = item(3, 0, 0, 2, 6);
+    rttcc_matcher_add_unexpected(t.m, &a1);
+    rttcc_matcher_add_unexpected(t.m, &other);
+    rttcc_matcher_add_unexpected(t.m, &a2);
+    rttcc_matcher_add_posted(t.m, &r);
+    assert_int_equal(rttcc_matcher_in_order(t.m, 2, 6), 0);
+    assert_int_equal(rttcc_matcher_hold(t.m, &h), 0);
+    assert_ptr_equal(rttcc_matcher_pop_unexpected(t.m, 3), &a1);
+    assert_ptr_equal(rttcc_matcher_pop_unexpected(t.m, 3), &a2);
+    assert_null(rttcc_matcher_pop_unexpected(t.m, 3));
+    assert_null(rttcc_matcher_pop_unexpected(t.m, 99));  // a context id never used
+    rttcc_match_item_t any = item(4, RTTCC_MATCH_ANY, RTTCC_MATCH_ANY);
+    assert_ptr_equal(rttcc_matcher_take_unexpected(t.m, &any), &other);
+    size_t p, u, held;
+    rttcc_matcher_counts(t.m, &p, &u, &held);
+    assert_int_equal(p, 1);
+    assert_int_equal(u, 0);
+    assert_int_equal(held, 1);
+}
+
 // A sender running ahead of a message it never delivers is held up to the
 // bounds, per peer and in all, and refused beyond them; what was held is
 // handed on in order once the missing message comes.
@@ -235,6 +260,7 @@ int main() {
         cmocka_unit_test(test_cancel_only_a_posted_receive),
         cmocka_unit_test(test_take_arrival_by_sender_and_sequence),
         cmocka_unit_test(test_shutdown_drains_every_arrival),
+        cmocka_unit_test(test_a_freed_communicator_gives_up_its_arrivals),
         cmocka_unit_test(test_held_arrivals_are_bounded),
         cmocka_unit_test(test_a_held_duplicate_is_refused),
     };
