@@ -2,6 +2,8 @@
 #include "coll_rttcc.h"
 #include "rttcc/mca.h"
 
+#include "ompi/runtime/mpiruntime.h"
+
 #include "opal/mca/base/mca_base_var.h"
 #include "opal/mca/base/mca_base_var_enum.h"
 #include "opal/util/output.h"
@@ -118,12 +120,18 @@ static int rttcc_open(void)
                   c->xp.variance_factor, c->xp.backoff_ms);
         c->priority = -1; /* never selected */
     }
+    if (OMPI_MPI_STATE_INIT_STARTED == ompi_mpi_state) { /* not in ompi_info */
+        const rttcc_mca_setting_t shared[] = {{"coll_rttcc_priority", (uint64_t) c->priority},
+                                              {"coll_rttcc_min_bytes", c->min_bytes}};
+        (void) rttcc_mca_publish_settings(&c->super.collm_version, shared, 2);
+    }
     return OMPI_SUCCESS;
 }
 
 static int rttcc_close(void)
 {
     mca_coll_rttcc_component_t *c = &mca_coll_rttcc_component;
+    rttcc_mca_forget_settings(&c->super.collm_version);
     if (NULL != c->hub) {
         rttcc_exchange_hub_destroy(c->hub);
         c->hub = NULL;

@@ -74,9 +74,16 @@ mca_coll_base_module_t *mca_coll_rttcc_comm_query(struct ompi_communicator_t *co
         return NULL;
     }
     for (int r = 0; r < size; ++r) {
-        if (r != me && !rttcc_mca_reach(&ompi_comm_peer_lookup(comm, r)->super.proc_name, &peers[r].engine_peer)) {
+        const opal_process_name_t *name = &ompi_comm_peer_lookup(comm, r)->super.proc_name;
+        if (r != me && !rttcc_mca_reach(name, &peers[r].engine_peer)) {
             opal_output_verbose(10, c->output, "coll:rttcc: rank %d of %s is not reached through rttcc: declining",
                                 r, comm->c_name);
+            free(peers);
+            return NULL;
+        }
+        if (r != me && !rttcc_mca_same_settings(&c->super.collm_version, name, comm->c_name)) {
+            opal_output_verbose(10, c->output, "coll:rttcc: rank %d of %s runs coll_rttcc otherwise: declining", r,
+                                comm->c_name);
             free(peers);
             return NULL;
         }

@@ -6,6 +6,7 @@
 #include "rttcc/mca.h"
 
 #include "ompi/proc/proc.h"
+#include "ompi/runtime/mpiruntime.h"
 #include "opal/mca/base/mca_base_var.h"
 #include "opal/util/output.h"
 
@@ -116,12 +117,17 @@ static int rttcc_open(void)
     mca_osc_rttcc_component_t *c = &mca_osc_rttcc_component;
     c->output = opal_output_open(NULL);
     opal_output_set_verbosity(c->output, c->verbose);
+    if (OMPI_MPI_STATE_INIT_STARTED == ompi_mpi_state) { /* not in ompi_info */
+        const rttcc_mca_setting_t shared[] = {{"osc_rttcc_priority", (uint64_t) c->priority}};
+        (void) rttcc_mca_publish_settings(&c->super.osc_version, shared, 1);
+    }
     return OMPI_SUCCESS;
 }
 
 static int rttcc_close(void)
 {
     mca_osc_rttcc_component_t *c = &mca_osc_rttcc_component;
+    rttcc_mca_forget_settings(&c->super.osc_version);
     opal_output_close(c->output);
     c->output = -1;
     return OMPI_SUCCESS;
@@ -262,6 +268,7 @@ static int rttcc_query(struct ompi_win_t *win, void **base, size_t size, int dis
 {
     mca_osc_rttcc_component_t *c = &mca_osc_rttcc_component;
     const int n = ompi_comm_size(comm), me = ompi_comm_rank(comm);
+    char where[MPI_MAX_OBJECT_NAME + 16];
     uint32_t index;
     (void) win;
     (void) base;
@@ -271,9 +278,16 @@ static int rttcc_query(struct ompi_win_t *win, void **base, size_t size, int dis
     if (NULL == c->engine || MPI_WIN_FLAVOR_SHARED == flavor || OMPI_COMM_IS_INTER(comm)) {
         return OMPI_ERR_NOT_SUPPORTED;
     }
+    snprintf(where, sizeof where, "a window of %s", comm->c_name);
     for (int r = 0; r < n; ++r) {
-        if (r != me && !rttcc_mca_reach(&ompi_comm_peer_lookup(comm, r)->super.proc_name, &index)) {
+        const opal_process_name_t *name = &ompi_comm_peer_lookup(comm, r)->super.proc_name;
+        if (r != me && !rttcc_mca_reach(name, &index)) {
             opal_output_verbose(10, c->output, "osc:rttcc: rank %d of %s is not reached through rttcc: declining", r,
+                                comm->c_name);
+            return OMPI_ERR_NOT_SUPPORTED;
+        }
+        if (r != me && !rttcc_mca_same_settings(&c->super.osc_version, name, where)) {
+            opal_output_verbose(10, c->output, "osc:rttcc: rank %d of %s runs osc_rttcc otherwise: declining", r,
                                 comm->c_name);
             return OMPI_ERR_NOT_SUPPORTED;
         }

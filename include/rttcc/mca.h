@@ -76,6 +76,33 @@ bool rttcc_mca_reach(const opal_process_name_t *name, uint32_t *index);
 /* A peer of `engine` was declared dead: the "peer dead" help text. */
 void rttcc_mca_report_dead_peer(rttcc_engine_t *engine, uint32_t peer, const char *why);
 
+/* ---------------------------------------------------------------- settings processes share */
+
+/* A setting the processes of a communicator must share for a component
+ * to serve it (one that decides whether, or how, it serves a call): its
+ * parameter's name and value. */
+#define RTTCC_MCA_MAX_SETTINGS 4
+typedef struct {
+    const char *name;
+    uint64_t value;
+} rttcc_mca_setting_t;
+
+/* Publishes `component`'s settings in the modex; at component open, which
+ * MPI_Init runs before its modex.  Outside an MPI process (ompi_info) it
+ * does nothing and says OPAL_ERR_BAD_PARAM. */
+int rttcc_mca_publish_settings(const mca_base_component_t *component, const rttcc_mca_setting_t *settings, int n);
+
+/* At component close. */
+void rttcc_mca_forget_settings(const mca_base_component_t *component);
+
+/* True if process `name` published the same settings of `component` as
+ * this process.  Else false (the same answer on both sides), and once per
+ * process and component the "settings differ" help text names the setting,
+ * or says that process does not run the component, and `where` (the
+ * communicator or window being declined). */
+bool rttcc_mca_same_settings(const mca_base_component_t *component, const opal_process_name_t *name,
+                             const char *where);
+
 #pragma GCC visibility pop
 END_C_DECLS
 #endif

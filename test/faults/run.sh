@@ -14,7 +14,8 @@ mpicc -O2 -Wall -o "$build/silent_peer" "$here/silent_peer.c" &&
 mpicc -O2 -Wall -o "$build/busy_peer" "$here/../mpi/busy_peer.c" &&
 mpicc -O2 -Wall -o "$build/victim" "$here/victim.c" &&
 g++ -std=c++17 -O2 -Wall -I"$here/../../common" -o "$build/spoof" "$here/spoof.cc" &&
-mpicc -O2 -Wall -o "$build/p2p_edges" "$here/../mpi/p2p_edges.c" || { echo "0 passed, 1 failed"; exit 1; }
+mpicc -O2 -Wall -o "$build/p2p_edges" "$here/../mpi/p2p_edges.c" &&
+mpicc -O2 -Wall -o "$build/ops" "$here/../osc/ops.c" -lpthread || { echo "0 passed, 1 failed"; exit 1; }
 
 mpi() {  # mpi NP TIMEOUT args...
     local np=$1 limit=$2
@@ -249,7 +250,7 @@ for setting in "btl_rttcc_auth none:rttcc_auth is header here but none there" \
                "btl_rttcc_max_send_size 262144:the largest message is"; do
     IFS=: read -r param explained <<<"$setting"
     # shellcheck disable=SC2086
-    mpi 2 60 --mca btl rttcc,self "$here/rank1_setting.sh" $param "$build/exchange" >"$build/out" 2>&1
+    mpi 2 60 --mca btl rttcc,self "$here/rank1_setting.sh" $param -- "$build/exchange" >"$build/out" 2>&1
     rc=$?
     if [ $rc -ne 0 ] && [ $rc -ne 124 ] && grep -q "$explained" "$build/out" && ! grep -q '^PASS' "$build/out"; then
         ok "rank 1 with '$param': rttcc named the setting, clean failure (rc=$rc)"
@@ -257,13 +258,56 @@ for setting in "btl_rttcc_auth none:rttcc_auth is header here but none there" \
         bad "rank 1 with '$param' (rc=$rc)"
     fi
 done
-PML=cm mpi 2 60 $cm "$here/rank1_setting.sh" mtl_rttcc_auth full "$build/exchange" >"$build/out" 2>&1
+PML=cm mpi 2 60 $cm "$here/rank1_setting.sh" mtl_rttcc_auth full -- "$build/exchange" >"$build/out" 2>&1
 rc=$?
 if [ $rc -ne 0 ] && [ $rc -ne 124 ] && grep -q "rttcc_auth is header here but full there" "$build/out"; then
     ok "pml cm: rank 1 with 'mtl_rttcc_auth full': the MTL named the setting, clean failure (rc=$rc)"
 else
     bad "pml cm: rank 1 with 'mtl_rttcc_auth full' (rc=$rc)"
 fi
+
+# Ranks started with settings that can work together: rank 1 runs the
+# engine with other ones (each of its own choice); rank 1 runs coll_rttcc
+# or osc_rttcc with a setting that decides whether they serve a call, or
+# leaves them out.  Every rank must then make the same choice (before, the
+# others served MPI_COMM_WORLD's alltoalls and windows while rank 1 did
+# not, and every rank hung), say why, and verify its data.
+engine_own="window 4096 data_mtu 9000 cc swift timestamp none agent 0 udp_offload 0 ack_every 1 send_credits 8"
+for pml_args in "ob1:btl_rttcc:--mca btl rttcc,self" "cm:mtl_rttcc:$cm"; do
+    IFS=: read -r pml prefix args <<<"$pml_args"
+    # shellcheck disable=SC2086
+    PML=$pml mpi 3 90 $args --mca ${prefix}_stats 1 "$here/rank1_setting.sh" $(printf "${prefix}_%s %s " $engine_own) -- \
+        "$build/exchange" >"$build/out" 2>&1
+    rc=$?
+    if [ $rc -eq 0 ] && grep -q '^PASS' "$build/out" && rttcc_stats_ok "$build/out" 3 >/dev/null; then
+        ok "pml $pml: rank 1 with its own engine settings ($engine_own): data intact, rttcc carried it"
+    else
+        bad "pml $pml: rank 1 with its own engine settings (rc=$rc)"
+    fi
+done
+for setting in "coll_rttcc_min_bytes 65536:its coll_rttcc_min_bytes differs" "coll_rttcc_priority 5:its coll_rttcc_priority differs" \
+               "coll basic,tuned,libnbc,self:it does not run coll_rttcc"; do
+    IFS=: read -r param explained <<<"$setting"
+    mpi 3 90 --mca btl rttcc,self "$here/rank1_setting.sh" ${param%% *} "${param#* }" -- "$build/alltoall" -max 262144 \
+        -rounds 1 >"$build/out" 2>&1
+    rc=$?
+    if [ $rc -eq 0 ] && grep -q '^PASS alltoall' "$build/out" && [ "$(grep -c "$explained" "$build/out")" -ge 2 ]; then
+        ok "rank 1 with '$param': every rank left MPI_COMM_WORLD to coll/tuned and said why, data intact"
+    else
+        bad "rank 1 with '$param' (rc=$rc)"
+    fi
+done
+for setting in "osc_rttcc_priority 5:its osc_rttcc_priority differs" "osc pt2pt,sm:it does not run osc_rttcc"; do
+    IFS=: read -r param explained <<<"$setting"
+    mpi 3 90 --mca btl rttcc,self --mca osc rttcc,pt2pt,sm "$here/rank1_setting.sh" ${param%% *} "${param#* }" -- \
+        "$build/ops" -targets all -sizes 1,65536 -sync fence,lock_all,flush >"$build/out" 2>&1
+    rc=$?
+    if [ $rc -eq 0 ] && grep -q '^PASS ops' "$build/out" && [ "$(grep -c "$explained" "$build/out")" -ge 2 ]; then
+        ok "rank 1 with '$param': every rank left the windows to osc/pt2pt and said why, data intact"
+    else
+        bad "rank 1 with '$param' (rc=$rc)"
+    fi
+done
 
 # The engine's own checks, its parameters set through their mtl_rttcc_
 # names: the texts name them rttcc_<name>, which every name leads to.
