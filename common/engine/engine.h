@@ -248,6 +248,10 @@ private:
     uint32_t segments_within(const Peer &p, uint64_t bytes) const;
     uint32_t cut_segment(Peer &p, TxMessage &m, nanos now);
     void transmit(TxSegment &seg, nanos now);
+    // A transmission's time, never before the last one's: threads read the
+    // clock before they take state_mu_, and RACK takes send order from
+    // these times (a later send stamped earlier would be condemned).
+    nanos tx_time(nanos now) { return latest_tx_ = std::max(latest_tx_, now); }
     PacketHeader &stage(Channel ch, Peer &p, Staged kind, TxSegment *seg);
     void flush(Channel ch);
     void flush_all();
@@ -426,6 +430,7 @@ private:
     std::unique_ptr<ClockDomain> domain_;  // clock domain of one-way delays (may be null)
     const Clock &clock_;                 // the engine's time: every timer and sample reads it
     SecretKey key_;                      // our secret: the MAC of what we receive (mac.h)
+    nanos latest_tx_ = 0;                // the latest transmission's time (tx_time)
     nanos next_clock_refresh_ = 0;       // when domain_'s offset to our clock is sampled again
     bool verify_source_;                 // the wire names senders: check them
     uint32_t cmd_payload_;               // payload bytes per command-channel datagram

@@ -283,6 +283,7 @@ uint32_t Engine::segments_within(const Peer &p, uint64_t bytes) const {
 
 // Returns the segment's payload bytes.
 uint32_t Engine::cut_segment(Peer &p, TxMessage &m, nanos now) {
+    now = tx_time(now);
     const Channel ch = channel_for(m);
     TxSegment &seg = *segments_.get();
     seg.peer = &p;
@@ -304,6 +305,7 @@ uint32_t Engine::cut_segment(Peer &p, TxMessage &m, nanos now) {
 }
 
 void Engine::transmit(TxSegment &seg, nanos now) {
+    now = tx_time(now);
     const Channel ch = seg.channel();
     const TxMessage &m = *seg.msg;
     PacketHeader &h = stage(ch, *seg.peer, Staged::kSegment, &seg);
