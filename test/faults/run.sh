@@ -285,25 +285,19 @@ for pml_args in "ob1:btl_rttcc:--mca btl rttcc,self" "cm:mtl_rttcc:$cm"; do
         bad "pml $pml: rank 1 with its own engine settings (rc=$rc)"
     fi
 done
-for setting in "coll_rttcc_min_bytes 65536:its coll_rttcc_min_bytes differs" "coll_rttcc_priority 5:its coll_rttcc_priority differs" \
-               "coll basic,tuned,libnbc,self:it does not run coll_rttcc"; do
-    IFS=: read -r param explained <<<"$setting"
-    mpi 3 90 --mca btl rttcc,self "$here/rank1_setting.sh" ${param%% *} "${param#* }" -- "$build/alltoall" -max 262144 \
-        -rounds 1 >"$build/out" 2>&1
-    rc=$?
-    if [ $rc -eq 0 ] && grep -q '^PASS alltoall' "$build/out" && [ "$(grep -c "$explained" "$build/out")" -ge 2 ]; then
-        ok "rank 1 with '$param': every rank left MPI_COMM_WORLD to coll/tuned and said why, data intact"
-    else
-        bad "rank 1 with '$param' (rc=$rc)"
-    fi
-done
-for setting in "osc_rttcc_priority 5:its osc_rttcc_priority differs" "osc pt2pt,sm:it does not run osc_rttcc"; do
-    IFS=: read -r param explained <<<"$setting"
+deciding=("coll_rttcc_min_bytes 65536|its coll_rttcc_min_bytes differs|coll/tuned|alltoall -max 262144 -rounds 1"
+          "coll_rttcc_priority 5|its coll_rttcc_priority differs|coll/tuned|alltoall -max 262144 -rounds 1"
+          "coll basic,tuned,libnbc,self|it does not run coll_rttcc|coll/tuned|alltoall -max 262144 -rounds 1"
+          "osc_rttcc_priority 5|its osc_rttcc_priority differs|osc/pt2pt|ops -targets all -sizes 1,65536 -sync fence,lock_all,flush"
+          "osc pt2pt,sm|it does not run osc_rttcc|osc/pt2pt|ops -targets all -sizes 1,65536 -sync fence,lock_all,flush")
+for setting in "${deciding[@]}"; do
+    IFS='|' read -r param explained served program <<<"$setting"
+    # shellcheck disable=SC2086
     mpi 3 90 --mca btl rttcc,self --mca osc rttcc,pt2pt,sm "$here/rank1_setting.sh" ${param%% *} "${param#* }" -- \
-        "$build/ops" -targets all -sizes 1,65536 -sync fence,lock_all,flush >"$build/out" 2>&1
+        "$build/"$program >"$build/out" 2>&1
     rc=$?
-    if [ $rc -eq 0 ] && grep -q '^PASS ops' "$build/out" && [ "$(grep -c "$explained" "$build/out")" -ge 2 ]; then
-        ok "rank 1 with '$param': every rank left the windows to osc/pt2pt and said why, data intact"
+    if [ $rc -eq 0 ] && grep -q "^PASS ${program%% *}" "$build/out" && [ "$(grep -c "$explained" "$build/out")" -ge 2 ]; then
+        ok "rank 1 with '$param': every rank left MPI_COMM_WORLD's calls to $served and said why, data intact"
     else
         bad "rank 1 with '$param' (rc=$rc)"
     fi

@@ -784,17 +784,44 @@ static void threads_section(void)
     snprintf(where, sizeof where, "after the threads");
 }
 
-/* 7: comm rank 1 sends comm rank 0 `extra` bytes more than it expects (in
- * the pairwise algorithm, rank 0's last step: no early return can strand a
- * later step).  Some rank must get an error; the receive buffer beyond the
- * posted block (a gap before the next block, the slack) stays untouched.
- * The dup is never used again.  Returns 1 if this rank got an error. */
-static int mismatch(int base, int extra)
+/* One alltoallv of -errors, on a new dup (never used again) with
+ * MPI_ERRORS_RETURN: counts and displacements in bytes, each block sent
+ * filled with pattern `seed` (checked where it lands if `check` and the
+ * call succeeded).  Whatever the error, nothing past a posted block may be
+ * written (a gap before the next block, the slack).  Returns its error. */
+static int errors_alltoallv(const int *sc, const int *sd, const int *rc, const int *rd, size_t send_bytes,
+                            size_t recv_bytes, int seed, int check)
 {
     MPI_Comm d;
     int n = wsize, me = wrank;
     MPI_Comm_dup(MPI_COMM_WORLD, &d);
     MPI_Comm_set_errhandler(d, MPI_ERRORS_RETURN);
+    unsigned char *s = mt_alloc(send_bytes);
+    region_t r;
+    region_init(&r, recv_bytes);
+    for (int p = 0; p < n; ++p) {
+        mt_fill(s + sd[p], sc[p], me, p, seed);
+    }
+    alarm((unsigned) opt_err_timeout);
+    int err = MPI_Alltoallv(s, sc, sd, MPI_BYTE, r.buf, rc, rd, MPI_BYTE, d);
+    for (int p = 0; p < n; ++p) {
+        if (check && MPI_SUCCESS == err) {
+            mt_check("alltoall", r.buf + rd[p], rc[p], p, me, seed);
+        }
+        memset(r.mask + SLACK + rd[p], 1, rc[p]);
+    }
+    region_done(&r);
+    free(s);
+    return err;
+}
+
+/* 7: comm rank 1 sends comm rank 0 `extra` bytes more than it expects (in
+ * the pairwise algorithm, rank 0's last step: no early return can strand a
+ * later step).  Some rank must get an error.  Returns 1 if this rank got
+ * one. */
+static int mismatch(int base, int extra)
+{
+    int n = wsize, me = wrank;
     snprintf(where, sizeof where, "-errors: alltoallv, rank 1 sends rank 0 %d bytes instead of %d", base + extra, base);
     int *sc = malloc(n * sizeof *sc), *sd = malloc(n * sizeof *sd);
     int *rc = malloc(n * sizeof *rc), *rd = malloc(n * sizeof *rd);
@@ -804,14 +831,7 @@ static int mismatch(int base, int extra)
         rc[p] = base;
         rd[p] = p * (base + 4096); /* a 4096-byte gap after every block */
     }
-    unsigned char *s = mt_alloc((size_t) n * (base + extra));
-    region_t r;
-    region_init(&r, (size_t) n * (base + 4096));
-    for (int p = 0; p < n; ++p) {
-        mt_fill(s + sd[p], sc[p], me, p, 7);
-    }
-    alarm((unsigned) opt_err_timeout);
-    int err = MPI_Alltoallv(s, sc, sd, MPI_BYTE, r.buf, rc, rd, MPI_BYTE, d);
+    int err = errors_alltoallv(sc, sd, rc, rd, (size_t) n * (base + extra), (size_t) n * (base + 4096), 7, 0);
     if (MPI_SUCCESS != err) {
         char str[MPI_MAX_ERROR_STRING];
         int len = 0;
@@ -819,12 +839,6 @@ static int mismatch(int base, int extra)
         printf("NOTE alltoall: -errors (%d+%d bytes): rank %d got error %d: %s\n", base, extra, me, err, str);
         fflush(stdout);
     }
-    /* Whatever the error, no byte past a posted block may be written. */
-    for (int p = 0; p < n; ++p) {
-        memset(r.mask + SLACK + rd[p], 1, rc[p]);
-    }
-    region_done(&r);
-    free(s);
     free(sc);
     free(sd);
     free(rc);
@@ -835,13 +849,10 @@ static int mismatch(int base, int extra)
 /* 7, the self block: every pair moves `sent` bytes but rank 0's block to
  * itself, which has room for `room`.  Rank 0 must get MPI_ERR_TRUNCATE and
  * every rank must return (the others cannot see the error: a rank whose
- * call succeeds has every block); nothing past a posted block is written. */
+ * call succeeds has every block). */
 static void self_mismatch(int sent, int room)
 {
-    MPI_Comm d;
     int n = wsize, me = wrank, cls = MPI_SUCCESS;
-    MPI_Comm_dup(MPI_COMM_WORLD, &d);
-    MPI_Comm_set_errhandler(d, MPI_ERRORS_RETURN);
     snprintf(where, sizeof where, "-errors: alltoallv, rank 0 sends itself %d bytes into %d", sent, room);
     int *sc = malloc(n * sizeof *sc), *sd = malloc(n * sizeof *sd);
     int *rc = malloc(n * sizeof *rc), *rd = malloc(n * sizeof *rd);
@@ -851,14 +862,7 @@ static void self_mismatch(int sent, int room)
         rc[p] = 0 == me && 0 == p ? room : sent;
         rd[p] = p * (sent + 4096);
     }
-    unsigned char *s = mt_alloc((size_t) n * sent);
-    region_t r;
-    region_init(&r, (size_t) n * (sent + 4096));
-    for (int p = 0; p < n; ++p) {
-        mt_fill(s + sd[p], sc[p], me, p, 8);
-    }
-    alarm((unsigned) opt_err_timeout);
-    int err = MPI_Alltoallv(s, sc, sd, MPI_BYTE, r.buf, rc, rd, MPI_BYTE, d);
+    int err = errors_alltoallv(sc, sd, rc, rd, (size_t) n * sent, (size_t) n * (sent + 4096), 8, 1);
     if (MPI_SUCCESS != err) {
         MPI_Error_class(err, &cls);
     }
@@ -866,14 +870,6 @@ static void self_mismatch(int sent, int room)
         fail("-errors: rank 0 sent itself %d bytes into %d and got error class %d, not MPI_ERR_TRUNCATE (%d)", sent,
              room, cls, MPI_ERR_TRUNCATE);
     }
-    for (int p = 0; p < n; ++p) {
-        if (MPI_SUCCESS == err) {
-            mt_check("alltoall", r.buf + rd[p], rc[p], p, me, 8);
-        }
-        memset(r.mask + SLACK + rd[p], 1, rc[p]);
-    }
-    region_done(&r);
-    free(s);
     free(sc);
     free(sd);
     free(rc);
