@@ -65,13 +65,17 @@ void Engine::owe_ack_again(Peer &p) {
     acks_.push_front(p);
 }
 
-// Writes our cumulative ACK for p into an outgoing header; settles any ACK owed.
+// Writes our cumulative ACK for p into an outgoing header; settles any ACK
+// owed, but for a SACK: while there is a gap, a segment's piggy-backed ACK
+// (which has no room for one) leaves the ACK owed (a reply sent from the
+// callback of the arrival after a hole took the burst's ACK, and the hole
+// waited for the probe).
 void Engine::put_ack(Peer &p, PacketHeader &h, nanos now) {
     h.flags |= kFlagAckValid;
     h.ack = p.rx.next();
     h.echo_tx_id = p.echo_tx_id;
     h.ack_delay_ns = static_cast<uint32_t>(std::min<nanos>(now - p.echo_arrival, UINT32_MAX));
-    if (!p.ack_owed) return;
+    if (!p.ack_owed || (h.type != static_cast<uint8_t>(PacketType::ACK) && p.rx.has_gap())) return;
     p.ack_owed = false;
     p.ack_in_burst = false;  // its acks_burst_ entry is skipped
     p.echo_timed = false;

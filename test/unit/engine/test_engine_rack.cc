@@ -176,6 +176,42 @@ static void sack_of_a_command(bool back) {
 static void test_a_sack_of_a_command_is_news(void **) { sack_of_a_command(false); }
 static void test_a_sack_of_a_command_is_news_with_data_back(void **) { sack_of_a_command(true); }
 
+// As above, but node 1 answers each message it is handed from inside the
+// callback (a request and its reply): the reply's segment carries the ACK
+// the burst owed, which has no room for a SACK.  The SACK must still go:
+// else node 0 hears nothing of the command after the hole, and the hole
+// waits for the probe.
+static void test_a_reply_from_the_callback_leaves_the_sack_owed(void **) {
+    with_rack_and_without([](bool rack, std::vector<std::unique_ptr<Node>> &nodes, size_t warm) {
+        std::vector<uint8_t> reply = make_message(5, 600);
+        nodes[1]->on_delivery = [&](uint32_t peer) {
+            iovec ir{reply.data(), reply.size()};
+            assert_true(nodes[1]->engine->send(peer, 11, &ir, 1, nullptr) >= 0);
+        };
+        int lost = 0;
+        nodes[0]->faults->drop_if = [&](Channel ch, const TxDatagram &d) {
+            return ch == kCmd && header_of(d).type == static_cast<uint8_t>(PacketType::DATA) && !lost++;
+        };
+        const uint8_t a = 1, b = 2;
+        iovec ia{const_cast<uint8_t *>(&a), 1}, ib{const_cast<uint8_t *>(&b), 1};
+        const nanos start = now_of(nodes);
+        assert_int_equal(nodes[0]->engine->send(1, 9, &ia, 1, nullptr), RTTCC_DONE);
+        assert_int_equal(nodes[0]->engine->send(1, 9, &ib, 1, nullptr), RTTCC_DONE);
+        assert_true(run_until(nodes, [&] { return nodes[1]->received.size() == warm + 2; }, 10));
+        const nanos took = now_of(nodes) - start;
+        const rttcc_stats_t s = nodes[0]->engine->stats();
+        print_message("rack %d, replies from the callback: the lost command arrived after %.0f us\n", rack, took / 1e3);
+        if (rack) {
+            assert_true(took <= 10 * kRound);
+            assert_int_equal(s.retx_rack, 1);
+            assert_int_equal(s.retx_probe, 0);
+        } else {
+            assert_true(took >= kSlowRto);
+        }
+        nodes[1]->on_delivery = nullptr;
+    });
+}
+
 // Two segments of a ~100-segment message are lost, and the first one's
 // resend is lost again.  SACKs resend both holes in one pass; the second
 // resend's arrival shows the first was lost (same pass, lower sequence
@@ -478,6 +514,7 @@ int main() {
         cmocka_unit_test(test_a_lost_command_before_data_is_probed),
         cmocka_unit_test(test_a_sack_of_a_command_is_news),
         cmocka_unit_test(test_a_sack_of_a_command_is_news_with_data_back),
+        cmocka_unit_test(test_a_reply_from_the_callback_leaves_the_sack_owed),
         cmocka_unit_test(test_a_lost_resend_is_found_by_time),
         cmocka_unit_test(test_resends_found_lost_do_not_back_off_the_timeout),
         cmocka_unit_test(test_timeouts_of_senders_lost_together_are_spread),
