@@ -110,7 +110,9 @@ void Engine::take_busy(Peer &p, const PacketHeader &h, const uint8_t *payload, c
 // The application's first pass after the agent turned data away: each such
 // peer is asked to resend at once.
 void Engine::send_resumes(nanos now) {
-    while (Peer *p = turned_away_.pop_front()) {
+    List<Peer, &Peer::away_link> owed;  // a resume the wire refuses rejoins turned_away_ (flush): next pass
+    owed.splice_back(turned_away_);
+    while (Peer *p = owed.pop_front()) {
         send_ack(*p, now).flags |= kFlagResume;
         count(*p, &rttcc_stats_t::resumes_tx);
     }

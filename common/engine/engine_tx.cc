@@ -386,8 +386,8 @@ void Engine::join_header(TxDatagram &d, const PacketHeader &h) const {
 // Signs the batch, each datagram with its receiver's key (mac.h), puts
 // laid-out segments' headers before their payloads (join_header), and
 // hands it to the wire.  What the wire refuses (socket buffer full) is not
-// lost: segments go to the front of the resend list, ACKs are owed again;
-// a refused probe counts as lost when its reply never comes.
+// lost: segments go to the front of the resend list, ACKs are owed again
+// (a resume too); a refused probe counts as lost when its reply never comes.
 void Engine::flush(Channel ch) {
     TxBatch &b = batch_[ch];
     if (!b.count) return;
@@ -411,6 +411,8 @@ void Engine::flush(Channel ch) {
             }
             case Staged::kAck:
                 owe_ack_again(p);
+                if ((b.headers[i].flags & kFlagResume) && !p.away_link.linked())
+                    turned_away_.push_back(p);  // the resume goes again (send_resumes)
                 break;
             case Staged::kProbe:
                 break;

@@ -29,8 +29,13 @@ int FaultyWire::tx_burst(Channel ch, TxDatagram *d, int n) {
     out_.clear();
     from_.clear();
     int held_at = -1;  // index in out_ of the held datagram, if it goes in this burst
+    int offered = n;   // the caller's datagrams the real wire is offered
     for (int i = 0; i < n; ++i) {
         TxDatagram dg = d[i];
+        if (refuse_if && refuse_if(ch, dg)) {
+            offered = i;
+            break;
+        }
         if (drop_if && drop_if(ch, dg)) {
             ++injected;
             if (fail_errno && failed_.size() < 64) failed_.push_back({dg.dest, fail_errno, ch});
@@ -69,7 +74,7 @@ int FaultyWire::tx_burst(Channel ch, TxDatagram *d, int n) {
     }
     const int k = out_.empty() ? 0 : inner_->tx_burst(ch, out_.data(), static_cast<int>(out_.size()));
     if (held_at >= 0 && k > held_at) held_[ch].clear();
-    if (k == static_cast<int>(out_.size())) return n;
+    if (k == static_cast<int>(out_.size())) return offered;
     // Refused from out_[k] on: the caller keeps its datagram and the ones after
     // (a refused duplicate or held copy is no loss of the caller's).
     const int first_kept = from_[static_cast<size_t>(k)];

@@ -43,6 +43,7 @@ public:
     uint64_t injected = 0;  // faults injected so far
     std::function<bool(Channel, const TxDatagram &)> drop_if;  // drops what it accepts (unit tests)
     int fail_errno = 0;  // nonzero: what drop_if drops is reported as a send failure with this errno
+    std::function<bool(Channel, const TxDatagram &)> refuse_if;  // refuses it and the rest of its burst (buffer full)
 
 private:
     bool roll(uint32_t per_million);

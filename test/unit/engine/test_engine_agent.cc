@@ -54,6 +54,32 @@ static void test_a_busy_peer_is_not_declared_dead(void **) {
     assert_int_equal(nodes[0]->engine->stats().msgs_rx, 0);  // nothing delivered twice, nothing invented
 }
 
+// As above, but the socket buffer refuses node 1's first resume ACK: the
+// resume goes again on the next pass (before, a plain ACK went in its
+// place, and node 0 resent only on its timer, backed off while node 1 was
+// away).
+static void test_a_refused_resume_goes_again(void **) {
+    MemNetwork net(4000);
+    net.real_time = true;
+    auto nodes = make_nodes(net, 2, {}, with_agent);
+    std::vector<uint8_t> small = make_message(1, 64);
+    iovec a{small.data(), small.size()};
+    assert_int_equal(nodes[0]->engine->send(1, 1, &a, 1, nullptr), RTTCC_DONE);
+    only_node0(nodes, 300);
+    assert_true(nodes[1]->engine->stats().turned_away > 0);
+    int refused = 0;
+    nodes[1]->faults->refuse_if = [&](Channel, const TxDatagram &d) {
+        const auto &h = *static_cast<const PacketHeader *>(d.iov[0].iov_base);
+        return (h.flags & kFlagResume) && !refused++;
+    };
+    assert_true(run_until(nodes, [&] { return nodes[1]->received.size() == 1; }));
+    assert_true(nodes[1]->received[0].bytes == small);
+    assert_int_equal(refused, 2);  // refused one; the next went
+    assert_int_equal(nodes[1]->engine->stats().resumes_tx, 2);
+    assert_true(nodes[0]->engine->stats().resumes_rx >= 1);
+    assert_int_equal(nodes[0]->dead.size(), 0);
+}
+
 // The agent ACKs what was delivered before the application went away: the
 // sender's message completes although node 1 never progresses again.
 static void test_the_agent_sends_an_owed_ack(void **) {
@@ -201,6 +227,7 @@ int main() {
         cmocka_unit_test(test_the_agent_lands_puts_into_an_exposure),
         cmocka_unit_test(test_the_agent_sends_puts_that_wait),
         cmocka_unit_test(test_a_busy_peer_is_not_declared_dead),
+        cmocka_unit_test(test_a_refused_resume_goes_again),
         cmocka_unit_test(test_the_agent_sends_an_owed_ack),
         cmocka_unit_test(test_the_agent_keeps_our_own_sends_going),
         cmocka_unit_test(test_a_peer_gone_silent_is_dead_with_the_time_since_heard),
