@@ -21,10 +21,7 @@
  *
  * Locking: one mutex guards the matcher and the tables below.  It is never
  * held while completing a request (completions call into the PML), nor,
- * to keep it short, while sending through the engine, but for a message
- * to be matched: it takes its sequence number only if the engine takes it
- * (a number spent on a refused message would hold every later one at the
- * receiver).  The engine calls nobody back from a send.
+ * to keep it short, while sending through the engine.
  */
 #ifndef MCA_MTL_RTTCC_H
 #define MCA_MTL_RTTCC_H

@@ -137,18 +137,6 @@ static void abandon_reply(mca_mtl_rttcc_module_t *m, mca_mtl_rttcc_request_t *re
     }
 }
 
-/* Called with the lock held, between taking the message's sequence number
- * and spending it (mtl_rttcc.h).  An RTS is copied; eager data goes
- * zero-copy when large. */
-static int hand_over(mca_mtl_rttcc_module_t *m, mca_mtl_rttcc_request_t *req, size_t len)
-{
-    struct iovec iov[2] = {{&req->hdr, sizeof req->hdr}, {req->buf, len}};
-    if (MTL_RTTCC_RTS == req->hdr.type) {
-        return rttcc_engine_send(m->engine, req->peer, RTTCC_TAG_MTL, iov, 1, NULL);
-    }
-    return rttcc_engine_send(m->engine, req->peer, RTTCC_TAG_MTL, iov, len ? 2 : 1, req);
-}
-
 static int start_send(mca_mtl_rttcc_module_t *m, struct ompi_communicator_t *comm, int dest, int tag,
                       struct opal_convertor_t *convertor, mca_pml_base_send_mode_t mode,
                       mca_mtl_rttcc_request_t *req)
@@ -184,24 +172,10 @@ static int start_send(mca_mtl_rttcc_module_t *m, struct ompi_communicator_t *com
 
     bool rndv = len > m->eager_limit && req->peer != m->self;
     uint8_t awaits = rndv ? MTL_RTTCC_CTS : (sync && req->peer != m->self) ? MTL_RTTCC_SYNC_ACK : 0;
-    int sent = RTTCC_DONE; /* (to itself: nothing to refuse) */
-    req->hdr.type = rndv ? MTL_RTTCC_RTS : MTL_RTTCC_EAGER;
-    if (0 != awaits || sync) {
-        hold(req, 1); /* the reply, or a synchronous send to self being matched */
-    }
-    if (!rndv && req->peer != m->self) {
-        hold(req, 1); /* the engine's completion */
-    }
     OPAL_THREAD_LOCK(&m->lock);
     rc = 0 != awaits ? take_slot(m, req, awaits) : OMPI_SUCCESS;
     if (OMPI_SUCCESS == rc) {
-        req->hdr.seq = m->tx_seq[req->peer];
-        if (req->peer != m->self) {
-            sent = hand_over(m, req, len);
-        }
-        if (sent >= 0) {
-            ++m->tx_seq[req->peer]; /* spent only on a message that goes */
-        }
+        req->hdr.seq = m->tx_seq[req->peer]++; /* spent only on a message that goes */
     }
     OPAL_THREAD_UNLOCK(&m->lock);
     if (OMPI_SUCCESS != rc) {
@@ -210,21 +184,33 @@ static int start_send(mca_mtl_rttcc_module_t *m, struct ompi_communicator_t *com
         }
         return rc;
     }
+    if (0 != awaits || sync) {
+        hold(req, 1); /* the reply, or a synchronous send to self being matched */
+    }
 
     if (req->peer == m->self) {
         MTL_RTTCC_COUNT(self_sends);
+        req->hdr.type = MTL_RTTCC_EAGER;
         mca_mtl_rttcc_on_arrival(m, m->self, &req->hdr, req->buf, sync ? req : NULL, false); /* copies what waits */
-    } else {
-        if (rndv) {
-            MTL_RTTCC_COUNT(rndv_sends);
-        } else {
-            MTL_RTTCC_COUNT(eager_sends);
-        }
-        if (sent < 0) {
+    } else if (!rndv) {
+        struct iovec iov[2] = {{&req->hdr, sizeof req->hdr}, {req->buf, len}};
+        MTL_RTTCC_COUNT(eager_sends);
+        req->hdr.type = MTL_RTTCC_EAGER;
+        hold(req, 1);
+        rc = rttcc_engine_send(m->engine, req->peer, RTTCC_TAG_MTL, iov, len ? 2 : 1, req);
+        if (rc < 0) {
             abandon_reply(m, req);
         }
-        if (!rndv && RTTCC_OK != sent) { /* copied, or refused */
-            mca_mtl_rttcc_send_done(req, sent >= 0 ? OMPI_SUCCESS : OMPI_ERR_UNREACH);
+        if (RTTCC_OK != rc) { /* copied, or refused */
+            mca_mtl_rttcc_send_done(req, rc >= 0 ? OMPI_SUCCESS : OMPI_ERR_UNREACH);
+        }
+    } else {
+        struct iovec iov = {&req->hdr, sizeof req->hdr};
+        MTL_RTTCC_COUNT(rndv_sends);
+        req->hdr.type = MTL_RTTCC_RTS;
+        rc = rttcc_engine_send(m->engine, req->peer, RTTCC_TAG_MTL, &iov, 1, NULL); /* copied */
+        if (rc < 0) {
+            abandon_reply(m, req);
         }
     }
     opal_output_verbose(50, mca_mtl_rttcc_component.output, "mtl:rttcc: %s %zu bytes to %u (cid %u tag %d seq %u)",
