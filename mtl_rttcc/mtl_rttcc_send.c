@@ -175,7 +175,9 @@ static int start_send(mca_mtl_rttcc_module_t *m, struct ompi_communicator_t *com
     OPAL_THREAD_LOCK(&m->lock);
     rc = 0 != awaits ? take_slot(m, req, awaits) : OMPI_SUCCESS;
     if (OMPI_SUCCESS == rc) {
-        req->hdr.seq = m->tx_seq[req->peer]++; /* spent only on a message that goes */
+        /* Spent even if the engine refuses the message below (a peer declared
+         * dead, no memory): the receiver then holds every later one. */
+        req->hdr.seq = m->tx_seq[req->peer]++;
     }
     OPAL_THREAD_UNLOCK(&m->lock);
     if (OMPI_SUCCESS != rc) {
