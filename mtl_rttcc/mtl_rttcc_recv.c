@@ -21,16 +21,16 @@ static inline mca_mtl_rttcc_request_t *req_of(rttcc_match_item_t *item)
     return (mca_mtl_rttcc_request_t *) ((char *) item - offsetof(mca_mtl_rttcc_request_t, match));
 }
 
-/* Is `src` of `comm` the process `peer`? */
+/* Is `src` of `comm` the process `peer`?  By name: a member not met yet
+ * is not made a proc here (that may read the modex, and the MTL lock is
+ * held). */
 static bool is_rank_of(ompi_communicator_t *comm, uint32_t peer, int32_t src)
 {
-    ompi_proc_t *proc;
-
     if (src < 0 || src >= comm->c_remote_group->grp_proc_count) {
         return false;
     }
-    proc = ompi_comm_peer_lookup(comm, src);
-    return NULL != proc && proc->super.proc_name.vpid == peer;
+    const opal_process_name_t name = ompi_group_get_proc_name(comm->c_remote_group, src);
+    return name.jobid == OPAL_PROC_MY_NAME.jobid && name.vpid == peer;
 }
 
 static const char freed_here[] = "its communicator was freed here";

@@ -11,7 +11,11 @@
  *            rank 1 then sends on A: to rank 0 that id names B, whose rank 1
  *            is process 2.
  *   improbe: the same, but rank 1's Issend on A reaches rank 0 before B is
- *            made there, and rank 0 then probes B with MPI_Improbe.
+ *            made there (and is dropped then, A being freed), and rank 0
+ *            then probes B with MPI_Improbe: it must find nothing.  (The
+ *            improbe's own refusal, of a message queued under an id no
+ *            communicator of this process had, is not reached here: pml/cm
+ *            makes a communicator at every member before any sends on it.)
  *   freed:   rank 1's messages on A are queued at rank 0 when it frees A,
  *            and more come after; then all make B (A's id), whose wildcard
  *            receive must get B's message, not one of A's. */
