@@ -333,19 +333,20 @@ int UdpWire::send_one(Channel ch, const msghdr &m) {
 int UdpWire::send_groups(Channel ch, const TxDatagram *d, int ngroups) {
     constexpr int kMaxRefusedRetries = 8;  // ICMP errors reported per call: each one costs a retry
     int done = 0, taken = 0, refused_retries = 0;
+    bool hidden = false;  // the last call sent some, and hid why the next group failed
     while (done < ngroups) {
         const int r = ngroups - done == 1 ? send_one(ch, tx_msgs_[done].msg_hdr)
                                           : sendmmsg(fd_[ch], &tx_msgs_[done], static_cast<unsigned>(ngroups - done), 0);
         if (r > 0) {
+            // A hidden failure that went at once was no full buffer: an
+            // error the call consumed (ECONNREFUSED), whose ICMP waits in
+            // the error queue.
+            if (hidden) errq_news_ = true;
             for (int k = done; k < done + r; ++k) taken += tx_groups_[k].count;
             if (stamped_groups_) note_sent(ch, d, done, r);
             done += r;
-            if (done < ngroups) {
-                // The next group failed, and sendmmsg hides why when it sent
-                // any: an ICMP error (ECONNREFUSED) may wait in the queue.
-                errq_news_ = true;
-                if (stamped_groups_) note_failed(done);
-            }
+            hidden = done < ngroups;
+            if (hidden && stamped_groups_) note_failed(done);
             continue;
         }
         if (stamped_groups_) note_failed(done);
