@@ -131,7 +131,7 @@ void Engine::rack_delivered(Peer &p, const TxSegment &seg, uint32_t echo, nanos 
     if (sent_before(p, ch, seg.last_tx, seg.seq)) return;
     p.rack_xmit[ch] = seg.last_tx;
     p.rack_seq[ch] = seg.seq;
-    p.rack_rtt = now - seg.last_tx;
+    p.rack_rtt = now > seg.last_tx ? now - seg.last_tx : 0;  // (now read before another thread's send)
 }
 
 // Marks lost (or sets the reorder timer of) each segment in flight sent
