@@ -6,7 +6,9 @@
  * or the window would hang.  So each process publishes those settings in
  * the modex when its component opens, and a component serves only
  * communicators whose every process published the same: the same answer
- * on every rank, from the same data. */
+ * on every rank, from the same data.  (Not covered: a process whose
+ * component fails after the modex, out of memory attaching to the engine,
+ * declines alone.) */
 #include "opal_config.h"
 
 #include <pthread.h>
