@@ -134,20 +134,29 @@ static void test_a_lost_command_before_data_is_probed(void **) {
 // cumulatively), and RACK must act on it.  Before, only an ACK or a freed
 // data segment ran the RACK scan, so the first waited for the RTO: the
 // stream of FINs and RMA requests of a bandwidth run at 0.1% drop on one
-// host timed out this way.  With `back`, node 1 streams data to node 0
-// meanwhile, whose segments carry ACKs (without SACKs) too.
-static void sack_of_a_command(bool back) {
+// host timed out this way.  Meanwhile node 1 sends node 0 data whose
+// segments carry ACKs (without SACKs) too: a stream, or a reply to each
+// message it is handed, sent from inside the callback (its segment took
+// the ACK the burst owed, and the hole waited for the probe).
+enum class Back { kNothing, kStream, kReplies };
+static void sack_of_a_command(Back back) {
     with_rack_and_without([back](bool rack, std::vector<std::unique_ptr<Node>> &nodes, size_t warm) {
-        std::vector<uint8_t> stream = make_message(7, 20000);
+        std::vector<uint8_t> stream = make_message(7, 20000), reply = make_message(5, 600);
         size_t streamed = 0;
         const size_t back_before = nodes[0]->received.size();
         auto pump = [&] {  // node 1 keeps 4 messages in flight to node 0
             iovec is{stream.data(), stream.size()};
-            if (back && nodes[0]->received.size() + 4 > back_before + streamed &&
+            if (back == Back::kStream && nodes[0]->received.size() + 4 > back_before + streamed &&
                 nodes[1]->engine->send(0, 11, &is, 1, nullptr) >= 0)
                 ++streamed;
         };
-        assert_true(run_until(nodes, [&] { pump(); return !back || nodes[0]->received.size() > back_before + 4; }, 1));
+        assert_true(run_until(
+            nodes, [&] { pump(); return back != Back::kStream || nodes[0]->received.size() > back_before + 4; }, 1));
+        if (back == Back::kReplies)
+            nodes[1]->on_delivery = [&](uint32_t peer) {
+                iovec ir{reply.data(), reply.size()};
+                assert_true(nodes[1]->engine->send(peer, 11, &ir, 1, nullptr) >= 0);
+            };
         int lost = 0;
         nodes[0]->faults->drop_if = [&](Channel ch, const TxDatagram &d) {
             return ch == kCmd && header_of(d).type == static_cast<uint8_t>(PacketType::DATA) && !lost++;
@@ -161,7 +170,8 @@ static void sack_of_a_command(bool back) {
         assert_true(run_until(nodes, [&] { pump(); return nodes[1]->received.size() == warm + 2; }, 10));
         const nanos took = now_of(nodes) - start;
         const rttcc_stats_t s = nodes[0]->engine->stats();
-        print_message("rack %d, data back %d: the lost command arrived after %.0f us\n", rack, back, took / 1e3);
+        print_message("rack %d, back %d: the lost command arrived after %.0f us\n", rack, static_cast<int>(back),
+                      took / 1e3);
         if (rack) {
             assert_true(took <= 10 * kRound);
             assert_int_equal(s.retx_rack, 1);
@@ -170,47 +180,13 @@ static void sack_of_a_command(bool back) {
             assert_true(took >= kSlowRto);
         }
         assert_int_equal(nodes[1]->engine->stats().dup_segs, 0);
-        if (back) assert_true(streamed > streamed_before);  // data went back meanwhile
-    });
-}
-static void test_a_sack_of_a_command_is_news(void **) { sack_of_a_command(false); }
-static void test_a_sack_of_a_command_is_news_with_data_back(void **) { sack_of_a_command(true); }
-
-// As above, but node 1 answers each message it is handed from inside the
-// callback (a request and its reply): the reply's segment carries the ACK
-// the burst owed, which has no room for a SACK.  The SACK must still go:
-// else node 0 hears nothing of the command after the hole, and the hole
-// waits for the probe.
-static void test_a_reply_from_the_callback_leaves_the_sack_owed(void **) {
-    with_rack_and_without([](bool rack, std::vector<std::unique_ptr<Node>> &nodes, size_t warm) {
-        std::vector<uint8_t> reply = make_message(5, 600);
-        nodes[1]->on_delivery = [&](uint32_t peer) {
-            iovec ir{reply.data(), reply.size()};
-            assert_true(nodes[1]->engine->send(peer, 11, &ir, 1, nullptr) >= 0);
-        };
-        int lost = 0;
-        nodes[0]->faults->drop_if = [&](Channel ch, const TxDatagram &d) {
-            return ch == kCmd && header_of(d).type == static_cast<uint8_t>(PacketType::DATA) && !lost++;
-        };
-        const uint8_t a = 1, b = 2;
-        iovec ia{const_cast<uint8_t *>(&a), 1}, ib{const_cast<uint8_t *>(&b), 1};
-        const nanos start = now_of(nodes);
-        assert_int_equal(nodes[0]->engine->send(1, 9, &ia, 1, nullptr), RTTCC_DONE);
-        assert_int_equal(nodes[0]->engine->send(1, 9, &ib, 1, nullptr), RTTCC_DONE);
-        assert_true(run_until(nodes, [&] { return nodes[1]->received.size() == warm + 2; }, 10));
-        const nanos took = now_of(nodes) - start;
-        const rttcc_stats_t s = nodes[0]->engine->stats();
-        print_message("rack %d, replies from the callback: the lost command arrived after %.0f us\n", rack, took / 1e3);
-        if (rack) {
-            assert_true(took <= 10 * kRound);
-            assert_int_equal(s.retx_rack, 1);
-            assert_int_equal(s.retx_probe, 0);
-        } else {
-            assert_true(took >= kSlowRto);
-        }
+        if (back == Back::kStream) assert_true(streamed > streamed_before);  // data went back meanwhile
         nodes[1]->on_delivery = nullptr;
     });
 }
+static void test_a_sack_of_a_command_is_news(void **) { sack_of_a_command(Back::kNothing); }
+static void test_a_sack_of_a_command_is_news_with_data_back(void **) { sack_of_a_command(Back::kStream); }
+static void test_a_reply_from_the_callback_leaves_the_sack_owed(void **) { sack_of_a_command(Back::kReplies); }
 
 // Two segments of a ~100-segment message are lost, and the first one's
 // resend is lost again.  SACKs resend both holes in one pass; the second
