@@ -79,6 +79,7 @@ void Engine::resend_partial(Peer &p) {
 
 // Resends come before new data: they hold back the cumulative ACK.
 void Engine::serve_resends(nanos now) {
+    now = tx_time(now);  // the time of their transmissions
     const nanos give_up = msec(cfg_.peer_timeout_ms);
     while (!wire_full_) {
         TxSegment *seg = resends_.front();

@@ -304,8 +304,8 @@ uint32_t Engine::cut_segment(Peer &p, TxMessage &m, nanos now) {
     return seg.len;
 }
 
+// `now`: a transmission time (tx_time), which the callers take once.
 void Engine::transmit(TxSegment &seg, nanos now) {
-    now = tx_time(now);
     const Channel ch = seg.channel();
     const TxMessage &m = *seg.msg;
     PacketHeader &h = stage(ch, *seg.peer, Staged::kSegment, &seg);
