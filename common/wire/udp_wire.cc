@@ -384,13 +384,19 @@ int UdpWire::send_groups(Channel ch, const TxDatagram *d, int ngroups) {
     return taken;
 }
 
+// Where `ip` is or goes in gso_limits_ (sorted by ip).
+size_t UdpWire::gso_limit_index(uint32_t ip) const {
+    return static_cast<size_t>(std::lower_bound(gso_limits_.begin(), gso_limits_.end(), ip,
+                                                [](const GsoLimit &l, uint32_t v) { return l.ip < v; }) -
+                               gso_limits_.begin());
+}
+
 // The smallest GSO segment size refused on the way to `dest` (kNoGsoLimit: none).
 size_t UdpWire::gso_refused(WireHandle dest) const {
     if (gso_limits_.empty()) return kNoGsoLimit;
     const uint32_t ip = static_cast<uint32_t>(dest >> 16);
-    const auto at = std::lower_bound(gso_limits_.begin(), gso_limits_.end(), ip,
-                                     [](const GsoLimit &l, uint32_t v) { return l.ip < v; });
-    return at != gso_limits_.end() && at->ip == ip ? at->refused : kNoGsoLimit;
+    const size_t i = gso_limit_index(ip);
+    return i < gso_limits_.size() && gso_limits_[i].ip == ip ? gso_limits_[i].refused : kNoGsoLimit;
 }
 
 // The route to `dest` refused segments of `refused` bytes: smaller ones may
@@ -398,8 +404,7 @@ size_t UdpWire::gso_refused(WireHandle dest) const {
 // The route is per address, so both channels' ports share the limit.
 void UdpWire::limit_gso(WireHandle dest, size_t refused) {
     const uint32_t ip = static_cast<uint32_t>(dest >> 16);
-    const auto at = std::lower_bound(gso_limits_.begin(), gso_limits_.end(), ip,
-                                     [](const GsoLimit &l, uint32_t v) { return l.ip < v; });
+    const auto at = gso_limits_.begin() + static_cast<std::ptrdiff_t>(gso_limit_index(ip));
     if (at != gso_limits_.end() && at->ip == ip) {
         at->refused = std::min(at->refused, refused);
     } else if (gso_limits_.size() < kMaxGsoLimits) {

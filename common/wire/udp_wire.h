@@ -110,6 +110,7 @@ private:
     size_t put_group_control(uint8_t *at, const TxGroup &g) const;
     int send_one(Channel ch, const msghdr &m);
     int send_groups(Channel ch, const TxDatagram *d, int ngroups);
+    size_t gso_limit_index(uint32_t ip) const;
     size_t gso_refused(WireHandle dest) const;
     void limit_gso(WireHandle dest, size_t refused);
     void split(RxRing &r, int slot, size_t len, WireHandle src, nanos stamp, TsSource source);
