@@ -19,6 +19,11 @@
  * unreceived (malformed, or from a process that is not the rank it
  * claims): its sequence number is spent all the same, in its turn.
  *
+ * A message the engine refuses (a peer declared dead, no memory) fails,
+ * but has taken its sequence number: its receiver, which waits for that
+ * number, is owed SKIP{seq}, sent from progress until the engine takes it
+ * (mtl_rttcc_skip.c), and passes over the number in its turn.
+ *
  * Locking: one mutex guards the matcher and the tables below.  It is never
  * held while completing a request (completions call into the PML), nor,
  * to keep it short, while sending through the engine.
@@ -49,7 +54,8 @@ enum {
     MTL_RTTCC_CTS = 3,
     MTL_RTTCC_SYNC_ACK = 4,
     MTL_RTTCC_CANCEL = 5,
-    MTL_RTTCC_CANCELLED = 6
+    MTL_RTTCC_CANCELLED = 6,
+    MTL_RTTCC_SKIP = 7
 };
 #define MTL_RTTCC_FLAG_SYNC 0x1 /* EAGER: answer with SYNC_ACK on match */
 
@@ -85,6 +91,19 @@ typedef struct mtl_rttcc_cancel_hdr_t {
     uint32_t seq;
 } mtl_rttcc_cancel_hdr_t;
 
+/* SKIP: the sender's message `seq` will never come (its engine refused it). */
+typedef struct mtl_rttcc_skip_hdr_t {
+    uint8_t type;
+    uint8_t reserved[3];
+    uint32_t seq;
+} mtl_rttcc_skip_hdr_t;
+
+/* A SKIP owed to process `peer`. */
+typedef struct mtl_rttcc_owed_t {
+    uint32_t peer;
+    uint32_t seq;
+} mtl_rttcc_owed_t;
+
 /* What this process knows of a context id (pml/cm's add_comm, del_comm). */
 typedef struct mtl_rttcc_comm_t {
     struct ompi_communicator_t *comm; /* while it lives here */
@@ -101,7 +120,9 @@ typedef struct mtl_rttcc_comm_t {
     X(truncated, "receives whose message was larger than their buffer")            \
     X(cancelled, "requests cancelled (receives not matched yet, sends their receiver had not matched)") \
     X(bad_messages, "malformed or unsolicited messages dropped")                   \
-    X(stale, "messages dropped unreceived because their communicator was freed here")
+    X(stale, "messages dropped unreceived because their communicator was freed here") \
+    X(skips_sent, "sequence numbers of messages the engine refused, given up to their receivers (SKIP)") \
+    X(skips_received, "sequence numbers passed over: their sender's engine refused the message (SKIP)")
 
 typedef struct mca_mtl_rttcc_counters_t {
 #define MCA_MTL_RTTCC_COUNTER_FIELD(name, help) volatile int64_t name;
@@ -125,6 +146,9 @@ typedef struct mca_mtl_rttcc_module_t {
     opal_pointer_array_t slots;  /* sends waiting for a CTS or SYNC_ACK, by sid */
     opal_hash_table_t landing;   /* rendezvous receives by grant key */
     opal_hash_table_t cancelled; /* (peer << 32 | seq) of messages cancelled before their turn came */
+    mtl_rttcc_owed_t *owed;      /* SKIPs owed, with room kept for those being sent */
+    size_t num_owed;             /* (also read without the lock: nothing owed is the rule) */
+    size_t sending_skips, max_owed;
 } mca_mtl_rttcc_module_t;
 
 typedef struct mca_mtl_rttcc_component_t {
@@ -211,7 +235,8 @@ int mca_mtl_rttcc_improbe(struct mca_mtl_base_module_t *mtl, struct ompi_communi
                           int *matched, struct ompi_message_t **message, struct ompi_status_public_t *status);
 int mca_mtl_rttcc_imrecv(struct mca_mtl_base_module_t *mtl, struct opal_convertor_t *convertor,
                          struct ompi_message_t **message, mca_mtl_request_t *mtl_request);
-/* A matchable message from `peer`; `data` is EAGER's payload.  A malformed
+/* A matchable message from `peer`, or a SKIP (its number, passed over in
+ * its turn); `data` is EAGER's payload.  A malformed
  * one (or one from a process that is not the rank it claims) is dropped
  * in its turn, and answered if its sender waits for an answer. */
 void mca_mtl_rttcc_on_arrival(mca_mtl_rttcc_module_t *m, uint32_t peer, const mtl_rttcc_match_hdr_t *hdr,
@@ -221,6 +246,17 @@ void mca_mtl_rttcc_free_arrivals(mca_mtl_rttcc_module_t *m);
 /* Communicator `cid` was freed here: the messages nobody received on it
  * are dropped, and so are those that come for it until another takes its id. */
 void mca_mtl_rttcc_comm_freed(mca_mtl_rttcc_module_t *m, uint32_t cid);
+
+/* mtl_rttcc_skip.c */
+int mca_mtl_rttcc_skips_init(mca_mtl_rttcc_module_t *m);
+void mca_mtl_rttcc_skips_fini(mca_mtl_rttcc_module_t *m);
+/* The engine refused message `seq` to `peer`: a SKIP is owed for it. */
+void mca_mtl_rttcc_owe_skip(mca_mtl_rttcc_module_t *m, uint32_t peer, uint32_t seq);
+/* Progress: the SKIPs owed go, until the engine refuses one. */
+void mca_mtl_rttcc_send_skips(mca_mtl_rttcc_module_t *m);
+/* Finalize: the SKIPs still owed go (bounded wait), or the job ends. */
+void mca_mtl_rttcc_flush_skips(mca_mtl_rttcc_module_t *m);
+void mca_mtl_rttcc_on_skip(mca_mtl_rttcc_module_t *m, uint32_t peer, const mtl_rttcc_skip_hdr_t *skip);
 
 /* mtl_rttcc_cancel.c */
 int mca_mtl_rttcc_cancel(struct mca_mtl_base_module_t *mtl, mca_mtl_request_t *mtl_request, int flag);

@@ -86,6 +86,11 @@ int mca_mtl_rttcc_module_init(mca_mtl_rttcc_module_t *m)
     if (NULL == m->matcher) {
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
+    if (OMPI_SUCCESS != mca_mtl_rttcc_skips_init(m)) {
+        rttcc_matcher_destroy(m->matcher);
+        m->matcher = NULL;
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
     OBJ_CONSTRUCT(&m->lock, opal_mutex_t);
     OBJ_CONSTRUCT(&m->slots, opal_pointer_array_t);
     opal_pointer_array_init(&m->slots, 64, INT32_MAX, 64);
@@ -210,6 +215,11 @@ static void on_recv(void *user, uint32_t peer, uint8_t tag, const void *data, si
         memcpy(&cancel, data, sizeof cancel);
         mca_mtl_rttcc_on_cancel(m, peer, &cancel);
         return;
+    } else if (RTTCC_TAG_MTL == tag && MTL_RTTCC_SKIP == type && len == sizeof(mtl_rttcc_skip_hdr_t)) {
+        mtl_rttcc_skip_hdr_t skip;
+        memcpy(&skip, data, sizeof skip);
+        mca_mtl_rttcc_on_skip(m, peer, &skip);
+        return;
     }
     MTL_RTTCC_COUNT(bad_messages);
     opal_output_verbose(1, mca_mtl_rttcc_component.output,
@@ -282,7 +292,12 @@ int mca_mtl_rttcc_send_control(mca_mtl_rttcc_module_t *m, uint32_t peer, const m
 int mca_mtl_rttcc_progress(void)
 {
     rttcc_engine_t *e = ompi_mtl_rttcc.engine;
-    return NULL != e ? rttcc_engine_progress(e) : 0;
+    if (NULL == e) {
+        return 0;
+    }
+    int events = rttcc_engine_progress(e);
+    mca_mtl_rttcc_send_skips(&ompi_mtl_rttcc); /* after the pass: what it freed may take them */
+    return events;
 }
 
 /* ------------------------------------------------------------ finalize */
@@ -307,11 +322,13 @@ static int rttcc_finalize(struct mca_mtl_base_module_t *mtl)
     mca_mtl_rttcc_module_t *m = (mca_mtl_rttcc_module_t *) mtl;
 
     opal_progress_unregister(mca_mtl_rttcc_progress);
+    mca_mtl_rttcc_flush_skips(m); /* before the drain: their receivers wait for them */
     if (rttcc_mca_config()->stats) {
         print_counters(m); /* (the engine's lines follow: close prints them) */
     }
     rttcc_mca_engine_close(m->engine); /* drains, reports, destroys */
     m->engine = NULL;
+    mca_mtl_rttcc_skips_fini(m);
     mca_mtl_rttcc_free_arrivals(m);
     rttcc_matcher_destroy(m->matcher);
     m->matcher = NULL;

@@ -251,6 +251,11 @@ static void match_in_order(mca_mtl_rttcc_module_t *m, uint32_t peer, const mtl_r
         free(a);
         return;
     }
+    if (MTL_RTTCC_SKIP == hdr->type) { /* never sent (mtl_rttcc_skip.c): nothing to match */
+        MTL_RTTCC_COUNT(skips_received);
+        free(a);
+        return;
+    }
     const char *why = malformed ? "malformed" : why_dropped(m, peer, hdr->cid, hdr->src);
     if (NULL != why) {
         OPAL_THREAD_UNLOCK(&m->lock);

@@ -137,6 +137,14 @@ static void abandon_reply(mca_mtl_rttcc_module_t *m, mca_mtl_rttcc_request_t *re
     }
 }
 
+/* The engine refused the message, whose sequence number is spent: its
+ * receiver is owed a SKIP, and no reply will come. */
+static void refused(mca_mtl_rttcc_module_t *m, mca_mtl_rttcc_request_t *req)
+{
+    mca_mtl_rttcc_owe_skip(m, req->peer, req->hdr.seq);
+    abandon_reply(m, req);
+}
+
 static int start_send(mca_mtl_rttcc_module_t *m, struct ompi_communicator_t *comm, int dest, int tag,
                       struct opal_convertor_t *convertor, mca_pml_base_send_mode_t mode,
                       mca_mtl_rttcc_request_t *req)
@@ -172,11 +180,12 @@ static int start_send(mca_mtl_rttcc_module_t *m, struct ompi_communicator_t *com
 
     bool rndv = len > m->eager_limit && req->peer != m->self;
     uint8_t awaits = rndv ? MTL_RTTCC_CTS : (sync && req->peer != m->self) ? MTL_RTTCC_SYNC_ACK : 0;
+    mca_mtl_rttcc_send_skips(m); /* owed ones first: this message would wait behind them (progress sends them too) */
     OPAL_THREAD_LOCK(&m->lock);
     rc = 0 != awaits ? take_slot(m, req, awaits) : OMPI_SUCCESS;
     if (OMPI_SUCCESS == rc) {
         /* Spent even if the engine refuses the message below (a peer declared
-         * dead, no memory): the receiver then holds every later one. */
+         * dead, no memory): its receiver is then owed a SKIP. */
         req->hdr.seq = m->tx_seq[req->peer]++;
     }
     OPAL_THREAD_UNLOCK(&m->lock);
@@ -201,7 +210,7 @@ static int start_send(mca_mtl_rttcc_module_t *m, struct ompi_communicator_t *com
         hold(req, 1);
         rc = rttcc_engine_send(m->engine, req->peer, RTTCC_TAG_MTL, iov, len ? 2 : 1, req);
         if (rc < 0) {
-            abandon_reply(m, req);
+            refused(m, req);
         }
         if (RTTCC_OK != rc) { /* copied, or refused */
             mca_mtl_rttcc_send_done(req, rc >= 0 ? OMPI_SUCCESS : OMPI_ERR_UNREACH);
@@ -212,7 +221,7 @@ static int start_send(mca_mtl_rttcc_module_t *m, struct ompi_communicator_t *com
         req->hdr.type = MTL_RTTCC_RTS;
         rc = rttcc_engine_send(m->engine, req->peer, RTTCC_TAG_MTL, &iov, 1, NULL); /* copied */
         if (rc < 0) {
-            abandon_reply(m, req);
+            refused(m, req);
         }
     }
     opal_output_verbose(50, mca_mtl_rttcc_component.output, "mtl:rttcc: %s %zu bytes to %u (cid %u tag %d seq %u)",

@@ -366,7 +366,8 @@ missing=$(ompi_info_missing coll rttcc "priority verbose policy threshold_us var
     "calls deferrals forced rtr_waits puts bytes delegated")
 if [ -z "$missing" ]; then ok "ompi_info lists every coll_rttcc parameter and counter"; else bad "ompi_info lacks:$missing"; fi
 missing=$(ompi_info_missing mtl rttcc "priority verbose eager_limit if_include cc window stats rtt_dump" \
-    "eager_sends rndv_sends self_sends unexpected out_of_order truncated cancelled bad_messages stale")
+    "eager_sends rndv_sends self_sends unexpected out_of_order truncated cancelled bad_messages stale skips_sent \
+    skips_received")
 if [ -z "$missing" ]; then ok "ompi_info lists mtl_rttcc's parameters and counters"; else bad "ompi_info lacks:$missing"; fi
 
 summary

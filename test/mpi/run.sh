@@ -94,6 +94,10 @@ cm_plan=(
     "probe:3::--mca mtl_rttcc_eager_limit 0"
     # erroneous programs mtl_rttcc tolerates: messages to a receiver that freed their communicator
     "comm_free:2 3"
+    # the engine refuses some sends and SKIPs' first tries (shim/refuse_send.c): the messages after them still come;
+    # and forged SKIPs (a duplicate, far behind, far ahead) change nothing
+    "refused_send:2 3::-x LD_PRELOAD=$build/refuse_send.so"
+    "refused_send:2:-threads 4 -forged:-x LD_PRELOAD=$build/refuse_send.so -x REFUSE_SEND_FORGE=1 --mca mtl_rttcc_fault_reorder 500000 --mca mtl_rttcc_fault_drop 100000"
     "storm:4::--mca mtl_rttcc_eager_limit 1048576"
     "pingpong:2:-max 4194304:--mca mtl_rttcc_cc timely"
     "alltoall:3 5:-max 262144 -expect-rttcc"
@@ -107,6 +111,9 @@ for src in "$here"/*.c "$here/../../bench/coll_bench.c" "$here/../../bench/osc_b
     mpicc -O2 -Wall -Wextra -Werror -o "$build/mt_$(basename "$src" .c)" "$src" -lpthread -lm ||
         { echo "FAIL build $src"; echo "0 passed, 1 failed"; exit 1; }
 done
+
+cc -shared -fPIC -O2 -Wall -Wextra -Werror -I"$here/../../include" -o "$build/refuse_send.so" \
+    "$here/shim/refuse_send.c" -ldl -lpthread || { echo "FAIL build shim/refuse_send.c"; echo "0 passed, 1 failed"; exit 1; }
 
 ob1_stack="--mca pml ob1 --mca btl $btl --mca btl_rttcc_if_include lo --mca btl_tcp_if_include lo --mca btl_rttcc_stats 1"
 cm_stack="--mca pml cm --mca mtl rttcc --mca btl self --mca mtl_rttcc_if_include lo --mca mtl_rttcc_stats 1"

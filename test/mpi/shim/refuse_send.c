@@ -1,0 +1,132 @@
+/* LD_PRELOAD shim for test/mpi/refused_send.c: the engine refuses (as it
+ * does when it runs out of memory) every mtl_rttcc message of MPI tag
+ * REFUSE_TAG, and the first try of each SKIP (which says a refused
+ * message's sequence number will never come, mtl_rttcc.h), so that the
+ * MTL must try it again; it hands every other message on.
+ * With REFUSE_SEND_FORGE=1 in the environment, the first SKIP that goes
+ * is followed by three the MTL never sends: a duplicate, one 3 * 2^30
+ * numbers on (behind, modulo 2^32) and one 2^30 on (ahead, held for ever):
+ * its receiver must drop the first two (refused_send.c's FORGED_DROPPED)
+ * and match the rest as if none had come. */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rttcc/engine.h"
+#include "rttcc/tags.h"
+
+#define REFUSE_TAG 7007 /* refused_send.c's */
+#define MATCH_EAGER 1   /* mtl_rttcc.h's message types */
+#define MATCH_RTS 2
+#define SKIP 7
+#define REMEMBERED 4096 /* skips whose first try was refused */
+
+/* The start of mtl_rttcc.h's mtl_rttcc_match_hdr_t (EAGER, RTS). */
+struct match_hdr {
+    uint8_t type, flags;
+    uint16_t reserved;
+    uint32_t cid;
+    int32_t src, tag;
+};
+
+/* mtl_rttcc.h's mtl_rttcc_skip_hdr_t. */
+struct skip_hdr {
+    uint8_t type;
+    uint8_t reserved[3];
+    uint32_t seq;
+};
+
+typedef int (*send_fn)(rttcc_engine_t *, uint32_t, uint8_t, const struct iovec *, int, void *);
+
+static send_fn next; /* the engine's */
+
+static void find_next(void)
+{
+    void *lib = dlopen("libmca_common_rttcc.so.0", RTLD_LAZY | RTLD_NOLOAD); /* loaded with the MTL */
+    next = NULL != lib ? (send_fn) dlsym(lib, "rttcc_engine_send") : NULL;
+    if (NULL == next) {
+        fprintf(stderr, "refuse_send: no rttcc_engine_send to hand on to\n");
+        abort();
+    }
+}
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static uint64_t tried[REMEMBERED];
+static size_t num_tried;
+
+/* True the first time a skip is seen (then refused), while there is room
+ * to remember it. */
+static int first_try(uint32_t peer, uint32_t seq)
+{
+    uint64_t key = (uint64_t) peer << 32 | seq;
+    int first = 1;
+    pthread_mutex_lock(&lock);
+    for (size_t i = 0; i < num_tried && first; ++i) {
+        first = tried[i] != key;
+    }
+    first = first && num_tried < REMEMBERED;
+    if (first) {
+        tried[num_tried++] = key;
+    }
+    pthread_mutex_unlock(&lock);
+    return first;
+}
+
+/* REFUSE_SEND_FORGE: after the first SKIP that goes, the forged ones. */
+static void forge(rttcc_engine_t *engine, uint32_t peer, const struct skip_hdr *real)
+{
+    static int forged;
+    const uint32_t offsets[] = {0, 0xc0000000u, 0x40000000u};
+    const char *env = getenv("REFUSE_SEND_FORGE");
+    if (NULL == env || 0 != strcmp(env, "1") || __atomic_exchange_n(&forged, 1, __ATOMIC_RELAXED)) {
+        return;
+    }
+    for (size_t i = 0; i < sizeof offsets / sizeof offsets[0]; ++i) {
+        struct skip_hdr s = *real;
+        struct iovec iov = {&s, sizeof s};
+        s.seq += offsets[i];
+        if (next(engine, peer, RTTCC_TAG_MTL, &iov, 1, NULL) < 0) {
+            fprintf(stderr, "refuse_send: the engine refused a forged SKIP\n");
+            abort();
+        }
+    }
+}
+
+/* The mtl_rttcc message type of a send, 0 if none. */
+static uint8_t type_of(uint8_t tag, const struct iovec *iov, int iovcnt)
+{
+    return RTTCC_TAG_MTL == tag && iovcnt >= 1 && iov[0].iov_len >= 1 ? *(const uint8_t *) iov[0].iov_base : 0;
+}
+
+static int refused(uint32_t peer, uint8_t type, const struct iovec *iov)
+{
+    if ((MATCH_EAGER == type || MATCH_RTS == type) && iov[0].iov_len >= sizeof(struct match_hdr)) {
+        const struct match_hdr *h = iov[0].iov_base;
+        return REFUSE_TAG == h->tag;
+    }
+    if (SKIP == type && iov[0].iov_len == sizeof(struct skip_hdr)) {
+        const struct skip_hdr *s = iov[0].iov_base;
+        return first_try(peer, s->seq);
+    }
+    return 0;
+}
+
+int rttcc_engine_send(rttcc_engine_t *engine, uint32_t peer, uint8_t tag, const struct iovec *iov, int iovcnt,
+                      void *cookie)
+{
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, find_next);
+    const uint8_t type = type_of(tag, iov, iovcnt);
+    if (0 != type && refused(peer, type, iov)) {
+        return RTTCC_ERR;
+    }
+    int rc = next(engine, peer, tag, iov, iovcnt, cookie);
+    if (rc >= 0 && SKIP == type && iov[0].iov_len == sizeof(struct skip_hdr)) {
+        forge(engine, peer, iov[0].iov_base);
+    }
+    return rc;
+}
