@@ -86,9 +86,9 @@ fault="--mca btl_rttcc_fault_drop 10000 --mca btl_rttcc_fault_dup 10000 --mca bt
 
 # name:N:stack:extra mpirun arguments
 plan=(
-    "ob1-btl:1200:$ob1:"
-    "cm-mtl:1200:$cm:"
-    "ob1-btl-loss:800:$ob1:$fault"
+    "ob1-btl:1000:$ob1:"
+    "cm-mtl:1000:$cm:"
+    "ob1-btl-loss:600:$ob1:$fault"
 )
 for entry in "${plan[@]}"; do
     IFS=: read -r name n stack extra <<<"$entry"
@@ -107,7 +107,7 @@ for entry in "${plan[@]}"; do
 done
 
 # The checks can fail: a residual threshold of 0 fails HPL's and PTRANS's.
-if hpcc_case selftest 400 0.0 "$ob1" && ! why=$(checks "$build/selftest"); then
+if hpcc_case selftest 240 0.0 "$ob1" && ! why=$(checks "$build/selftest"); then
     ok "self-test: a failed residual check is noticed ($why)"
 else
     bad "self-test: hpcc with threshold 0 passed the checks"
