@@ -446,11 +446,13 @@ bool Engine::serve_batch(Peer &p, const RmaRequest &r, const uint8_t *payload, s
 // all into that window?
 bool Engine::batch_fits(const Peer &p, const uint8_t *payload, size_t n, uint32_t entries, uint32_t window) const {
     size_t replies = 0;
+    uint32_t open = 0;  // the window last found open: a batch's entries mostly share one
     return for_each_entry(payload, n, entries, [&](const RmaBatchEntry &e, const uint8_t *) {
         const GrantTable::Place place = grants_.place(p.id, e.key, e.offset, e.len);
         const uint32_t in = place.grant ? place.grant->window : place.sunk;  // a sink's entry is dropped
         replies += reply_bytes(e, /*all_copied=*/window != 0);  // a locked batch copies every reply
-        return in && (window == 0 || in == window) && windows_.count(in) && e.len <= cfg_.max_message &&
+        if (in && in != open && windows_.count(in)) open = in;
+        return in && (window == 0 || in == window) && in == open && e.len <= cfg_.max_message &&
                replies <= kBatchReplies;
     });
 }

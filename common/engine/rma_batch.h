@@ -115,6 +115,10 @@ struct SplitBytes {
     // Copies [at, at + count) into out; false if that is past the end.
     bool read(size_t at, void *out, size_t count) const {
         if (at > len || count > len - at) return false;
+        if (!chunk) {  // one piece: a request in one datagram
+            std::memcpy(out, buf + at, count);
+            return true;
+        }
         auto *to = static_cast<uint8_t *>(out);
         while (count) {
             const bool in = at >= over && at - over < n;

@@ -3,6 +3,7 @@
 // rma_apply runs one loop per (op, type), instantiated from combine().
 #include "rma/ops.h"
 
+#include <array>
 #include <complex>
 #include <cstdint>
 #include <cstring>
@@ -244,18 +245,35 @@ bool in_range(int code, int count) {
     return code >= 0 && code < count;
 }
 
+// Per type, its element's bytes and the ops valid() allows on it (bit op):
+// what every batch entry and accumulate is checked against, so a lookup.
+struct TypeFacts {
+    uint8_t size = 0;
+    uint16_t ops = 0;
+};
+static_assert(RTTCC_RMA_OP_COUNT <= 16, "an op set fits TypeFacts::ops");
+const std::array<TypeFacts, RTTCC_RMA_TYPE_COUNT> kTypeFacts = [] {
+    std::array<TypeFacts, RTTCC_RMA_TYPE_COUNT> facts{};
+    for (int type = 0; type < RTTCC_RMA_TYPE_COUNT; ++type)
+        visit_type(type, [&](auto tag) {
+            using T = typename decltype(tag)::type;
+            static_assert(sizeof(T) <= UINT8_MAX, "an element's size fits TypeFacts::size");
+            facts[type].size = sizeof(T);
+            for (int op = 0; op < RTTCC_RMA_OP_COUNT; ++op)
+                if (valid<T>(op)) facts[type].ops |= static_cast<uint16_t>(1u << op);
+        });
+    return facts;
+}();
+
 }  // namespace
 
 size_t rma_type_size(int type) {
-    size_t size = 0;
-    visit_type(type, [&](auto tag) { size = sizeof(typename decltype(tag)::type); });
-    return size;
+    return in_range(type, RTTCC_RMA_TYPE_COUNT) ? kTypeFacts[type].size : 0;
 }
 
 bool rma_op_valid(int op, int type) {
-    bool ok = false;
-    visit_type(type, [&](auto tag) { ok = valid<typename decltype(tag)::type>(op); });
-    return ok;
+    return in_range(type, RTTCC_RMA_TYPE_COUNT) && in_range(op, RTTCC_RMA_OP_COUNT) &&
+           (kTypeFacts[type].ops >> op & 1u);
 }
 
 int rma_apply(int op, int type, void *dst, const void *src, size_t count, void *old) {
