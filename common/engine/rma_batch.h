@@ -28,6 +28,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <vector>
 
 #include "engine/regions.h"
@@ -151,9 +152,9 @@ class RmaBatch {
 public:
     bool empty() const { return entries_ == 0; }
     uint32_t entries() const { return entries_; }
-    const uint8_t *data() const { return bytes_.data(); }
-    size_t size() const { return bytes_.size(); }
-    size_t capacity() const { return bytes_.capacity(); }  // the memory it holds
+    const uint8_t *data() const { return bytes_.get(); }
+    size_t size() const { return size_; }
+    size_t capacity() const { return capacity_; }  // the memory it holds
 
     // Would entry e fit with the others: its header and operand in the
     // request's `cap` bytes, its reply in kBatchReplies?
@@ -169,18 +170,17 @@ public:
     // doubles up to `cap` as batches need it: a peer sent only a few small
     // operations holds little.
     void add(const RmaBatchEntry &e, const void *bytes, size_t cap) {
-        const size_t need = size() + sizeof e + operand_bytes(e);
-        if (bytes_.capacity() < need) bytes_.reserve(std::min(cap, std::max(need, 2 * bytes_.capacity())));
-        const size_t at = bytes_.size();
-        bytes_.resize(need);
-        std::memcpy(bytes_.data() + at, &e, sizeof e);
-        if (operand_bytes(e)) std::memcpy(bytes_.data() + at + sizeof e, bytes, operand_bytes(e));
+        const size_t need = size_ + sizeof e + operand_bytes(e);
+        if (capacity_ < need) grow(std::min(cap, std::max(need, 2 * capacity_)));
+        std::memcpy(bytes_.get() + size_, &e, sizeof e);
+        if (operand_bytes(e)) std::memcpy(bytes_.get() + size_ + sizeof e, bytes, operand_bytes(e));
+        size_ = need;
         replies_ += reply_bytes(e, held);
         ++entries_;
     }
 
     void clear() {
-        bytes_.clear();
+        size_ = 0;
         replies_ = 0;
         entries_ = 0;
     }
@@ -189,7 +189,16 @@ public:
     bool held = false;    // a lazy lock's: leaves only as its LOCKED_BATCH (rttcc_rma_lock_batch)
 
 private:
-    std::vector<uint8_t> bytes_;
+    // (Not a vector: resize() would zero each entry's bytes before the copy.)
+    void grow(size_t capacity) {
+        auto bigger = std::make_unique<uint8_t[]>(capacity);
+        if (size_) std::memcpy(bigger.get(), bytes_.get(), size_);
+        bytes_ = std::move(bigger);
+        capacity_ = capacity;
+    }
+
+    std::unique_ptr<uint8_t[]> bytes_;
+    size_t size_ = 0, capacity_ = 0;
     size_t replies_ = 0;  // the bytes its entries' replies bring back
     uint32_t entries_ = 0;
 };
