@@ -30,13 +30,27 @@ int Engine::submit(uint32_t index, TxMessage &proto, bool only_if_open, const Me
         }
     }
     const bool copy = (bytes.iov || bytes.fill) && worth_copying(*p, proto);
+    // All or nothing: a send the caller hears refused (an exception: no
+    // memory) must leave nothing behind (mtl_rttcc then owes a SKIP for it),
+    // and one queued is sent, sooner or later.
     TxMessage &m = new_message(*p, proto);
-    const bool copied = copy && copy_message(*p, m, bytes);
+    bool copied = false;
+    try {
+        copied = copy && copy_message(*p, m, bytes);
+    } catch (...) {  // the copy pool's memory: nothing was queued
+        List<TxMessage, &TxMessage::outstanding_link>::remove(m);
+        messages_.put(&m);
+        throw;
+    }
     if (m.copy && copied) count(*p, &rttcc_stats_t::puts_copied);
     m.copy = m.copy && copied;  // refused (no memory, too long): a zero-copy put as any other
     enqueue(*p, m);
     if (!copied && waits_for_company(*p, m)) return RTTCC_OK;
-    pump(*p, now, segments_within(*p, kPassBytes));
+    try {
+        pump(*p, now, segments_within(*p, kPassBytes));
+    } catch (const std::bad_alloc &) {  // queued: a later pass sends it
+        if (!p->sends_link.linked()) sends_.push_back(*p);
+    }
     flush_all();
     return copied ? RTTCC_DONE : RTTCC_OK;
 }

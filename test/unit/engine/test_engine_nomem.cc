@@ -18,16 +18,17 @@ using namespace rttcc_test;
 
 namespace {
 bool g_fail_large = false;  // allocations of at least a BufferPool block fail while set
+bool g_fail_all = false;    // every allocation fails while set
 }
 
 extern "C" void *__real_malloc(size_t n);
 extern "C" void *__wrap_malloc(size_t n) {
-    if (g_fail_large && n >= BufferPool::kSmallest) return nullptr;
+    if (g_fail_all || (g_fail_large && n >= BufferPool::kSmallest)) return nullptr;
     return __real_malloc(n);
 }
 extern "C" void *__real_aligned_alloc(size_t alignment, size_t n);
 extern "C" void *__wrap_aligned_alloc(size_t alignment, size_t n) {
-    if (g_fail_large && n >= BufferPool::kSmallest) return nullptr;
+    if (g_fail_all || (g_fail_large && n >= BufferPool::kSmallest)) return nullptr;
     return __real_aligned_alloc(alignment, n);
 }
 
@@ -39,6 +40,10 @@ constexpr size_t kLen = 150000;  // above inline_max: a BufferPool copy, or zero
 struct NoMemory {
     NoMemory() { g_fail_large = true; }
     ~NoMemory() { g_fail_large = false; }
+};
+struct NoMemoryAtAll {
+    NoMemoryAtAll() { g_fail_all = true; }
+    ~NoMemoryAtAll() { g_fail_all = false; }
 };
 
 size_t replies(const Node &n, uint32_t key) {
@@ -85,6 +90,36 @@ static void test_a_message_without_memory_for_its_copy_goes_zero_copy(void **) {
     assert_ptr_equal(nodes[0]->completed[0], &msg);
     assert_true(nodes[1]->received[0].bytes == msg);
     assert_int_equal(nodes[0]->engine->send(1, 1, &v, 1, &msg), RTTCC_DONE);  // with memory: copied
+}
+
+// A small message whose copy finds no memory (the inline pool grows) is
+// refused whole: the send says RTTCC_ERR and leaves nothing behind, so a
+// flush after it completes and nothing of it arrives (mtl_rttcc owes its
+// receiver a SKIP for it, which must not meet the message itself).  Before,
+// it stayed among the outstanding messages, and every later flush to that
+// peer waited for it for ever.
+static void test_a_small_message_without_memory_is_refused_whole(void **) {
+    MemNetwork net(4000);
+    auto nodes = make_nodes(net, 2);
+    std::vector<uint8_t> msg = make_message(4, 100), next = make_message(5, 100);
+    iovec v{msg.data(), msg.size()}, w{next.data(), next.size()};
+    rttcc_engine o0{nodes[0]->engine, ""};
+    int rc;
+    {
+        NoMemoryAtAll none;
+        rc = rttcc_engine_send(&o0, 1, 1, &v, 1, &msg);  // (the C face: the exception becomes RTTCC_ERR)
+    }
+    assert_int_equal(rc, RTTCC_ERR);
+    int flushed = 0;
+    const int frc = nodes[0]->engine->flush(1, 1, &flushed);
+    assert_true(frc == RTTCC_DONE ||
+                run_until(nodes, [&] { return std::count(nodes[0]->completed.begin(), nodes[0]->completed.end(),
+                                                         static_cast<void *>(&flushed)) == 1; }));
+    assert_int_equal(nodes[0]->engine->send(1, 1, &w, 1, &next), RTTCC_DONE);
+    assert_true(run_until(nodes, [&] { return nodes[1]->received.size() == 1; }));
+    settle(nodes);
+    assert_int_equal(nodes[1]->received.size(), 1);
+    assert_true(nodes[1]->received[0].bytes == next);
 }
 
 // An atomic get's reply is a copy: without memory for it, node 1 declares
@@ -174,6 +209,7 @@ static void test_revoking_without_memory_for_a_reply_copy_declares_its_asker_dea
 int main() {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_a_message_without_memory_for_its_copy_goes_zero_copy),
+        cmocka_unit_test(test_a_small_message_without_memory_is_refused_whole),
         cmocka_unit_test(test_a_reply_without_memory_declares_its_asker_dead),
         cmocka_unit_test(test_a_message_without_memory_to_reassemble_declares_its_sender_dead),
         cmocka_unit_test(test_revoking_without_memory_for_a_reply_copy_declares_its_asker_dead),
