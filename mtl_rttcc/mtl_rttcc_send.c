@@ -137,11 +137,14 @@ static void abandon_reply(mca_mtl_rttcc_module_t *m, mca_mtl_rttcc_request_t *re
     }
 }
 
-/* The engine refused the message, whose sequence number is spent: its
- * receiver is owed a SKIP, and no reply will come. */
-static void refused(mca_mtl_rttcc_module_t *m, mca_mtl_rttcc_request_t *req)
+/* The engine refused the message (rc), whose sequence number is spent:
+ * its receiver is owed a SKIP, unless it is dead (it waits for nothing),
+ * and no reply will come. */
+static void refused(mca_mtl_rttcc_module_t *m, mca_mtl_rttcc_request_t *req, int rc)
 {
-    mca_mtl_rttcc_owe_skip(m, req->peer, req->hdr.seq);
+    if (RTTCC_ERR_UNREACH != rc) {
+        mca_mtl_rttcc_owe_skip(m, req->peer, req->hdr.seq);
+    }
     abandon_reply(m, req);
 }
 
@@ -210,7 +213,7 @@ static int start_send(mca_mtl_rttcc_module_t *m, struct ompi_communicator_t *com
         hold(req, 1);
         rc = rttcc_engine_send(m->engine, req->peer, RTTCC_TAG_MTL, iov, len ? 2 : 1, req);
         if (rc < 0) {
-            refused(m, req);
+            refused(m, req, rc);
         }
         if (RTTCC_OK != rc) { /* copied, or refused */
             mca_mtl_rttcc_send_done(req, rc >= 0 ? OMPI_SUCCESS : OMPI_ERR_UNREACH);
@@ -221,7 +224,7 @@ static int start_send(mca_mtl_rttcc_module_t *m, struct ompi_communicator_t *com
         req->hdr.type = MTL_RTTCC_RTS;
         rc = rttcc_engine_send(m->engine, req->peer, RTTCC_TAG_MTL, &iov, 1, NULL); /* copied */
         if (rc < 0) {
-            refused(m, req);
+            refused(m, req, rc);
         }
     }
     opal_output_verbose(50, mca_mtl_rttcc_component.output, "mtl:rttcc: %s %zu bytes to %u (cid %u tag %d seq %u)",
