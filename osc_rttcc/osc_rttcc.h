@@ -122,9 +122,6 @@ typedef struct osc_rttcc_peer_t {
     uint64_t queued_bytes;
     rttcc_rma_region_t *regions; /* dynamic windows: its regions we looked up this epoch */
     int nregions, cap_regions;
-    struct osc_rttcc_stale_t *stale; /* ... and those dropped since, which operations may still name */
-    int nstale, cap_stale;
-    bool range_error;     /* an operation named memory it no longer attached: the next flush says so */
 } osc_rttcc_peer_t;
 
 /* One region of ours attached to a dynamic window. */
@@ -201,8 +198,6 @@ typedef struct osc_rttcc_op_t {
     ompi_request_t *request;        /* the MPI request to complete, if any */
     volatile bool *done;            /* set at the end, if not NULL (waits on lock and lookup replies) */
     int *status_out;                /* ... and the status copied here, if not NULL */
-    void (*then)(void *ctx, int status); /* called at the end, if not NULL (a remap's lookup) ... */
-    void *then_ctx;                 /* ... with this */
     struct osc_rttcc_op_t *next_spare; /* in the component's spare_ops, once finished */
 } osc_rttcc_op_t;
 
@@ -286,12 +281,6 @@ int osc_rttcc_lock_now(mca_osc_rttcc_module_t *m, int target);
 /* The operation waiting for the reply into grant `key`, taken out of the
  * replies table; NULL if none (under the component lock). */
 osc_rttcc_op_t *osc_rttcc_reply_take(uint32_t key);
-/* Engine peer `index` refused an operation of ours naming `key`, a
- * region it no longer maps (on_nack): the region is looked up again and
- * the key remapped.  Under the component lock. */
-void osc_rttcc_take_nack(uint32_t index, uint32_t key, uint64_t offset, uint64_t len);
-/* Forgets the regions a peer's lookups found (an epoch ended). */
-void osc_rttcc_forget_regions(osc_rttcc_peer_t *p);
 /* Every operation waiting for a reply from engine peer `index` fails (it
  * died); returns how many replies it gave up.  Under the component lock. */
 size_t osc_rttcc_fail_replies(uint32_t index);

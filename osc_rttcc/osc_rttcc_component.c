@@ -187,17 +187,6 @@ static void on_send_done(void *user, void *cookie, int status)
     OPAL_THREAD_UNLOCK(&c->lock);
 }
 
-/* The peer refused an operation naming a region key it no longer maps:
- * nothing of it was applied, it is resent until the key is remapped. */
-static void on_nack(void *user, uint32_t peer, uint32_t key, uint64_t offset, uint64_t len)
-{
-    mca_osc_rttcc_component_t *c = &mca_osc_rttcc_component;
-    (void) user;
-    OPAL_THREAD_LOCK(&c->lock);
-    osc_rttcc_take_nack(peer, key, offset, len);
-    OPAL_THREAD_UNLOCK(&c->lock);
-}
-
 /* Its replies never come: the operations waiting for them fail (the BTL or
  * MTL, the engine's creator, says why). */
 static void on_peer_dead(void *user, uint32_t peer, const char *why)
@@ -223,7 +212,6 @@ static int rttcc_init(bool enable_progress_threads, bool enable_mpi_threads)
         .on_send_done = on_send_done,
         .on_peer_dead = on_peer_dead,
         .on_put = on_put,
-        .on_nack = on_nack,
     };
     (void) enable_progress_threads;
     (void) enable_mpi_threads;

@@ -140,9 +140,6 @@ static void op_finish(osc_rttcc_op_t *op)
         opal_atomic_wmb();
         *op->done = true;
     }
-    if (NULL != op->then) {
-        op->then(op->then_ctx, op->status);
-    }
     --m->unfinished;
     --m->peers[op->target].unfinished;
     if (c->nspare_ops < SPARE_OPS_MAX) {
@@ -308,95 +305,17 @@ static bool region_kept(const osc_rttcc_peer_t *p, uint64_t addr, size_t len)
     return false;
 }
 
-/* ---------------------------------------------------------------- stale regions
- * A target's engine maps a key of a region it revoked by address for a
- * while (GrantTable::place); past that, an operation naming it is refused
- * there, nothing of it applied, and resent until the key is mapped again,
- * and our on_nack hears the key (engine_nack.cc).  The region is dropped
- * from the epoch's lookups (kept aside as stale: what the key stood for),
- * looked up again, and the key remapped (rttcc_rma_remap) to the base it
- * stood for: the target applies what it refused once, where that address
- * is now.  If nothing holds the address any more the key becomes a sink
- * (what names it is dropped) and the next flush says MPI_ERR_RMA_RANGE. */
-
-#define OSC_RTTCC_STALE_MAX 64 /* stale regions kept per peer (the oldest go first) */
-
-typedef struct osc_rttcc_stale_t {
-    rttcc_rma_region_t region; /* what its key stood for */
-    bool looking;              /* looked up again: the answer is on its way */
-} osc_rttcc_stale_t;
-
-/* A remap on its way: the lookup's answer lands in `found`. */
-typedef struct {
-    mca_osc_rttcc_module_t *m;
-    int target;
-    uint32_t key;            /* the stale key ... */
-    uint64_t base;           /* ... and the address it stood for */
-    rttcc_rma_region_t found;
-} osc_rttcc_remap_t;
-
-void osc_rttcc_forget_regions(osc_rttcc_peer_t *p)
-{
-    p->nregions = 0;
-    p->nstale = 0;
-}
-
-static osc_rttcc_stale_t *stale_find(osc_rttcc_peer_t *p, uint32_t key)
-{
-    for (int i = 0; i < p->nstale; ++i) {
-        if (p->stale[i].region.key == key) {
-            return &p->stale[i];
-        }
-    }
-    return NULL;
-}
-
-/* Keeps a region dropped from the lookups as stale (its record if kept
- * already); NULL without memory. */
-static osc_rttcc_stale_t *stale_keep(osc_rttcc_peer_t *p, const rttcc_rma_region_t *q)
-{
-    osc_rttcc_stale_t *s = stale_find(p, q->key);
-    if (NULL != s) {
-        s->region = *q;
-        return s;
-    }
-    if (p->nstale == p->cap_stale && p->cap_stale < OSC_RTTCC_STALE_MAX) {
-        int cap = p->cap_stale ? 2 * p->cap_stale : 4;
-        osc_rttcc_stale_t *grown = realloc(p->stale, (size_t) cap * sizeof *grown);
-        if (NULL == grown) {
-            return NULL;
-        }
-        p->stale = grown;
-        p->cap_stale = cap;
-    }
-    if (p->nstale == p->cap_stale) { /* full: the oldest goes */
-        memmove(p->stale, p->stale + 1, (size_t) (p->nstale - 1) * sizeof *p->stale);
-        --p->nstale;
-    }
-    s = &p->stale[p->nstale++];
-    s->region = *q;
-    s->looking = false;
-    return s;
-}
-
 /* Keeps a lookup's answer for the epoch (under the lock).  A window's
  * regions never overlap: one we kept that overlaps it was detached since
- * (its key is the target's to map while it can, GrantTable::place, and
- * ours to remap when it cannot: kept aside, stale). */
+ * (its key is the target's to map while it can, GrantTable::place, but
+ * ours to forget). */
 static int keep_region(osc_rttcc_peer_t *p, const rttcc_rma_region_t *found)
 {
     int kept = 0;
     for (int i = 0; i < p->nregions; ++i) {
-        if (p->regions[i].key == found->key) {
-            return OMPI_SUCCESS; /* kept already (a NACK's lookup and an operation's, of one region) */
-        }
-    }
-    for (int i = 0; i < p->nregions; ++i) {
         const rttcc_rma_region_t q = p->regions[i];
         if (q.base + q.len <= found->base || found->base + found->len <= q.base) {
             p->regions[kept++] = q;
-        } else {
-            (void) stale_keep(p, &q);
         }
     }
     p->nregions = kept;
@@ -411,115 +330,6 @@ static int keep_region(osc_rttcc_peer_t *p, const rttcc_rma_region_t *found)
     }
     p->regions[p->nregions++] = *found;
     return OMPI_SUCCESS;
-}
-
-/* The lookup of a stale key's address came back (under the lock): the
- * key is remapped to the base it stood for, and the region as it is now
- * kept for later operations; or nothing holds the address, and the key
- * becomes a sink. */
-static void remap_answered(void *ctx, int status)
-{
-    osc_rttcc_remap_t *r = ctx;
-    osc_rttcc_peer_t *p = &r->m->peers[r->target];
-    osc_rttcc_stale_t *s = stale_find(p, r->key);
-    const bool found = 0 != r->found.key;
-    if (NULL != s) {
-        s->looking = false;
-    }
-    if (OMPI_SUCCESS == status) { /* else the target died: what it refused fails with it */
-        if (found) {
-            (void) keep_region(p, &r->found);
-        } else {
-            p->range_error = true;
-        }
-        (void) rttcc_rma_remap(mca_osc_rttcc_component.engine, p->index, p->window, r->key, r->base, !found);
-    }
-    opal_output_verbose(10, mca_osc_rttcc_component.output,
-                        "osc:rttcc: rank %d refused region key %u (detached since we looked it up): %s", r->target,
-                        r->key, OMPI_SUCCESS != status ? "its lookup failed"
-                                : found                ? "remapped"
-                                                       : "nothing there now, a sink");
-    free(r);
-}
-
-/* Did the engine take a request (copied or not)? */
-static bool sent_now(int erc)
-{
-    return RTTCC_OK == erc || RTTCC_DONE == erc;
-}
-
-/* Looks the address of stale region s up again, [offset, offset + len) of
- * it if that is inside it (what the target refused), else all of it; the
- * answer remaps the key (under the lock). */
-static void look_up_again(mca_osc_rttcc_module_t *m, int target, osc_rttcc_stale_t *s, uint64_t offset, uint64_t len)
-{
-    mca_osc_rttcc_component_t *c = &mca_osc_rttcc_component;
-    osc_rttcc_peer_t *p = &m->peers[target];
-    const rttcc_rma_region_t *q = &s->region;
-    const bool inside = 0 != len && offset < q->len && len <= q->len - offset;
-    osc_rttcc_remap_t *r = calloc(1, sizeof *r);
-    osc_rttcc_op_t *op = NULL == r ? NULL : op_new(m, target, NULL);
-    uint32_t key;
-    if (NULL != r) {
-        *r = (osc_rttcc_remap_t){.m = m, .target = target, .key = q->key, .base = q->base};
-    }
-    if (NULL == op || OMPI_SUCCESS != reply_grant(op, &r->found, sizeof r->found, &key)) {
-        free(r); /* the next NACK for it tries again */
-    } else if (!sent_now(rttcc_rma_lookup(c->engine, p->index, p->window, q->base + (inside ? offset : 0),
-                                          inside ? len : q->len, key, RTTCC_TAG_OSC))) {
-        reply_cancel(op, key);
-        free(r);
-    } else {
-        op->then = remap_answered;
-        op->then_ctx = r;
-        s->looking = true;
-    }
-    if (NULL != op) {
-        osc_rttcc_op_piece_done(op, RTTCC_OK); /* the issuer's part */
-    }
-}
-
-/* p's stale record of `key`; a kept region of that key is dropped to one
- * first.  NULL if p has neither. */
-static osc_rttcc_stale_t *stale_of(osc_rttcc_peer_t *p, uint32_t key)
-{
-    osc_rttcc_stale_t *s = stale_find(p, key);
-    for (int i = 0; NULL == s && i < p->nregions; ++i) {
-        if (p->regions[i].key == key && NULL != (s = stale_keep(p, &p->regions[i]))) {
-            p->regions[i] = p->regions[--p->nregions];
-        }
-    }
-    return s;
-}
-
-/* The dynamic window and target of engine peer `index` whose regions,
- * kept or stale, hold `key`: its stale record, or NULL. */
-static osc_rttcc_stale_t *stale_region(uint32_t index, uint32_t key, mca_osc_rttcc_module_t **mod, int *target)
-{
-    opal_list_item_t *item;
-    OPAL_LIST_FOREACH(item, &mca_osc_rttcc_component.modules, opal_list_item_t) {
-        mca_osc_rttcc_module_t *m = (mca_osc_rttcc_module_t *) ((char *) item - offsetof(mca_osc_rttcc_module_t, item));
-        for (int t = 0; MPI_WIN_FLAVOR_DYNAMIC == m->flavor && t < m->size; ++t) {
-            osc_rttcc_stale_t *s = t != m->rank && m->peers[t].index == index ? stale_of(&m->peers[t], key) : NULL;
-            if (NULL != s) {
-                *mod = m;
-                *target = t;
-                return s;
-            }
-        }
-    }
-    return NULL;
-}
-
-void osc_rttcc_take_nack(uint32_t index, uint32_t key, uint64_t offset, uint64_t len)
-{
-    mca_osc_rttcc_module_t *m;
-    int target;
-    osc_rttcc_stale_t *s = stale_region(index, key, &m, &target);
-    if (NULL == s || s->looking) { /* not a region of ours (a forged NACK), or on its way */
-        return;
-    }
-    look_up_again(m, target, s, offset, len);
 }
 
 /* Dynamic windows: makes sure the target's region holding [addr, addr +

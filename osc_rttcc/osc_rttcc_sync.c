@@ -81,22 +81,7 @@ bool osc_rttcc_in_epoch(const mca_osc_rttcc_module_t *m, int target)
 /* Dynamic windows: the regions looked up hold for one epoch. */
 static void forget_regions(osc_rttcc_peer_t *p)
 {
-    mca_osc_rttcc_component_t *c = &mca_osc_rttcc_component;
-    OPAL_THREAD_LOCK(&c->lock); /* a NACK's lookup may be changing them */
-    osc_rttcc_forget_regions(p);
-    OPAL_THREAD_UNLOCK(&c->lock);
-}
-
-/* An operation to `target` named memory it no longer attached (a stale
- * region's key became a sink, osc_rttcc_ops.c): reported once. */
-static int take_range_error(mca_osc_rttcc_module_t *m, int target)
-{
-    mca_osc_rttcc_component_t *c = &mca_osc_rttcc_component;
-    OPAL_THREAD_LOCK(&c->lock);
-    const bool range = m->peers[target].range_error;
-    m->peers[target].range_error = false;
-    OPAL_THREAD_UNLOCK(&c->lock);
-    return range ? OMPI_ERR_RMA_RANGE : OMPI_SUCCESS;
+    p->nregions = 0;
 }
 
 /* A flush with nothing to wait for (flush_end returns at once). */
@@ -135,10 +120,7 @@ static int flush_end(mca_osc_rttcc_module_t *m, int target, osc_rttcc_flush_t *f
     while (0 != read_locked(&m->peers[target].unfinished)) {
         opal_progress();
     }
-    if (RTTCC_OK != f->status) {
-        return RTTCC_ERR_UNREACH == f->status ? OMPI_ERR_UNREACH : OMPI_ERROR;
-    }
-    return take_range_error(m, target);
+    return RTTCC_OK == f->status ? OMPI_SUCCESS : RTTCC_ERR_UNREACH == f->status ? OMPI_ERR_UNREACH : OMPI_ERROR;
 }
 
 static int flush_target(mca_osc_rttcc_module_t *m, int target)
@@ -821,8 +803,6 @@ int osc_rttcc_unlock(int target, struct ompi_win_t *win)
         while (0 != read_locked(&p->unfinished)) {
             opal_progress();
         }
-        const int range = take_range_error(m, target);
-        rc = OMPI_SUCCESS == rc ? range : rc;
     } else {
         rc = p->lock_nocheck || target == m->rank ? flush_target(m, target) : unlock_ordered(m, target);
     }

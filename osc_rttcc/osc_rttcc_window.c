@@ -159,7 +159,6 @@ static void module_release(mca_osc_rttcc_module_t *m)
     osc_rttcc_group_forget(&m->exposure);
     for (int r = 0; NULL != m->peers && r < m->size; ++r) {
         free(m->peers[r].regions);
-        free(m->peers[r].stale);
         free(m->peers[r].queue);
     }
     if (NULL != m->schedule) {

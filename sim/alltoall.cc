@@ -116,7 +116,7 @@ class TunedCall;
 class TunedPort {
 public:
     explicit TunedPort(Engine &engine) : engine_(engine) {
-        const rttcc_callbacks_t cb{this, on_recv, on_send_done, on_dead, nullptr, nullptr, nullptr};
+        const rttcc_callbacks_t cb{this, on_recv, on_send_done, on_dead, nullptr, nullptr};
         if (engine.attach(kTunedTag, cb) != RTTCC_OK) throw std::runtime_error("cannot attach tuned's tag");
     }
     ~TunedPort() { engine_.detach(kTunedTag); }

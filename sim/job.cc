@@ -28,7 +28,7 @@ Job::Job(size_t ranks, const std::function<Topology(Fabric &, size_t)> &build, c
         r->received.assign(ranks, 0);
         rttcc_config_t c = config.engine;
         c.self = static_cast<uint32_t>(i);
-        const rttcc_callbacks_t cb{r.get(), on_recv, on_done, on_dead, nullptr, nullptr, nullptr};
+        const rttcc_callbacks_t cb{r.get(), on_recv, on_done, on_dead, nullptr, nullptr};
         r->host = std::make_unique<SimHost>(net_, topo_.hosts[i], c, cb, clock_, config.tick, config.poll);
         addrs.push_back(r->host->address());
         ranks_.push_back(std::move(r));

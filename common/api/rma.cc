@@ -170,12 +170,6 @@ int rttcc_rma_lookup(rttcc_engine_t *engine, uint32_t peer, uint32_t window, uin
     return send(engine, peer, request(rttcc::RmaKind::kLookup, window, addr, len, reply_key, tag));
 }
 
-int rttcc_rma_remap(rttcc_engine_t *engine, uint32_t peer, uint32_t window, uint32_t key, uint64_t base, int sink) {
-    rttcc::RmaRequest r = request(rttcc::RmaKind::kRemap, window, base, key, 0, 0);
-    r.op = sink ? 1 : 0;
-    return send(engine, peer, r);
-}
-
 int rttcc_rma_apply_local(rttcc_engine_t *engine, int op, int type, void *dst, const void *src, size_t count,
                           void *old) {
     return engine->impl->apply_local(op, type, dst, src, count, old);

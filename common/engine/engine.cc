@@ -432,15 +432,13 @@ int Engine::run_callbacks() {
     std::vector<Completion> done;
     std::vector<DeadPeer> dead;
     std::vector<uint32_t> unknown;
-    std::vector<Nack> nacks;
     {
         std::lock_guard<MaybeMutex> g(state_mu_);
-        if (completions_.empty() && dead_.empty() && unknown_.empty() && nacks_.empty()) return 0;
+        if (completions_.empty() && dead_.empty() && unknown_.empty()) return 0;
         done.swap(completions_);
         completions_.swap(spare_completions_);
         dead.swap(dead_);
         unknown.swap(unknown_);
-        nacks.swap(nacks_);
     }
     const rttcc_callbacks_t &creator = clients_.creator();
     for (uint32_t u : unknown)
@@ -448,10 +446,6 @@ int Engine::run_callbacks() {
     for (const auto &d : dead)
         clients_.for_each_live([&](const rttcc_callbacks_t &cb) {
             if (cb.on_peer_dead) cb.on_peer_dead(cb.user, d.peer, d.why.c_str());
-        });
-    for (const Nack &k : nacks)
-        clients_.for_each_live([&](const rttcc_callbacks_t &cb) {
-            if (cb.on_nack) cb.on_nack(cb.user, k.peer, k.key, k.offset, k.len);
         });
     for (const auto &c : done) {
         const rttcc_callbacks_t &cb = clients_.of(c.tag);

@@ -8,7 +8,6 @@
 //   engine_rtt.cc     timestamps, RTT samples, congestion control, the RTT table
 //   engine_probe.cc   RTT probes: scheduling, sending, answering, replies
 //   engine_agent.cc   the liveness agent: answers peers while the application is away from MPI
-//   engine_nack.cc    NACKs: what names a key we no longer map is refused, its origin told
 //   engine_rma.cc     RMA: windows and their locks, requests made and served (rttcc/rma.h)
 //   rtt_dump.cc       the RTT table as CSV and JSON
 //
@@ -209,17 +208,6 @@ private:
         uint32_t peer;
         std::string why;
     };
-    // An access a segment makes through a stale key (regions.h: stale), or
-    // none (key 0); what a NACK names.
-    struct StaleAccess {
-        uint32_t key = 0;
-        uint64_t offset = 0, len = 0;
-    };
-    // A NACK heard: on_nack calls to make.
-    struct Nack {
-        uint32_t peer, key;
-        uint64_t offset, len;
-    };
 
     // engine_tx.cc
     int send_message(uint32_t peer, uint8_t tag, uint64_t put_addr, const iovec *iov, int iovcnt, void *cookie,
@@ -281,7 +269,7 @@ private:
     int receive(Channel ch, int *got, size_t *read);
     bool handle_datagram(Channel ch, const RxDatagram &d, nanos now, std::unique_lock<MaybeMutex> &lock);
     Peer *sender_of(Channel ch, const RxDatagram &d, const PacketHeader **h);
-    bool deliverable(const Peer &p, const PacketHeader &h, const uint8_t *payload, StaleAccess *stale) const;
+    bool deliverable(const Peer &p, const PacketHeader &h) const;
     // A put into an exposure (a silent grant), or (a segment of) an RMA
     // request, which the engine serves: nobody is told, so the liveness
     // agent may take it.
@@ -289,9 +277,9 @@ private:
         if (h.type != static_cast<uint8_t>(PacketType::PUT)) return h.tag == RTTCC_TAG_RMA;
         const GrantTable::Place place =
             grants_.place(p.id, put_key(h.put_addr), put_offset(h.put_addr) + h.chunk_offset, h.payload_len);
-        return place.sunk || (place.grant && !place.grant->notify);
+        return place.grant && !place.grant->notify;
     }
-    bool accept_segment(Peer &p, const PacketHeader &h, const uint8_t *payload, const Arrival &a);
+    bool accept_segment(Peer &p, const PacketHeader &h, const Arrival &a);
     bool land_put(Peer &p, const PacketHeader &h, const uint8_t *payload, std::unique_lock<MaybeMutex> &lock);
     void hold(Peer &p, const PacketHeader &h, const uint8_t *payload);
     bool holds_from(uint32_t id) const;
@@ -319,8 +307,6 @@ private:
     static bool batch_kind(const RmaRequest &r) {
         return r.kind == static_cast<uint8_t>(RmaKind::kBatch) || r.kind == static_cast<uint8_t>(RmaKind::kLockedBatch);
     }
-    bool remap_key(Peer &p, const RmaRequest &r);
-    void answer_nothing(Peer &p, uint32_t reply_key, uint8_t reply_tag, size_t len);
     void take_request(Peer &p, const uint8_t *msg, size_t len);
     void serve_request(Peer &p, const uint8_t *msg, size_t len);
     bool serve(Peer &p, const RmaRequest &r, const uint8_t *payload, size_t n);
@@ -409,14 +395,6 @@ private:
     void resend_turned_away(Peer &p);
     // The peer said BUSY since its window last moved (a BUSY may move it itself).
     bool peer_away(const Peer &p) const { return p.busy_heard && p.busy_heard >= p.last_advance; }
-    void resend_unacked(Peer &p);
-
-    // engine_nack.cc
-    bool stale_put(const Peer &p, const PacketHeader &h, StaleAccess *stale) const;
-    bool stale_request(const Peer &p, const SplitBytes &msg, StaleAccess *stale) const;
-    bool stale_chunk(const Peer &p, const PacketHeader &h, const uint8_t *payload, StaleAccess *stale) const;
-    void send_nack(Peer &p, const StaleAccess &s, nanos now);
-    void take_nack(Peer &p, const PacketHeader &h, const uint8_t *payload, const Arrival &a);
 
     // engine_loss.cc
     nanos base_rto(const Peer &p) const;
@@ -515,7 +493,6 @@ private:
     std::vector<Completion> completions_;  // on_send_done calls to make
     std::vector<Completion> spare_completions_;  // recycled storage for completions_
     std::vector<DeadPeer> dead_;           // on_peer_dead calls to make
-    std::vector<Nack> nacks_;              // on_nack calls to make
     std::vector<uint32_t> unknown_;        // on_unknown_peer calls to make
     std::vector<bool> asked_;              // unknown senders already reported
     rttcc_stats_t stats_ = {};             // engine-wide counters

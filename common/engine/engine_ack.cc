@@ -163,10 +163,6 @@ void Engine::process_ack(Peer &p, const PacketHeader &h, const uint8_t *payload,
     if (sack_words && cfg_.fast_retrans_dupacks) detect_losses(p);
     if (cfg_.rack && (acked || sacked)) rack_detect(p, now);  // news of either channel
     if (h.flags & kFlagResume) resend_turned_away(p);
-    if (p.remapped) {  // a REMAP of ours arrived: what the peer refused goes again now (engine_nack.cc)
-        p.remapped = false;
-        resend_unacked(p);
-    }
     if ((acked || freed) && p.has_pending() && !p.sends_link.linked()) sends_.push_back(p);
 }
 

@@ -119,16 +119,10 @@ void Engine::send_resumes(nanos now) {
 }
 
 // The peer is back and dropped whatever reached it while it was away:
-// every segment waiting on its timer goes again now.
+// every segment waiting on its timer goes again now, as a retransmission
+// but not as a loss, with its backoff reset.
 void Engine::resend_turned_away(Peer &p) {
     count(p, &rttcc_stats_t::resumes_rx);
-    resend_unacked(p);
-}
-
-// Every segment to p waiting on its timer goes again now, as a
-// retransmission but not as a loss, with its backoff reset (p said it
-// refused them for a reason that is gone: it is back, or it remapped).
-void Engine::resend_unacked(Peer &p) {
     for (seq_t s = p.tx.una(); s != p.tx.next(); ++s) {
         TxSegment *seg = p.tx.at(s);
         if (!seg || seg->sacked || !seg->in_hotel) continue;

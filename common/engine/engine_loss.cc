@@ -89,8 +89,7 @@ void Engine::serve_resends(nanos now) {
         // and nothing in that time that shows the peer gets our datagrams of
         // its channel: no ACK moved the window, no SACK marked a later one
         // (a flood into a short queue can lose one segment many times
-        // running), no BUSY said its application is away (nor a NACK
-        // while ours was: engine_nack.cc).  Other traffic
+        // running), no BUSY said its application is away.  Other traffic
         // from it does not count: a path that carries only the command
         // channel, or only small datagrams, is as good as dead.
         const nanos proof = std::max({seg->first_tx, p.last_advance, p.busy_heard,

@@ -81,10 +81,8 @@ int Engine::request_ordered(uint32_t index, RmaRequest r, void *flush_cookie) {
     return queue_ordered(*p, r.reply_tag, nullptr, sizeof r, &r, flush_cookie, now);
 }
 
-// Numbers r (but an unordered one) and queues it with its payload (well
-// formed): copied (RTTCC_DONE) up to inline_max and for all but
-// accumulates, else zero-copy.  A REMAP asks for its ACK at once: the
-// segments it lets in go again when it comes.
+// Numbers r and queues it with its payload (well formed): copied
+// (RTTCC_DONE) up to inline_max and for all but accumulates, else zero-copy.
 int Engine::send_request(Peer &p, RmaRequest &r, const iovec *iov, int iovcnt, void *cookie, bool ack_now,
                          nanos now, bool queue_only) {
     size_t len = sizeof r;
@@ -92,14 +90,12 @@ int Engine::send_request(Peer &p, RmaRequest &r, const iovec *iov, int iovcnt, v
     const bool copy = len <= cfg_.inline_max || static_cast<RmaKind>(r.kind) != RmaKind::kAcc;
     uint8_t *buf = copy ? take_copy(len) : nullptr;
     if (copy && !buf) return RTTCC_ERR;
-    r.rseq = unordered(r) ? 0 : p.next_request++;
+    r.rseq = p.next_request++;
     TxMessage proto;
     proto.tag = RTTCC_TAG_RMA;
     proto.client_tag = r.reply_tag;
     proto.len = static_cast<uint32_t>(len);
-    proto.unordered = unordered(r);
-    proto.remap = r.kind == static_cast<uint8_t>(RmaKind::kRemap);
-    proto.ack_now = ack_now || proto.remap;
+    proto.ack_now = ack_now;
     TxMessage &m = new_message(p, proto);
     if (copy) {
         std::memcpy(buf, &r, sizeof r);
@@ -298,10 +294,6 @@ void Engine::take_request(Peer &p, const uint8_t *msg, size_t len) {
         return;
     }
     std::memcpy(&r, msg, sizeof r);
-    if (unordered(r)) {  // a LOOKUP, a REMAP: now, whatever is due
-        serve_request(p, msg, len);
-        return;
-    }
     switch (p.requests.turn(r.rseq)) {
         case RequestOrder::Turn::kBad:
             broke_protocol(p, "it sent RMA request " + std::to_string(r.rseq) + " while " +
@@ -333,24 +325,18 @@ void Engine::serve_request(Peer &p, const uint8_t *msg, size_t len) {
 
 // Checks the request, then does it; false (nothing done) if it fails a
 // check: its shape; for data, an exposure of an open window that p holds
-// and its bytes inside that exposure; for locks, lookups and remaps, an
-// open window (a dynamic one may have nothing attached).  Data through a
-// sink (GrantTable::remap) is dropped too, its reply zeros.
+// and its bytes inside that exposure; for locks and lookups, an open
+// window (a dynamic one may have nothing attached).
 bool Engine::serve(Peer &p, const RmaRequest &r, const uint8_t *payload, size_t n) {
     if (!well_formed(r, n, cfg_.max_message)) return false;
     if (r.kind == static_cast<uint8_t>(RmaKind::kBatch)) return serve_batch(p, r, payload, n);  // exposures of its own
     if (r.kind == static_cast<uint8_t>(RmaKind::kLockedBatch)) return serve_locked_batch(p, r, payload, n);
     const bool names_window = r.kind == static_cast<uint8_t>(RmaKind::kLock) ||
                               r.kind == static_cast<uint8_t>(RmaKind::kUnlock) ||
-                              r.kind == static_cast<uint8_t>(RmaKind::kLookup) ||
-                              r.kind == static_cast<uint8_t>(RmaKind::kRemap);
+                              r.kind == static_cast<uint8_t>(RmaKind::kLookup);
     const GrantTable::Place place = names_window ? GrantTable::Place{} : grants_.place(p.id, r.key, r.offset, r.len);
-    LockTable *locks = window_locks(names_window ? r.key : place.grant ? place.grant->window : place.sunk);
+    LockTable *locks = window_locks(names_window ? r.key : place.grant ? place.grant->window : 0);
     if (!locks) return false;
-    if (place.sunk) {
-        answer_nothing(p, r.reply_key, r.reply_tag, r.len);
-        return false;
-    }
     switch (static_cast<RmaKind>(r.kind)) {
         case RmaKind::kGet: {
             const uint8_t *from = place.at;
@@ -403,39 +389,15 @@ bool Engine::serve(Peer &p, const RmaRequest &r, const uint8_t *payload, size_t 
             }
             return true;
         }
-        case RmaKind::kRemap:
-            return remap_key(p, r);
     }
     return false;
 }
 
-// p answers a NACK of ours: the stale key r.len stood for the address
-// r.offset in window r.key, or, op 1, for nothing (a sink).  A NACK for
-// that key goes again at once if it is refused again.
-bool Engine::remap_key(Peer &p, const RmaRequest &r) {
-    const auto key = static_cast<uint32_t>(r.len);
-    if (!grants_.remap(r.key, p.id, key, r.offset, r.op != 0)) return false;
-    if (p.nack_key == key) p.nack_sent = 0;
-    count(p, &rttcc_stats_t::remaps);
-    return true;
-}
-
-// A request through a sink: nothing is applied, and a reply it asked for
-// is `len` zeros (its origin reports the access out of range).
-void Engine::answer_nothing(Peer &p, uint32_t reply_key, uint8_t reply_tag, size_t len) {
-    if (!reply_key) return;
-    if (uint8_t *buf = reply_buffer(p, len)) {
-        std::memset(buf, 0, len);
-        reply(p, reply_key, reply_tag, buf, len);
-    }
-}
-
 // Every entry is checked (an exposure of an open window that p holds, its
 // bytes inside it and no more than a message, the copied replies within
-// kBatchReplies; or a sink of such a window) before the first is applied.
-// An entry with a reply puts the bytes as they were into the origin's
-// grant, then applies; a large plain get's reply is sent from the exposure
-// itself.  A sink's entry is dropped, its reply zeros.
+// kBatchReplies) before the first is applied.  An entry with a reply puts
+// the bytes as they were into the origin's grant, then applies; a large
+// plain get's reply is sent from the exposure itself.
 bool Engine::serve_batch(Peer &p, const RmaRequest &r, const uint8_t *payload, size_t n) {
     if (!batch_fits(p, payload, n, static_cast<uint32_t>(r.offset), 0)) return false;
     apply_batch(p, payload, n, static_cast<uint32_t>(r.offset), /*copy_replies=*/false);
@@ -448,9 +410,9 @@ bool Engine::batch_fits(const Peer &p, const uint8_t *payload, size_t n, uint32_
     size_t replies = 0;
     uint32_t open = 0;  // the window last found open: a batch's entries mostly share one
     return for_each_entry(payload, n, entries, [&](const RmaBatchEntry &e, const uint8_t *) {
-        const GrantTable::Place place = grants_.place(p.id, e.key, e.offset, e.len);
-        const uint32_t in = place.grant ? place.grant->window : place.sunk;  // a sink's entry is dropped
+        const GrantTable::Grant *exposure = grants_.place(p.id, e.key, e.offset, e.len).grant;
         replies += reply_bytes(e, /*all_copied=*/window != 0);  // a locked batch copies every reply
+        const uint32_t in = exposure ? exposure->window : 0;
         if (in && in != open && windows_.count(in)) open = in;
         return in && (window == 0 || in == window) && in == open && e.len <= cfg_.max_message &&
                replies <= kBatchReplies;
@@ -464,11 +426,6 @@ void Engine::apply_batch(Peer &p, const uint8_t *payload, size_t n, uint32_t ent
     for_each_entry(payload, n, entries, [&](const RmaBatchEntry &e, const uint8_t *operand) {
         const GrantTable::Place place = grants_.place(p.id, e.key, e.offset, e.len);
         uint8_t *at = place.at;
-        if (place.sunk) {
-            answer_nothing(p, e.reply_key, e.reply_tag, e.len);
-            drop(&rttcc_stats_t::drop_bad_put);
-            return !p.dead;
-        }
         if ((e.flags & kPlainGet) && e.len > cfg_.inline_max && !copy_replies) {  // no copy, as a large kGet's
             reply(p, e.reply_key, e.reply_tag, at, e.len, place.grant->key);
             return true;

@@ -95,10 +95,6 @@ bool Engine::handle_datagram(Channel ch, const RxDatagram &d, nanos now, std::un
             take_busy(*p, *h, d.buf + kHeaderSize, a);
             flush_all();
             return false;
-        case PacketType::NACK:
-            take_nack(*p, *h, d.buf + kHeaderSize, a);
-            flush_all();
-            return false;
         default:
             break;
     }
@@ -113,7 +109,7 @@ bool Engine::handle_datagram(Channel ch, const RxDatagram &d, nanos now, std::un
         if (quiet_ && !lands_silently(*p, *h))
             turn_away(*p, now);  // the liveness agent delivers nothing: the sender resends later
         else
-            fresh = accept_segment(*p, *h, d.buf + kHeaderSize, a);
+            fresh = accept_segment(*p, *h, a);
     }
     flush_all();  // nothing staged may outlive the lock (an ACK could free its segment)
     if (!fresh) return false;
@@ -179,10 +175,9 @@ bool Engine::land_put(Peer &p, const PacketHeader &h, const uint8_t *payload, st
     const GrantTable::Place place = grants_.place(p.id, put_key(h.put_addr), first + h.chunk_offset, h.payload_len);
     uint8_t *to = place.at;
     PutArrivals::Put done;
-    const auto step = to || place.sunk
-                          ? p.puts.add(h.msg_id, h.msg_len, h.put_addr, h.tag, h.chunk_offset, h.payload_len, &done)
-                          : PutArrivals::Step::kBad;
-    if (step == PutArrivals::Step::kBad || place.sunk) {  // a sink's: taken, and dropped
+    const auto step = to ? p.puts.add(h.msg_id, h.msg_len, h.put_addr, h.tag, h.chunk_offset, h.payload_len, &done)
+                         : PutArrivals::Step::kBad;
+    if (step == PutArrivals::Step::kBad) {
         drop(&rttcc_stats_t::drop_bad_put);
         return false;
     }
@@ -261,30 +256,22 @@ int Engine::deliver_held() {
 // RMA requests), a chunk fits its message
 // (reassembly.h: agrees with its other chunks, overlaps none, and opening
 // one, a buffer is free under reassembly_max_mb), a put lands inside a
-// grant its sender holds (or in a sink: dropped), and neither it nor the
-// RMA request it is or completes names a stale key (*stale says which:
-// its sender hears a NACK).  Otherwise the
+// grant its sender holds.  Otherwise the
 // sender never hears it arrived: it resends, and in the end reports the
 // peer lost instead of a send that succeeded while its bytes were dropped.
-bool Engine::deliverable(const Peer &p, const PacketHeader &h, const uint8_t *payload, StaleAccess *stale) const {
+bool Engine::deliverable(const Peer &p, const PacketHeader &h) const {
     const rttcc_callbacks_t &cb = clients_.of(h.tag);
     const bool heard = cb.on_recv != nullptr || h.tag == RTTCC_TAG_RMA;
-    const bool request = h.tag == RTTCC_TAG_RMA;
     switch (static_cast<PacketType>(h.type)) {
         case PacketType::DATA:
-            return heard && !(request && stale_request(p, SplitBytes{payload, h.payload_len}, stale));
+            return heard;
         case PacketType::CHUNK:
             return heard &&
-                   p.reassembly.fit(reassembly_buffers_, chunk_of(h, nullptr), p.rx.next()) == Reassembly::Fit::kYes &&
-                   !(request && stale_chunk(p, h, payload, stale));
+                   p.reassembly.fit(reassembly_buffers_, chunk_of(h, nullptr), p.rx.next()) == Reassembly::Fit::kYes;
         case PacketType::PUT: {
             const GrantTable::Place place =
                 grants_.place(p.id, put_key(h.put_addr), put_offset(h.put_addr) + h.chunk_offset, h.payload_len);
-            if (!place.at && !place.sunk) {
-                (void)stale_put(p, h, stale);  // says which, if its key is stale
-                return false;
-            }
-            return (place.sunk || cb.on_put != nullptr || !place.grant->notify) &&
+            return place.at && (cb.on_put != nullptr || !place.grant->notify) &&
                    p.puts.fits(h.msg_id, h.msg_len, h.put_addr, h.tag, h.chunk_offset, h.payload_len);
         }
         default:
@@ -293,11 +280,9 @@ bool Engine::deliverable(const Peer &p, const PacketHeader &h, const uint8_t *pa
 }
 
 // Records a data segment's arrival; true if it is new and must be delivered.
-bool Engine::accept_segment(Peer &p, const PacketHeader &h, const uint8_t *payload, const Arrival &a) {
-    StaleAccess stale;
-    if (p.rx.classify(h.seq) == RecvWindow::Arrival::kNew && !deliverable(p, h, payload, &stale)) {
+bool Engine::accept_segment(Peer &p, const PacketHeader &h, const Arrival &a) {
+    if (p.rx.classify(h.seq) == RecvWindow::Arrival::kNew && !deliverable(p, h)) {
         drop(&rttcc_stats_t::drop_undeliverable);
-        if (stale.key) send_nack(p, stale, a.now);
         if (h.type == static_cast<uint8_t>(PacketType::PUT)) {
             ++stats_.drop_bad_put;
             if (p.puts.beyond_cap(h.msg_id))

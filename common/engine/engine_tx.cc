@@ -193,13 +193,11 @@ void Engine::release_copy(TxMessage &m) {
     m.inline_buf = nullptr;
 }
 
-// RMA requests go on the data channel: cut in the order they are made,
-// the target holds few of them (request_order.h); but the unordered ones
-// (a LOOKUP, a REMAP: rma_request.h), which must pass a request the target
-// refused and the credits it holds.  Ordered messages (send_ordered) go
-// there too: behind every data message queued before them.
+// RMA requests all go on the data channel: cut in the order they are made,
+// the target holds few of them (request_order.h).  So do ordered messages
+// (send_ordered): behind every data message queued before them.
 Channel Engine::channel_for(const TxMessage &m) const {
-    return m.len <= cmd_payload_ && (m.tag != RTTCC_TAG_RMA || m.unordered) && !m.ordered ? kCmd : kData;
+    return m.len <= cmd_payload_ && m.tag != RTTCC_TAG_RMA && !m.ordered ? kCmd : kData;
 }
 
 // Data-channel segments a peer may have in flight: the send credits and,
@@ -444,7 +442,6 @@ void Engine::flush_all() {
 
 void Engine::finish_message(Peer &p, TxMessage &m, int status) {
     if (m.cookie) completions_.push_back({m.cookie, status, m.client_tag});
-    if (m.remap && status == RTTCC_OK) p.remapped = true;  // it maps what it refused now: process_ack resends
     release_copy(m);
     const bool oldest = p.outstanding.front() == &m;
     m.outstanding_link.unlink();

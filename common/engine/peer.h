@@ -86,13 +86,9 @@ struct Peer {
                                        //   at once (NewReno's partial ACKs: one hole per RTT)
     bool half_ask_out = false;         // a segment in flight asked at half the cap (TxSegment::half_ask)
     nanos last_heard = 0;              // when its latest valid datagram arrived (0: never)
-    nanos busy_heard = 0;              // when it last said BUSY: its application was away, not dead (or
-                                       //   NACK while ours was: it refuses until we remap, engine_nack.cc)
+    nanos busy_heard = 0;              // when it last said BUSY: its application was away, not dead
     nanos last_sacked[kChannels] = {}; // when a SACK last showed a segment of that channel arrived
     nanos busy_sent = 0;               // when we last told it BUSY (at most one per ms)
-    nanos nack_sent = 0;               // when we last told it NACK ...
-    uint32_t nack_key = 0;             // ... and of which key (at most one per key per ms)
-    bool remapped = false;             // a REMAP of ours was ACKed: what it refused goes again (process_ack)
     Link away_link;                    // in the engine's list of peers owed a resume ACK
     uint32_t failures = 0;             // our datagrams to it that failed the same way in a row (Wire::failures)
     int failure_errno = 0;             // how: ECONNREFUSED (port closed) or a send's errno

@@ -19,12 +19,6 @@
 //   slots_[key & (size - 1)]: at most one live grant each (the counter
 //        skips a key whose slot is taken); size, a power of two, stays at
 //        least twice the live grants.
-//
-// An access through a key that names no live grant (stale(): a dynamic
-// window's region detached, its key forgotten here) is refused and its
-// origin told (a NACK); once it looked the region up again it says what
-// the key stood for (remap()), and place() maps the key by address again,
-// or takes what names it and drops it (a sink: nothing is attached there).
 #pragma once
 #include <algorithm>
 #include <deque>
@@ -86,8 +80,7 @@ public:
             *std::find(keys.begin(), keys.end(), key) = keys.back();
             keys.pop_back();
             if (keys.empty()) exposures_.erase(it);
-            if (remapped_windows_.count(g.window))
-                remember(g.key, Revoked{g.peer, g.window, reinterpret_cast<uintptr_t>(g.base), false});
+            if (remapped_windows_.count(g.window)) remember_revoked(g);
         }
         g = Grant{};
         --live_;
@@ -138,13 +131,11 @@ public:
     // revoked while the window is open, the exposure of that window that holds
     // their address now (as a new lookup would find it): a dynamic
     // window's region may be detached and memory attached again at that
-    // address while `peer` still names the region it looked up (or one its
-    // origin remap()ped; a sink places nothing but says so: the access is
-    // taken and dropped).  Else nothing.
+    // address while `peer` still names the region it looked up.  Else
+    // nothing.
     struct Place {
         const Grant *grant = nullptr;
         uint8_t *at = nullptr;
-        uint32_t sunk = 0;  // a sink's window; 0: not a sink
     };
     Place place(uint32_t peer, uint32_t key, uint64_t offset, uint64_t len) const {
         if (key == 0 || slots_.empty()) return {};
@@ -156,7 +147,6 @@ public:
         if (revoked_.empty()) return {};
         const auto it = revoked_.find(key);
         if (it == revoked_.end() || it->second.peer != peer) return {};
-        if (it->second.sink) return {nullptr, nullptr, it->second.window};
         const uint64_t addr = it->second.base + offset;
         if (addr < offset) return {};
         const Grant *now = exposure_holding(it->second.window, peer, addr, len);
@@ -167,57 +157,23 @@ public:
         return place(peer, key, offset, len).at;
     }
 
-    // An access of `peer` that place() does not find, through a key that
-    // is no live grant and no other peer's revoked exposure: forgotten, or
-    // remembered for `peer` at an address that holds nothing now.  Its
-    // origin may look the region up again and remap() the key.
-    bool stale(uint32_t peer, uint32_t key, uint64_t offset, uint64_t len) const {
-        if (key == 0 || key > kPutKeyMask || find(key)) return false;
-        const Place now = place(peer, key, offset, len);
-        if (now.at || now.sunk) return false;
-        const auto it = revoked_.find(key);
-        return it == revoked_.end() || it->second.peer == peer;
-    }
-
-    // What `key` named for `peer` in window `window` (remap_revoked), as
-    // its origin says once it looked the region up again: this process's
-    // memory from `base` on (place() maps it by address, as a remembered
-    // revoked exposure), or nothing (`sink`: what names it is dropped).
-    // False for a live key, one remembered for another peer or window, or
-    // a window that does not remap.
-    bool remap(uint32_t window, uint32_t peer, uint32_t key, uint64_t base, bool sink) {
-        if (key == 0 || key > kPutKeyMask || find(key) || !remapped_windows_.count(window)) return false;
-        const auto it = revoked_.find(key);
-        if (it == revoked_.end()) return remember(key, Revoked{peer, window, base, sink});
-        if (it->second.peer != peer || it->second.window != window) return false;
-        it->second.base = base;
-        it->second.sink = sink;
-        return true;
-    }
-
     size_t live() const { return live_; }
 
 private:
-    // A revoked exposure's key named (window, peer)'s memory at base (a
-    // sink: nothing).
+    // A revoked exposure's key named (window, peer)'s memory at base.
     struct Revoked {
         uint32_t peer, window;
         uint64_t base;
-        bool sink;
     };
-    // Maps `key` as r says, the oldest of its (window, peer) forgotten
-    // first if it has kRevokedKept; false if every key place() may map is
-    // other pairs'.
-    bool remember(uint32_t key, const Revoked &r) {
-        std::deque<uint32_t> &keys = revoked_by_owner_[owner(r.window, r.peer)];
+    void remember_revoked(const Grant &g) {
+        std::deque<uint32_t> &keys = revoked_by_owner_[owner(g.window, g.peer)];
         if (keys.size() == kRevokedKept || (revoked_.size() >= kRevokedMax && !keys.empty())) {
             revoked_.erase(keys.front());
             keys.pop_front();
         }
-        if (revoked_.size() >= kRevokedMax) return false;  // full of other pairs' keys: this one is not mapped
-        revoked_[key] = r;
-        keys.push_back(key);
-        return true;
+        if (revoked_.size() >= kRevokedMax) return;  // full of other pairs' keys: this one is not mapped
+        revoked_[g.key] = Revoked{g.peer, g.window, reinterpret_cast<uintptr_t>(g.base)};
+        keys.push_back(g.key);
     }
     Grant &slot(uint32_t key) { return slots_[key & (slots_.size() - 1)]; }
     static uint64_t owner(uint32_t window, uint32_t peer) { return uint64_t{window} << 32 | peer; }

@@ -104,48 +104,6 @@ bool for_each_entry(const uint8_t *at, size_t n, uint64_t count, F &&f) {
     return n == 0;
 }
 
-// A message's bytes as they will be once one more chunk is in: its
-// reassembly buffer, but [over, over + n) from `chunk` (the chunk that
-// would make it whole, not accepted yet).  n 0: buf alone.
-struct SplitBytes {
-    const uint8_t *buf = nullptr;
-    size_t len = 0;
-    size_t over = 0, n = 0;
-    const uint8_t *chunk = nullptr;
-
-    // Copies [at, at + count) into out; false if that is past the end.
-    bool read(size_t at, void *out, size_t count) const {
-        if (at > len || count > len - at) return false;
-        if (!chunk) {  // one piece: a request in one datagram
-            std::memcpy(out, buf + at, count);
-            return true;
-        }
-        auto *to = static_cast<uint8_t *>(out);
-        while (count) {
-            const bool in = at >= over && at - over < n;
-            const size_t end = in ? over + n : at < over ? over : len;
-            const size_t k = std::min(count, end - at);
-            std::memcpy(to, in ? chunk + (at - over) : buf + at, k);
-            to += k;
-            at += k;
-            count -= k;
-        }
-        return true;
-    }
-};
-
-// Calls f(entry) for each of the `count` entries from byte `at` of `bytes`
-// on, in order, while f returns true and the entries are well formed; what
-// for_each_entry walks, headers only.
-template <typename F>
-void for_each_entry_header(const SplitBytes &bytes, size_t at, uint64_t count, F &&f) {
-    for (; count > 0; --count) {
-        RmaBatchEntry e;
-        if (!bytes.read(at, &e, sizeof e) || !well_formed(e) || !f(e)) return;
-        at += sizeof e + operand_bytes(e);
-    }
-}
-
 // The batch an origin is filling for one target: the payload of its
 // request.  Its buffer is kept between batches (no allocation once warm).
 class RmaBatch {

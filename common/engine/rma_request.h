@@ -18,14 +18,6 @@
 //   reply     bytes    old elements       old element    one byte    -       rttcc_rma_     -
 //                      (if reply_key)                    (when held)         region_t
 //
-// REMAP (rttcc_rma_remap) answers a NACK (wire_format.h): key the window,
-// offset the address the refused key stood for (the region its origin had
-// looked up), len that key, op 1 for a sink (nothing is attached there:
-// what names the key is dropped, its replies are zeros); no reply.
-// LOOKUP and REMAP are unordered: served on arrival, numbered 0, sent on
-// the command channel, so that neither waits behind a request refused for
-// naming a stale key (the one it is to fix) nor for data credits.
-//
 // LOCKED_BATCH (a lazy lock: rttcc_rma_lock_batch) is a LOCK, a BATCH of
 // entries into that window and an UNLOCK in one: op exclusive, key the
 // window, offset and len as a BATCH's; once the lock is held (it waits in
@@ -37,9 +29,8 @@
 // client tag rtag.  A GET's reply larger than inline_max is sent from the
 // exposure itself unless it is atomic (op 1: the bytes as they are when it
 // is served, as MPI_Get_accumulate with MPI_NO_OP reads them), which
-// copies.  rseq numbers one origin's requests to one target from 0 (but
-// the unordered ones): the target applies them in that order
-// (request_order.h).
+// copies.  rseq numbers one origin's requests to one target from 0: the
+// target applies them in that order (request_order.h).
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -52,7 +43,7 @@
 
 namespace rttcc {
 
-enum class RmaKind : uint8_t { kGet = 1, kAcc, kCas, kLock, kUnlock, kLookup, kBatch, kLockedBatch, kRemap };
+enum class RmaKind : uint8_t { kGet = 1, kAcc, kCas, kLock, kUnlock, kLookup, kBatch, kLockedBatch };
 
 #pragma pack(push, 1)
 struct RmaRequest {
@@ -98,16 +89,8 @@ inline bool well_formed(const RmaRequest &r, size_t payload, size_t max_message)
         case RmaKind::kLockedBatch:
             return replies && r.op <= 1 && r.len == payload && r.offset != 0 &&
                    r.offset <= payload / sizeof(RmaBatchEntry);
-        case RmaKind::kRemap:
-            return r.reply_key == 0 && r.reply_tag == 0 && r.op <= 1 && payload == 0 && r.len != 0 &&
-                   r.len <= kPutKeyMask;
     }
     return false;
-}
-
-// Served on arrival, outside rseq order (LOOKUP, REMAP).
-inline bool unordered(const RmaRequest &r) {
-    return r.kind == static_cast<uint8_t>(RmaKind::kLookup) || r.kind == static_cast<uint8_t>(RmaKind::kRemap);
 }
 
 }  // namespace rttcc

@@ -36,8 +36,6 @@ struct TxMessageData {
     bool reply = false;      // an RMA reply (the target's): nobody waits for its ACK
     bool ordered = false;    // delivered behind everything sent before it (Engine::send_ordered)
     bool copy = false;       // its sender asked for a copy (rttcc_engine_put_copied)
-    bool unordered = false;  // an unordered RMA request (rma_request.h): the command channel takes it
-    bool remap = false;      // a REMAP: once ACKed, what the peer refused goes again at once
     uint8_t *inline_buf = nullptr;  // an engine-owned copy of the message (Engine::take_copy)
     uint32_t stride = 0;     // the copy is laid out as datagrams, one per stride (Engine::copy_message); 0: contiguous
     uint32_t exposure = 0;   // a get's reply sent from the exposure itself: its key (revoke copies it first)

@@ -21,10 +21,7 @@ namespace rttcc {
     X(PUT, 6) /* a chunk of a one-sided put: lands at put_addr (regions.h) */       \
     X(BUSY, 7) /* unsequenced (command channel): our application is away from MPI, */ \
                /* so the liveness agent turned data away; the ACK fields say what */  \
-               /* was delivered.  Keeps the sender from declaring us dead. */         \
-    X(NACK, 8) /* unsequenced (command channel): a put or RMA request named a key */ \
-               /* we do not map (regions.h: stale), and was not accepted; the */      \
-               /* payload (NackPayload) says which; the ACK fields as BUSY's */
+               /* was delivered.  Keeps the sender from declaring us dead. */
 
 enum class PacketType : uint8_t {
 #define RTTCC_PT_ENUM(name, value) name = value,
@@ -44,13 +41,12 @@ inline const char *packet_type_name(PacketType t) {
 }
 
 constexpr uint16_t kMagic = 0x5452;  // "RT"
-constexpr uint8_t kVersion = 11;  // 2: ACKs carry SACK bitmaps; 3: BUSY, kFlagResume, the MAC; 4: by the receiver's key;
+constexpr uint8_t kVersion = 10;  // 2: ACKs carry SACK bitmaps; 3: BUSY, kFlagResume, the MAC; 4: by the receiver's key;
                                  // 5: RMA batches; 6: batch entries with replies (gets, fetching accumulates);
                                  // 7: 32-bit entry lengths, plain gets (kPlainGet); 8: the MAC covers
                                  // the header up to its field (64 bytes), not the header with it zeroed;
                                  // bytes past a header's payload are padding (UdpWire::group);
-                                 // 9: kFlagOrdered; 10: ordered RMA requests (an unlock), LOCKED_BATCH;
-                                 // 11: NACK, REMAP, lookups unordered on the command channel
+                                 // 9: kFlagOrdered; 10: ordered RMA requests (an unlock), LOCKED_BATCH
 
 // An ACK's payload, when there is one, is the selective ACK: 64-bit words,
 // bit i (word i / 64, bit i % 64) set if segment ack + 1 + i has arrived.
@@ -96,17 +92,6 @@ struct PacketHeader {
 static_assert(sizeof(PacketHeader) == 72, "the header is 72 bytes on the wire");
 constexpr size_t kHeaderSize = sizeof(PacketHeader);
 
-// A NACK's payload: the access it refused.
-#pragma pack(push, 1)
-struct NackPayload {
-    uint32_t key;     // the key it named
-    uint32_t pad;     // 0
-    uint64_t offset;  // its first byte in that key's memory
-    uint64_t len;     // its bytes
-};
-#pragma pack(pop)
-static_assert(sizeof(NackPayload) == 24, "a NACK's payload is 24 bytes on the wire");
-
 // Types whose payload is the user's bytes (the rest carry the protocol's own).
 inline bool carries_data(PacketType t) {
     return t == PacketType::DATA || t == PacketType::CHUNK || t == PacketType::PUT;
@@ -145,9 +130,6 @@ inline Verdict check_header(const void *buf, size_t len, uint32_t job_key, const
             break;
         case PacketType::BUSY:
             if (h->payload_len != 0 || !(h->flags & kFlagAckValid)) return Verdict::kMalformed;
-            break;
-        case PacketType::NACK:
-            if (h->payload_len != sizeof(NackPayload) || !(h->flags & kFlagAckValid)) return Verdict::kMalformed;
             break;
         default:
             return Verdict::kMalformed;

@@ -36,13 +36,6 @@ public:
         const auto it = after(offset);
         return 1 - touches_left(it, offset) - touches_right(it, offset + n);
     }
-    // Would [offset, offset + n), which must not overlap, make [0, len) whole?
-    bool completes(uint32_t offset, uint32_t n, uint32_t len) const {
-        if (static_cast<int>(spans_.size()) + added_spans(offset, n) != 1) return false;
-        const uint32_t begin = spans_.empty() ? offset : std::min(spans_.front().begin, offset);
-        const uint32_t end = spans_.empty() ? offset + n : std::max(spans_.back().end, offset + n);
-        return begin == 0 && end == len;
-    }
     // Records [offset, offset + n), which must not overlap; returns added_spans().
     int add(uint32_t offset, uint32_t n) {
         if (appends(offset)) {

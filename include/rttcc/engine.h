@@ -60,13 +60,6 @@ typedef struct rttcc_callbacks {
      * `key` (rttcc_engine_grant; never for rttcc_engine_expose).  May be
      * NULL if the caller never grants. */
     void (*on_put)(void *user, uint32_t peer, uint32_t key, uint64_t offset, size_t len, uint8_t tag);
-    /* `peer` refused a put or RMA request of ours that named `key`, one of
-     * its exposures it no longer maps (a dynamic window's region detached
-     * since we looked it up): `len` bytes at `offset` of it.  Nothing of it
-     * was applied; it is resent until the peer maps the key again
-     * (rttcc_rma_remap, after a new rttcc_rma_lookup).  Told to every
-     * client, at most once per refused transmission; may be NULL. */
-    void (*on_nack)(void *user, uint32_t peer, uint32_t key, uint64_t offset, uint64_t len);
 } rttcc_callbacks_t;
 
 /* Counters, kept per engine and per peer. */
@@ -97,9 +90,6 @@ typedef struct rttcc_callbacks {
     X(drop_undeliverable, "dropped unacknowledged: no client for its tag, a chunk that does not fit (no buffer, overlapping), a put outside its region") \
     X(drop_beyond_window, "dropped: sequence number beyond the receive window")    \
     X(drop_bad_put, "dropped: a put or an RMA request outside what was granted or exposed to its sender, or inconsistent") \
-    X(nacks_tx, "NACKs sent: a put or RMA request named a key we no longer map (a region detached since); refused until its origin remaps it") \
-    X(nacks_rx, "NACKs received: a peer refused a put or RMA request of ours that named a key it no longer maps") \
-    X(remaps, "REMAPs served: an origin said what a key we had refused stood for (rttcc_rma_remap)") \
     X(rma_posted, "small puts and accumulates gathered into batches (rttcc_rma_post)") \
     X(rma_batches, "batches sent: one request each, however many puts and accumulates it carries") \
     X(locked_batches_waited, "lazy locks' batches (rttcc_rma_lock_batch) that came while their lock was held: they waited for it") \

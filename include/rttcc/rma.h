@@ -28,9 +28,6 @@
  * A request the target cannot check (bad key, out of bounds, an op the type
  * does not take) is dropped and counted in drop_bad_put: the origin checks
  * bounds and types first, so only a broken or hostile origin sends one.
- * One that names an exposure the target no longer maps (a dynamic
- * window's region detached since) is refused instead, and resent until
- * the origin remaps the key (rttcc_rma_remap).
  */
 #ifndef RTTCC_RMA_H
 #define RTTCC_RMA_H
@@ -238,18 +235,6 @@ typedef struct rttcc_rma_region {
 } rttcc_rma_region_t;
 int rttcc_rma_lookup(rttcc_engine_t *engine, uint32_t peer, uint32_t window, uint64_t addr, size_t len,
                      uint32_t reply_key, uint8_t tag);
-
-/* A dynamic window's region may be detached and attached again more often
- * than the target remembers (rttcc_rma_window_remap_revoked): a put or
- * request naming a key it has forgotten is refused, not applied, and
- * resent, and our on_nack hears the key.  Once the region was looked up
- * again, this says what the key stood for: `base`, the address of the
- * region it was the key of (the target maps the key by address again, as
- * a new lookup would, and what it refused is resent at once and applied
- * once), or, `sink` (nothing is attached there any more), nothing: what
- * names the key is then taken and dropped, its replies zeros.  Lookups and
- * remaps are served on arrival, ahead of the requests they unblock. */
-int rttcc_rma_remap(rttcc_engine_t *engine, uint32_t peer, uint32_t window, uint32_t key, uint64_t base, int sink);
 
 /* ---- this process's own window (origin == target) --------------------
  * The same updates, under the same lock as the engine's, so they are

@@ -190,10 +190,10 @@ struct World {
         h.job_key = rx_engine.config().job_key;
         h.src = static_cast<uint32_t>(from);
         const uint8_t type_byte = r.u8();
-        h.type = static_cast<uint8_t>(type_byte % 8 + 1);
+        h.type = static_cast<uint8_t>(type_byte % 7 + 1);
         const PacketType type = static_cast<PacketType>(h.type);
         h.flags = r.u8() & 0x0f;
-        if (type == PacketType::ACK || type == PacketType::BUSY || type == PacketType::NACK) h.flags |= kFlagAckValid;
+        if (type == PacketType::ACK || type == PacketType::BUSY) h.flags |= kFlagAckValid;
         if (type == PacketType::PROBE || type == PacketType::PROBE_REPLY) h.flags &= ~kFlagAckValid;
         h.tag = static_cast<uint8_t>(kForgedTag + r.u8() % (256 - kForgedTag));
         const auto delta = [&] { return static_cast<int32_t>(static_cast<int8_t>(r.u8())); };
@@ -230,11 +230,6 @@ struct World {
             len = words * 8;
             payload.resize(len);
             for (size_t i = 0; i < len; ++i) payload[i] = r.u8();
-        } else if (type == PacketType::NACK && !(form & 0x40)) {  // a NACK's own payload, mostly
-            const NackPayload n{r.u8() % 2 ? real_key[from] : r.u32(), 0, r.u32(), r.u32()};
-            len = sizeof n;
-            payload.resize(len);
-            std::memcpy(payload.data(), &n, len);
         } else {
             const uint16_t want = r.u16();
             len = (form & 0x40) ? want % 3100 : want % 600;

@@ -7,9 +7,6 @@
  *
  *   range_put, range_get, range_acc   beyond the end of the target's window: MPI_ERR_RMA_RANGE
  *   range_dynamic                     at an address the target never attached: MPI_ERR_RMA_RANGE
- *   range_detached                    a put and a get at an address the target detached since the
- *                                     origin used it, and then detached other memory 300 times (past
- *                                     what its engine remembers): MPI_ERR_RMA_RANGE, nothing written
  *   no_epoch                          MPI_Put outside any epoch: MPI_ERR_RMA_SYNC
  *   unlock_unlocked                   MPI_Win_unlock without MPI_Win_lock: MPI_ERR_RMA_SYNC
  *   unlock_all_unlocked               MPI_Win_unlock_all without MPI_Win_lock_all: MPI_ERR_RMA_SYNC
@@ -23,7 +20,7 @@
  *   foreign_group                     MPI_Win_start and MPI_Win_post with a group naming a
  *                                     process outside the window (3+ ranks): MPI_ERR_GROUP
  *
- *   errors [-cases range_put,...] [-flavor create,allocate,dynamic]   (dynamic: range_dynamic, range_detached)
+ *   errors [-cases range_put,...] [-flavor create,allocate,dynamic]   (dynamic: range_dynamic)
  */
 #include "osctest.h"
 
@@ -120,52 +117,6 @@ static void range(ot_win *w, const char *test_case, int which)
         expect_class(unlocked, MPI_SUCCESS, test_case, "MPI_Win_unlock after the failed operation");
     }
     expect_class(rc, MPI_ERR_RMA_RANGE, test_case, "the operation (or the unlock that completes it)");
-}
-
-/* range_detached: each rank's left neighbour puts into its region (and so
- * keeps the region's key), the rank detaches it, attaches and detaches
- * other memory 300 times and attaches nothing there again.  The
- * neighbour's put and get at the old address are errors of their own or
- * of the flush, and write nothing there. */
-static void range_detached(const char *test_case)
-{
-    enum { CHURN = 300 };
-    const int right = (rank + 1) % nprocs;
-    unsigned char *mine = mt_alloc(BYTES), *other = mt_alloc(BYTES), out[64], in[64], want[BYTES];
-    MPI_Aint at, *addr = calloc((size_t) nprocs, sizeof *addr);
-    MPI_Win win;
-    OT(MPI_Win_create_dynamic(MPI_INFO_NULL, MPI_COMM_WORLD, &win));
-    OT(MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN));
-    memset(mine, 0, BYTES);
-    OT(MPI_Win_attach(win, mine, BYTES));
-    OT(MPI_Get_address(mine, &at));
-    OT(MPI_Allgather(&at, 1, MPI_AINT, addr, 1, MPI_AINT, MPI_COMM_WORLD));
-    OT(MPI_Win_lock_all(0, win));
-    memset(out, 0x77, sizeof out);
-    OT(MPI_Put(out, 64, MPI_BYTE, right, addr[right], 64, MPI_BYTE, win));
-    OT(MPI_Win_flush(right, win));
-    OT(MPI_Barrier(MPI_COMM_WORLD)); /* every put landed */
-    OT(MPI_Win_detach(win, mine));
-    for (int i = 0; i < CHURN; ++i) {
-        OT(MPI_Win_attach(win, other, BYTES));
-        OT(MPI_Win_detach(win, other));
-    }
-    memset(mine, 0x11, BYTES);
-    OT(MPI_Barrier(MPI_COMM_WORLD)); /* every region detached */
-    memset(out, 0x99, sizeof out);
-    int rc = MPI_Put(out, 64, MPI_BYTE, right, addr[right], 64, MPI_BYTE, win);
-    const int got = MPI_Get(in, 64, MPI_BYTE, right, addr[right] + 64, 64, MPI_BYTE, win);
-    const int flushed = MPI_Win_flush(right, win);
-    rc = MPI_SUCCESS != rc ? rc : MPI_SUCCESS != got ? got : flushed;
-    expect_class(rc, MPI_ERR_RMA_RANGE, test_case, "MPI_Put and MPI_Get into memory detached since (or the flush)");
-    OT(MPI_Win_unlock_all(win));
-    OT(MPI_Barrier(MPI_COMM_WORLD));
-    memset(want, 0x11, sizeof want);
-    ot_check(mine, want, BYTES, "%s: the memory rank %d detached", test_case, rank);
-    OT(MPI_Win_free(&win));
-    free(addr);
-    free(other);
-    free(mine);
 }
 
 int main(int argc, char **argv)
@@ -307,16 +258,6 @@ int main(int argc, char **argv)
         expect_class(MPI_SUCCESS == rc ? unlocked : rc, MPI_ERR_RMA_RANGE, "range_dynamic",
                      "MPI_Put beyond the attached region (or the unlock)");
         still_works(&w, "range_dynamic");
-        ot_where = NULL;
-        ot_win_free(&w);
-    }
-    if (ot_listed(cases, "range_detached") && ot_listed(flavors, "dynamic")) {
-        ot_win w;
-        ot_where = "range_detached";
-        ++checked;
-        range_detached("range_detached");
-        ot_win_new(&w, OT_DYNAMIC, MPI_COMM_WORLD, 1, BYTES, 1, MPI_INFO_NULL);
-        still_works(&w, "range_detached");
         ot_where = NULL;
         ot_win_free(&w);
     }

@@ -87,12 +87,6 @@ struct Node {
         uint8_t tag;
     };
     std::vector<Landed> puts;           // puts that landed whole
-    struct Nacked {
-        uint32_t peer, key;
-        uint64_t offset, len;
-    };
-    std::vector<Nacked> nacks;          // NACKs heard (on_nack)
-    std::function<void(const Nacked &)> on_nacked;  // called with each, if set
     std::function<void(uint32_t)> add_unknown;  // how to add one, if set
     std::function<void(uint32_t)> on_delivery;  // called with the sender of each delivery, if set
     std::vector<uint8_t> address;       // what this node publishes
@@ -118,11 +112,6 @@ struct Node {
     }
     static void on_put(void *u, uint32_t peer, uint32_t key, uint64_t offset, size_t len, uint8_t tag) {
         static_cast<Node *>(u)->puts.push_back({peer, key, offset, len, tag});
-    }
-    static void on_nack(void *u, uint32_t peer, uint32_t key, uint64_t offset, uint64_t len) {
-        auto *self = static_cast<Node *>(u);
-        self->nacks.push_back({peer, key, offset, len});
-        if (self->on_nacked) self->on_nacked(self->nacks.back());
     }
     static void on_unknown(void *u, uint32_t peer) {
         auto *self = static_cast<Node *>(u);
@@ -176,8 +165,7 @@ inline std::vector<std::unique_ptr<Node>> make_nodes(rttcc::MemNetwork &net, int
             wire = std::move(sw);
         }
         if (wrap) wire = wrap(i, std::move(wire));
-        rttcc_callbacks_t cb{node.get(), Node::on_recv, Node::on_done, Node::on_dead, Node::on_unknown,
-                             Node::on_put, Node::on_nack};
+        rttcc_callbacks_t cb{node.get(), Node::on_recv, Node::on_done, Node::on_dead, Node::on_unknown, Node::on_put};
         node->engine = std::make_unique<rttcc::Engine>(cfg, cb, std::move(wire), clock ? clock(i) : nullptr, net.time());
         node->clock = &net.time();
         if (!net.real_time) node->manual = &net.clock;

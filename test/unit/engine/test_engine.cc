@@ -704,8 +704,7 @@ static void test_idle_peer_memory_is_small(void **) {
     auto nodes = make_nodes(net, 2);
     const size_t idle = nodes[0]->engine->peer_memory(1);
     print_message("idle peer: %zu bytes\n", idle);
-    assert_true(idle < 2240);  // with its RTT row, clock-offset filter, probe state and its counters (2048 bytes with
-                               // ordered_held, 2200 with the NACK counters and state)
+    assert_true(idle < 2176);  // with its RTT row, clock-offset filter, probe state and its counters (2048 bytes with ordered_held)
 }
 
 int main() {

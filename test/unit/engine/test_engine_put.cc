@@ -197,8 +197,7 @@ static void test_more_puts_partly_landed_than_the_window_end_the_peer(void **) {
 static void test_data_for_a_detached_tag_is_not_acknowledged(void **) {
     MemNetwork net(4000);
     auto nodes = make_nodes(net, 2, {}, [](rttcc_config_t &c) { c.peer_timeout_ms = 300; });
-    rttcc_callbacks_t cb{nodes[1].get(), Node::on_recv, Node::on_done, Node::on_dead, nullptr, Node::on_put,
-                         Node::on_nack};
+    rttcc_callbacks_t cb{nodes[1].get(), Node::on_recv, Node::on_done, Node::on_dead, nullptr, Node::on_put};
     assert_int_equal(nodes[1]->engine->attach(5, cb), RTTCC_OK);
     assert_int_equal(nodes[1]->engine->detach(5), RTTCC_OK);
     std::vector<uint8_t> big = make_message(1, 20000);

@@ -73,29 +73,6 @@ static void test_spans_merge_and_refuse_overlaps(void **) {
     assert_true(d.whole(160));
 }
 
-// completes() says whether one more chunk would make a message whole,
-// without adding it: the engine asks it of a request's last chunk before
-// accepting it (engine_nack.cc).
-static void test_a_chunk_that_would_complete_a_message_is_known(void **) {
-    Coverage c;
-    assert_true(c.completes(0, 100, 100));  // alone: the whole message
-    assert_false(c.completes(0, 99, 100));
-    assert_false(c.completes(1, 99, 100));
-    c.add(0, 40);
-    c.add(60, 40);
-    assert_true(c.completes(40, 20, 100));  // the hole
-    assert_false(c.completes(40, 19, 100));
-    assert_false(c.completes(41, 19, 100));
-    assert_int_equal(c.spans(), 2);  // nothing added
-    Coverage d;
-    d.add(20, 80);
-    assert_true(d.completes(0, 20, 100));   // before the one span
-    assert_false(d.completes(0, 20, 101));  // its end is not the message's
-    d.add(0, 20);
-    assert_false(d.completes(100, 5, 100));
-    assert_true(d.completes(100, 5, 105));  // after it
-}
-
 // The old count of bytes made [0,600) twice a whole 1000-byte message,
 // its last 400 bytes never written.  The second one is refused; the
 // message is whole when [600,1000) comes, with the bytes sent.
@@ -270,7 +247,6 @@ static void test_slots_keep_their_storage(void **) {
 int main() {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_spans_merge_and_refuse_overlaps),
-        cmocka_unit_test(test_a_chunk_that_would_complete_a_message_is_known),
         cmocka_unit_test(test_an_overlapping_chunk_never_completes_a_message),
         cmocka_unit_test(test_a_message_long_after_the_last_one_is_not_settled),
         cmocka_unit_test(test_chunks_in_any_order_complete_once),

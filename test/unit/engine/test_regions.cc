@@ -198,59 +198,6 @@ static void test_a_mapped_revoked_key_is_not_granted_again(void **) {
     assert_null(t.target(1, k, 8, 8));
 }
 
-// A key aged out of the revoked exposures is stale for its peer: no live
-// grant, nobody else's.  Its origin's remap maps it by address again (the
-// key is then kept from reuse), or makes it a sink; a live key, another
-// peer's or window's remembered key, or a window that does not remap are
-// refused.
-static void test_a_stale_key_is_remapped_by_its_origin(void **) {
-    std::vector<uint8_t> mem(300);
-    GrantTable t(rttcc::random_u32());
-    t.remap_revoked(7);
-    const uint32_t old_key = t.expose(7, 1, mem.data() + 100, 100);
-    assert_false(t.stale(1, old_key, 0, 10));  // live
-    assert_true(t.revoke(old_key));
-    uint32_t now = t.expose(7, 1, mem.data() + 100, 100);
-    assert_false(t.stale(1, old_key, 0, 10));  // remembered, and placed
-    for (size_t i = 0; i < GrantTable::kRevokedKept; ++i) {
-        assert_true(t.revoke(now));
-        now = t.expose(7, 1, mem.data() + 100, 100);
-    }
-    assert_null(t.target(1, old_key, 0, 10));
-    assert_true(t.stale(1, old_key, 0, 10));  // forgotten: its origin may look it up again
-    assert_false(t.stale(1, now, 0, 10));
-    assert_false(t.stale(1, now, 90, 20));  // live, out of bounds: a bad access, not a stale one
-    assert_false(t.stale(1, 0, 0, 1));
-    const uint32_t for2 = t.expose(7, 2, mem.data(), 10);
-    assert_false(t.stale(1, for2, 0, 1));  // another peer's live grant
-    assert_true(t.revoke(for2));
-    assert_false(t.stale(1, for2, 0, 1));  // another peer's remembered one
-
-    assert_false(t.remap(7, 1, now, reinterpret_cast<uintptr_t>(mem.data()), false));      // live
-    assert_false(t.remap(7, 1, for2, reinterpret_cast<uintptr_t>(mem.data()), false));     // node 2's
-    assert_false(t.remap(8, 1, old_key, reinterpret_cast<uintptr_t>(mem.data()), false));  // window 8 remaps nothing
-    assert_false(t.remap(7, 1, 0, reinterpret_cast<uintptr_t>(mem.data()), false));
-    assert_false(t.remap(7, 1, kPutKeyMask + 1, reinterpret_cast<uintptr_t>(mem.data()), false));
-    assert_true(t.stale(1, old_key, 0, 10));
-    assert_true(t.remap(7, 1, old_key, reinterpret_cast<uintptr_t>(mem.data() + 100), false));
-    assert_false(t.stale(1, old_key, 0, 10));
-    assert_ptr_equal(t.target(1, old_key, 5, 10), mem.data() + 105);
-    assert_null(t.target(2, old_key, 5, 10));  // still its peer's alone
-    assert_true(t.stale(1, old_key, 95, 10));  // past what holds it now: stale again
-    assert_false(t.remap(7, 2, old_key, reinterpret_cast<uintptr_t>(mem.data()), false));  // node 1's now
-
-    assert_true(t.remap(7, 1, old_key, reinterpret_cast<uintptr_t>(mem.data() + 100), true));  // a sink
-    const GrantTable::Place sunk = t.place(1, old_key, 0, 1000);
-    assert_null(sunk.at);
-    assert_null(sunk.grant);
-    assert_int_equal(sunk.sunk, 7);
-    assert_false(t.stale(1, old_key, 0, 1000));
-    assert_int_equal(t.place(2, old_key, 0, 1).sunk, 0);
-    t.forget_window(7);
-    assert_int_equal(t.place(1, old_key, 0, 1).sunk, 0);
-    assert_true(t.revoke(now));
-}
-
 static void test_put_is_whole_when_every_byte_landed(void **) {
     PutArrivals a(64);
     PutArrivals::Put done{};
@@ -343,7 +290,6 @@ int main() {
         cmocka_unit_test(test_exposures_are_found_by_window_peer_and_address),
         cmocka_unit_test(test_a_revoked_exposure_is_found_again_by_address),
         cmocka_unit_test(test_a_mapped_revoked_key_is_not_granted_again),
-        cmocka_unit_test(test_a_stale_key_is_remapped_by_its_origin),
         cmocka_unit_test(test_put_is_whole_when_every_byte_landed),
         cmocka_unit_test(test_a_chunk_over_landed_bytes_is_refused),
         cmocka_unit_test(test_holes_in_puts_are_capped),

@@ -17,7 +17,7 @@ static std::vector<uint8_t> datagram(PacketType t, size_t payload) {
     h.type = static_cast<uint8_t>(t);
     h.job_key = kKey;
     h.payload_len = static_cast<uint16_t>(payload);
-    if (t == PacketType::ACK || t == PacketType::NACK) h.flags = kFlagAckValid;
+    if (t == PacketType::ACK) h.flags = kFlagAckValid;
     if (t == PacketType::CHUNK || t == PacketType::PUT) {
         h.msg_len = static_cast<uint32_t>(payload * 4);
         h.chunk_offset = static_cast<uint32_t>(payload);
@@ -45,20 +45,6 @@ static void test_valid_packets_pass(void **) {
     assert_int_equal(static_cast<int>(check(datagram(PacketType::PUT, 100))), static_cast<int>(Verdict::kOk));
     assert_int_equal(static_cast<int>(check(datagram(PacketType::PROBE, 64))), static_cast<int>(Verdict::kOk));
     assert_int_equal(static_cast<int>(check(datagram(PacketType::PROBE_REPLY, 0))), static_cast<int>(Verdict::kOk));
-    assert_int_equal(static_cast<int>(check(datagram(PacketType::NACK, sizeof(NackPayload)))),
-                     static_cast<int>(Verdict::kOk));
-}
-
-// A NACK carries exactly its payload, and ACK fields.
-static void test_a_nack_is_checked(void **) {
-    for (size_t n : {size_t{0}, sizeof(NackPayload) - 1, sizeof(NackPayload) + 1, sizeof(NackPayload) + 8})
-        assert_int_equal(static_cast<int>(check(datagram(PacketType::NACK, n))), static_cast<int>(Verdict::kMalformed));
-    auto b = datagram(PacketType::NACK, sizeof(NackPayload));
-    hdr(b)->flags = 0;
-    assert_int_equal(static_cast<int>(check(b)), static_cast<int>(Verdict::kMalformed));
-    b = datagram(PacketType::NACK, sizeof(NackPayload));
-    hdr(b)->put_addr = 1;
-    assert_int_equal(static_cast<int>(check(b)), static_cast<int>(Verdict::kMalformed));
 }
 
 static void test_short_and_truncated_are_malformed(void **) {
@@ -127,7 +113,6 @@ static void test_type_names(void **) {
 int main() {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_valid_packets_pass),
-        cmocka_unit_test(test_a_nack_is_checked),
         cmocka_unit_test(test_short_and_truncated_are_malformed),
         cmocka_unit_test(test_padding_after_the_payload_is_taken),
         cmocka_unit_test(test_foreign_key_magic_version),

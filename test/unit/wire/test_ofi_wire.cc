@@ -345,8 +345,7 @@ static std::vector<std::unique_ptr<Node>> ofi_nodes(unsigned peer_timeout_ms, Wr
         auto node = std::make_unique<Node>();
         auto wire = open_wire(i);
         assert_non_null(wire.get());
-        rttcc_callbacks_t cb{node.get(), Node::on_recv, Node::on_done, Node::on_dead, Node::on_unknown,
-                             Node::on_put, Node::on_nack};
+        rttcc_callbacks_t cb{node.get(), Node::on_recv, Node::on_done, Node::on_dead, Node::on_unknown, Node::on_put};
         rttcc_config_t cfg = ofi_config(i);
         if (peer_timeout_ms) cfg.peer_timeout_ms = peer_timeout_ms;
         node->engine = std::make_unique<Engine>(cfg, cb, wrap(std::move(wire)));
