@@ -53,6 +53,7 @@ bool Job::send(uint32_t from, uint32_t to, size_t len) {
     Rank &r = *ranks_.at(from);
     const int rc = r.host->engine().send(to, 3, &iov, 1, &r);
     r.host->wake();
+    if (rc != RTTCC_OK) buffers_.pop_back();  // copied (or refused): the engine will not read it
     if (rc == RTTCC_DONE) {  // copied and gone: no completion follows
         ++r.sends_done;
         r.last_done = events_.now();

@@ -37,6 +37,14 @@ ShapedLinkResult run_shaped_link(const ShapedLinkConfig &c) {
     nanos ping_at = 0;
     uint64_t at_warm = 0, at_time = 0;      // stream bytes at the sink by `warm` and by `time`
     bool warmed = false, timed = false, refused = false;
+    // A stream message is in flight until the sink has it whole and its
+    // send completed (cc_bench's Isend).  A zero-copy one completes when
+    // ACKed, after its delivery; a copied one at once (RTTCC_DONE), so
+    // counting completions alone would refill the window at one virtual
+    // instant, forever.
+    auto in_flight = [&](uint32_t s) {
+        return sent[s] - std::min<uint64_t>(job.rank(s).sends_done, job.rank(kSink).received[s] / c.size);
+    };
     auto stream_bytes = [&] {
         uint64_t n = 0;
         for (uint32_t s = kFirstStreamer; s < kRanks; ++s) n += job.rank(kSink).received[s];
@@ -57,7 +65,7 @@ ShapedLinkResult run_shaped_link(const ShapedLinkConfig &c) {
         }
         const bool on = now < c.time;
         for (uint32_t s = kFirstStreamer; s < kRanks; ++s)
-            while (on && sent[s] - job.rank(s).sends_done < c.window && !refused) {
+            while (on && in_flight(s) < c.window && !refused) {
                 refused = !job.send(s, kSink, c.size);
                 ++sent[s];
             }
