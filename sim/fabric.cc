@@ -38,15 +38,25 @@ bool Port::offer(Packet p, nanos now) {
     return true;
 }
 
-// Sends on_wire_: bytes * 8 / rate, with the remainder carried to the next
-// packet of a busy period so that a saturated port runs at exactly its rate.
+Port::Port(Fabric &fabric, uint32_t from, uint32_t to, const LinkConfig &config)
+    : fabric_(fabric), from_(from), to_(to), config_(checked(config)) {}
+
+void Port::reconfigure(const LinkConfig &config) { config_ = checked(config); }
+
+const LinkConfig &Port::checked(const LinkConfig &config) {
+    if (config.bits_per_s == 0) throw std::invalid_argument("a link needs a rate of at least 1 bit/s");
+    return config;
+}
+
+// Sends on_wire_: bytes * 8 / rate, in bits (a rate below 8 bit/s is no
+// byte rate), with the remainder carried to the next packet of a busy
+// period so that a saturated port runs at exactly its rate.
 void Port::start(nanos now) {
-    const uint64_t bytes_per_s = config_.bits_per_s / 8;
-    const uint64_t work = on_wire_.bytes * 1'000'000'000ull + carry_;
-    carry_ = work % bytes_per_s;
+    const uint64_t work = on_wire_.bytes * 8'000'000'000ull + carry_;
+    carry_ = work % config_.bits_per_s;
     sending_ = true;
     started_ = now;
-    fabric_.events().after(work / bytes_per_s, this, kSent);
+    fabric_.events().after(work / config_.bits_per_s, this, kSent);
 }
 
 void Port::fire(nanos now, uint64_t what) {

@@ -53,8 +53,8 @@ class Fabric;
 
 class Port final : public EventTarget {
 public:
-    Port(Fabric &fabric, uint32_t from, uint32_t to, const LinkConfig &config)
-        : fabric_(fabric), from_(from), to_(to), config_(config) {}
+    // Throws std::invalid_argument for a rate of 0 (here and at reconfigure).
+    Port(Fabric &fabric, uint32_t from, uint32_t to, const LinkConfig &config);
     Port(const Port &) = delete;
     Port &operator=(const Port &) = delete;
 
@@ -68,12 +68,13 @@ public:
     const LinkConfig &config() const { return config_; }
     const PortStats &stats() const { return stats_; }
     // New rate, delay or queue (shaping); the packet on the wire keeps its pace.
-    void reconfigure(const LinkConfig &config) { config_ = config; }
+    void reconfigure(const LinkConfig &config);
 
     void fire(nanos now, uint64_t what) override;
 
 private:
     enum : uint64_t { kSent = 0, kArrived = 1 };
+    static const LinkConfig &checked(const LinkConfig &config);
     void start(nanos now);
 
     Fabric &fabric_;
@@ -84,7 +85,7 @@ private:
     bool sending_ = false;
     std::deque<Packet> in_flight_;  // sent, propagating; constant delay keeps them in order
     uint32_t queued_ = 0;           // bytes waiting
-    uint64_t carry_ = 0;            // sub-nanosecond remainder between back-to-back packets
+    uint64_t carry_ = 0;            // sub-nanosecond remainder (bit-ns) between back-to-back packets
     nanos started_ = 0;
     PortStats stats_;
 };

@@ -139,6 +139,15 @@ else
     bad "32-rank alltoall at coll_rttcc's defaults: rc=$rc $(col of_bound)x its bound (want <= 1.3), all eager ${eager_ratio}x"
 fi
 
+# A link below a byte a second (1 Mbit/s at 1/10^6: 1 bit/s) is slow, not a
+# division by zero (SIGFPE, exit 136): the run ends unfinished at its limit.
+run alltoall -header -ranks 2 -block 1000 -gbit 0.001 -hot 1000000 -limit 100
+if [ "$rc" -eq 1 ] && [ "$(col finished)" = 0 ]; then
+    ok "alltoall over a 1 bit/s link: not finished within 100 ms, exit 1"
+else
+    bad "alltoall over a 1 bit/s link: rc=$rc (136: SIGFPE) $(tail -n 1 "$build/err")"
+fi
+
 # A transient hotspot: a flooder in the last leaf sends rank 0 8 Gbit/s for
 # 2 ms in every 4: the alltoall takes longer than without it, verified.
 run alltoall -header -ranks 16 -block 65536 -topo fat_tree -per_leaf 4 -spines 2 -iters 4

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <map>
 #include <random>
+#include <stdexcept>
 #include <vector>
 
 #include "cmocka_cxx.h"
@@ -106,6 +107,43 @@ static void test_burst_drops_exactly_the_excess(void **) {
         assert_int_equal(marked, ecn ? 5 : 0);
         assert_int_equal(neck->stats().marks, ecn ? 5 : 0);
     }
+}
+
+// Rates below a byte a second: 3 packets of 1 byte through a 12 bit/s link
+// take 8/12 s each, 2 s in all with the remainder carried (not 1 s each, at
+// a whole 1 byte/s), through a 4 bit/s link 2 s each; a port refuses no rate
+// at all, at its making and at reconfigure().
+static void test_slow_rates_are_exact_and_zero_is_refused(void **) {
+    for (const uint64_t rate : {12, 4}) {
+        EventQueue q;
+        Fabric f(q);
+        const Topology t = one_switch(f, 2, link(10'000'000'000ull, 0));
+        shape(f, t.hosts[1], rate, 1 << 20);
+        Recorder b;
+        f.set_sink(t.hosts[1], &b);
+        for (int i = 0; i < 3; ++i) assert_true(f.send(packet(t.hosts[0], t.hosts[1], 1)));
+        run(q);
+        assert_int_equal(b.got.size(), 3);
+        assert_int_equal(b.got.front().at, 8'000'000'000ull / rate);  // the NIC's 0.8 ns carried, no delay
+        assert_int_equal(b.got.back().at, 24'000'000'000ull / rate);
+    }
+    EventQueue q;
+    Fabric f(q);
+    const Topology t = one_switch(f, 2, link(10'000'000'000ull));
+    bool refused = false;
+    try {
+        f.connect(t.hosts[0], t.switches[0], link(0));
+    } catch (const std::invalid_argument &) {
+        refused = true;
+    }
+    assert_true(refused);
+    refused = false;
+    try {
+        shape(f, t.hosts[1], 0, 1 << 20);
+    } catch (const std::invalid_argument &) {
+        refused = true;
+    }
+    assert_true(refused);
 }
 
 // A host's own NIC queue is its send queue: past it, send() says dropped.
@@ -326,6 +364,7 @@ int main() {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_bottleneck_runs_at_exactly_its_rate),
         cmocka_unit_test(test_burst_drops_exactly_the_excess),
+        cmocka_unit_test(test_slow_rates_are_exact_and_zero_is_refused),
         cmocka_unit_test(test_nic_queue_is_the_send_queue),
         cmocka_unit_test(test_oversubscribed_uplink_is_the_bottleneck),
         cmocka_unit_test(test_ecmp_keeps_flows_whole_and_spreads_them),
