@@ -378,6 +378,18 @@ const char *alltoall_algo_name(AlltoallAlgo a) {
     return "?";
 }
 
+uint64_t alltoall_memory_bytes(size_t ranks, size_t block, AlltoallAlgo algo) {
+    double copies = 2.5;
+    if (algo == AlltoallAlgo::kLinear) copies = 4.5;
+    if (algo == AlltoallAlgo::kBruck) {
+        uint32_t rounds = 0;
+        while ((size_t{1} << rounds) < ranks) ++rounds;
+        copies = 2.5 + rounds;
+    }
+    const double pairs = static_cast<double>(ranks) * static_cast<double>(ranks - 1);
+    return static_cast<uint64_t>(32e6 + pairs * (6144 + copies * static_cast<double>(block)));
+}
+
 AlltoallResult run_alltoall(Job &job, AlltoallAlgo algo, size_t block, const rttcc_exchange_params_t &xp,
                             nanos limit) {
     const size_t n = job.size();

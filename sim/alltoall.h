@@ -42,6 +42,14 @@ inline uint8_t block_byte(uint32_t from, uint32_t to, size_t i) {
     return static_cast<uint8_t>(from * 131 + to * 29 + i * 7 + (i >> 9));
 }
 
+// About the most memory a packet-level job of `ranks` running this alltoall
+// holds (rttcc_sim alltoall's peak RSS, measured at 32 to 512 ranks): 32 MB,
+// and per ordered pair of ranks 6 KB (its engines' peer state, the hub, the
+// fabric's routes) and the block's copies: the sender's and the landing
+// area (2.5 blocks; linear's reassembly buffers, all at once, 4.5;
+// Bruck's held blocks and kept messages 2.5 + its rounds).
+uint64_t alltoall_memory_bytes(size_t ranks, size_t block, AlltoallAlgo algo);
+
 // Runs one alltoall of `block` bytes per ordered pair on every rank of
 // `job`, started at once; `xp` configures the rttcc algorithm (its
 // policy and tunables).  Gives up after `limit` of virtual time.

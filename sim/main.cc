@@ -48,7 +48,9 @@
 // Prints one CSV line: the median completion over the iterations, the
 // line bound (the bottleneck's bytes at its rate), their ratio, the last
 // iteration's median rank end, drops, retransmissions, events per second,
-// the iterations, the mean completion and the level.
+// the iterations, the mean completion and the level.  At packet level a
+// job whose memory (about 6 KB per pair of ranks and the blocks' copies,
+// alltoall_memory_bytes) exceeds this machine's is refused.
 //
 // -level flow: the same alltoalls at flow level (sim/flow_alltoall.h: the
 // real PeerScheduler and congestion control over fluid flows, ranks in
@@ -90,6 +92,8 @@
 #include <string>
 #include <utility>
 #include <vector>
+
+#include <unistd.h>
 
 #include "alltoall.h"
 #include "background.h"
@@ -527,9 +531,28 @@ int flow_alltoall(const Options &o) {
     return 0;
 }
 
+// This machine's physical memory in bytes (0 if unknown).
+uint64_t physical_memory() {
+    const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    return pages > 0 && page > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page) : 0;
+}
+
+// A packet-level alltoall whose memory (growing as ranks^2) would not fit this machine is refused.
+void check_packet_memory(const Options &o) {
+    const uint64_t need = alltoall_memory_bytes(o.ranks, o.block, o.algo), have = physical_memory();
+    if (have == 0 || need <= have) return;
+    char why[320];
+    std::snprintf(why, sizeof why,
+                  "-ranks %zu at packet level needs about %.1f GB (6 KB per pair of ranks and the blocks' "
+                  "copies), more than this machine's %.1f GB: -level flow runs it",
+                  o.ranks, need / 1e9, have / 1e9);
+    usage(why);
+}
+
 int alltoall(const Options &o) {
     if (o.flow) return flow_alltoall(o);
     if (o.ranks > 65536) usage("-ranks: at most 65536 at packet level (-level flow goes to 2^24)");
+    check_packet_memory(o);
     if (o.testbed == "c" && o.ranks % 2) usage("-testbed c: an even number of ranks (two groups)");
     const JobConfig jc = job_config(o);
     LinkConfig link;

@@ -139,6 +139,18 @@ else
     bad "32-rank alltoall at coll_rttcc's defaults: rc=$rc $(col of_bound)x its bound (want <= 1.3), all eager ${eager_ratio}x"
 fi
 
+# At packet level memory grows as ranks^2 (about 6 KB a pair of ranks and
+# the blocks' copies): a job this machine cannot hold is refused up front,
+# naming its estimate and the flow level, not built until it is out of
+# memory (20000 ranks: about 2.5 TB).
+(ulimit -v 2000000; timeout 60 "$tool" alltoall -ranks 20000 -block 1) >"$build/out" 2>"$build/err"
+rc=$?
+if [ "$rc" -eq 2 ] && grep -q 'needs about .* GB.*-level flow' "$build/err"; then
+    ok "alltoall -ranks 20000 at packet level refused: $(head -n 1 "$build/err")"
+else
+    bad "alltoall -ranks 20000 at packet level: rc=$rc, want 2 and the estimate: $(head -n 1 "$build/err")"
+fi
+
 # A link below a byte a second (1 Mbit/s at 1/10^6: 1 bit/s) is slow, not a
 # division by zero (SIGFPE, exit 136): the run ends unfinished at its limit.
 run alltoall -header -ranks 2 -block 1000 -gbit 0.001 -hot 1000000 -limit 100

@@ -4,6 +4,8 @@
 // hosts' links allow, and the same inputs give the same run.
 #include <cstdio>
 
+#include <sys/resource.h>
+
 #include "cmocka_cxx.h"
 #include "sim/alltoall.h"
 
@@ -83,6 +85,25 @@ static void test_an_unfinished_run_says_so(void **) {
     assert_true(r.corrupt_bytes >= 65536);
 }
 
+// The memory estimate rttcc_sim refuses a job by tracks what one takes:
+// this process's peak after a 32-rank alltoall of 64 KiB blocks (everything
+// it ran before was smaller) is between half the estimate and the estimate.
+static void test_memory_estimate_tracks_the_peak(void **) {
+    const AlltoallResult r = run(AlltoallAlgo::kRttcc, 32, 65536);
+    assert_true(r.finished);
+    rusage u{};
+    getrusage(RUSAGE_SELF, &u);
+    const double peak = u.ru_maxrss * 1024.0, estimate = alltoall_memory_bytes(32, 65536, AlltoallAlgo::kRttcc);
+    print_message("32 ranks x 64 KiB: peak %.0f MB, estimate %.0f MB\n", peak / 1e6, estimate / 1e6);
+    assert_true(peak <= estimate);
+    assert_true(peak >= estimate / 2);
+    // Bruck keeps its rounds' messages; linear's blocks all arrive at once.
+    assert_true(alltoall_memory_bytes(64, 65536, AlltoallAlgo::kBruck) >
+                3 * alltoall_memory_bytes(64, 65536, AlltoallAlgo::kRttcc));
+    assert_true(alltoall_memory_bytes(64, 65536, AlltoallAlgo::kLinear) >
+                alltoall_memory_bytes(64, 65536, AlltoallAlgo::kPairwise));
+}
+
 static void test_same_inputs_same_run(void **) {
     const AlltoallResult a = run(AlltoallAlgo::kRttcc, 8, 100000), b = run(AlltoallAlgo::kRttcc, 8, 100000);
     assert_true(a.finished && b.finished);
@@ -96,6 +117,7 @@ int main() {
         cmocka_unit_test(test_odd_sizes_and_every_policy),
         cmocka_unit_test(test_an_unfinished_run_says_so),
         cmocka_unit_test(test_same_inputs_same_run),
+        cmocka_unit_test(test_memory_estimate_tracks_the_peak),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);
 }
