@@ -26,6 +26,7 @@ Job::Job(size_t ranks, const std::function<Topology(Fabric &, size_t)> &build, c
         r->job = this;
         r->index = static_cast<uint32_t>(i);
         r->received.assign(ranks, 0);
+        r->received_at.assign(ranks, 0);
         rttcc_config_t c = config.engine;
         c.self = static_cast<uint32_t>(i);
         const rttcc_callbacks_t cb{r.get(), on_recv, on_done, on_dead, nullptr, nullptr};
@@ -90,8 +91,12 @@ void Job::on_recv(void *u, uint32_t peer, uint8_t, const void *d, size_t len) {
     auto *r = static_cast<Rank *>(u);
     const auto *b = static_cast<const uint8_t *>(d);
     for (size_t i = 0; i < len; ++i) r->job->corrupt_ += b[i] != pattern(peer, i);
-    if (peer < r->received.size()) r->received[peer] += len;
-    r->last_delivery = r->job->events_.now();
+    const nanos now = r->job->events_.now();
+    if (peer < r->received.size()) {
+        r->received[peer] += len;
+        r->received_at[peer] = now;
+    }
+    r->last_delivery = now;
 }
 
 void Job::on_done(void *u, void *, int status) {

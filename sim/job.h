@@ -35,8 +35,9 @@ public:
         uint32_t index = 0;
         std::unique_ptr<SimHost> host;
         std::vector<uint64_t> received;  // bytes delivered whole, by sender
+        std::vector<nanos> received_at;  // when the last of them was delivered, by sender (0: none)
         uint64_t sends_done = 0;         // messages acknowledged
-        nanos last_done = 0;             // when the last was
+        nanos last_done = 0;             // when the last was (a copied one's: its send)
         nanos last_delivery = 0;         // when its last message arrived
         // coll_rttcc's hub on this rank's engine, made by the first
         // alltoall (a tag, once detached, is never attached again)

@@ -311,7 +311,11 @@ int incast(const Options &o) {
     bool finished = !o.warm || warm_up(job, queue_frames(o), limit);
     const rttcc::nanos start = job.events().now();
     std::mt19937_64 rng(o.seed);
-    for (uint32_t s = 1; s < n && finished; ++s) job.send_at(start + (o.jitter ? rng() % o.jitter : 0), s, 0, o.bytes);
+    std::vector<rttcc::nanos> began(n, start);  // each sender's start
+    for (uint32_t s = 1; s < n && finished; ++s) {
+        began[s] = start + (o.jitter ? rng() % o.jitter : 0);
+        job.send_at(began[s], s, 0, o.bytes);
+    }
     auto done = [&] {
         if (job.refused_sends()) return true;  // reported below
         for (uint32_t s = 1; s < n; ++s)
@@ -327,8 +331,12 @@ int incast(const Options &o) {
     const Port &in = *job.fabric().port(job.topology().switches[0], job.topology().hosts[0]);
     double sum = 0, sum2 = 0;
     uint64_t retx = 0;
+    // Each sender's rate: its bytes over the time from its start until the
+    // receiver had its last byte (its own completion says nothing for a
+    // message the engine copied: that is the instant it was sent).
+    const std::vector<rttcc::nanos> &got_at = job.rank(0).received_at;
     for (uint32_t s = 1; s < n; ++s) {
-        const double rate = job.rank(s).last_done > start ? o.bytes / ((job.rank(s).last_done - start) / 1e9) : 0;
+        const double rate = got_at[s] > began[s] ? o.bytes / ((got_at[s] - began[s]) / 1e9) : 0;
         sum += rate;
         sum2 += rate * rate;
         retx += job.rank(s).host->engine().stats().retx;

@@ -35,6 +35,16 @@ else
     bad "incast 4 x 64 KiB (aimd): rc=$rc $(tail -n 1 "$build/out")"
 fi
 
+# Jain's index over the senders' rates, each from the receiver's last byte
+# of it: 4 x 64 KiB (messages the engine copies, whose send completes at
+# once) through a queue that drops nothing share the link fairly.
+run incast -header -senders 4 -bytes 65536 -queue 1000
+if [ "$rc" -eq 0 ] && awk -v j="$(col jain)" 'BEGIN { exit !(j >= 0.9 && j <= 1) }'; then
+    ok "incast 4 x 64 KiB without drops: Jain's index $(col jain)"
+else
+    bad "incast 4 x 64 KiB without drops: rc=$rc, Jain's index $(col jain) (want 0.9 to 1)"
+fi
+
 run incast -header -senders 1 -bytes 1048576 -queue 1000
 g=$(col goodput_of_line)
 if [ "$rc" -eq 0 ] && awk -v g="$g" 'BEGIN { exit !(g >= 0.8 && g <= 1) }'; then
