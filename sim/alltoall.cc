@@ -88,8 +88,14 @@ public:
         call_.reset();  // before its hub
     }
 
+    // begin() only sets the call up: its RTRs (and eager blocks) go out from
+    // progress(), at once as coll_rttcc's alltoall calls it, not a tick later.
     void start() override {
-        if (call_->begin(1, 1, rank_, ranks_, peers_.data(), land_.data(), land_.size()) != RTTCC_OK) finish(false);
+        if (call_->begin(1, 1, rank_, ranks_, peers_.data(), land_.data(), land_.size()) != RTTCC_OK) {
+            finish(false);
+            return;
+        }
+        progress();
     }
     void progress() override {
         if (ended()) return;

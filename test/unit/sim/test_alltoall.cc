@@ -85,6 +85,26 @@ static void test_an_unfinished_run_says_so(void **) {
     assert_true(r.corrupt_bytes >= 65536);
 }
 
+// Every algorithm sends from its start, not from its first poll a tick
+// later: the same alltoall with a 5 us and a 50 us tick ends at the same
+// time (4 KiB blocks go with the RTRs, driven by arrivals from then on).
+static void test_the_start_does_not_wait_for_a_tick(void **) {
+    for (AlltoallAlgo a : {AlltoallAlgo::kRttcc, AlltoallAlgo::kPairwise, AlltoallAlgo::kLinear}) {
+        nanos took[2] = {};
+        for (const int i : {0, 1}) {
+            JobConfig jc = default_job_config();
+            jc.tick = i ? 50'000 : 5'000;
+            Job job(9, star, jc);
+            const AlltoallResult r = run_alltoall(job, a, 4096, defaults(RTTCC_SCHED_ADAPTIVE), rttcc::msec(100));
+            assert_true(r.finished);
+            took[i] = r.completion;
+        }
+        print_message("%-8s 9 ranks x 4 KiB: %.1f us with a 5 us tick, %.1f with 50\n", alltoall_algo_name(a),
+                      took[0] / 1e3, took[1] / 1e3);
+        assert_int_equal(took[0], took[1]);
+    }
+}
+
 // The memory estimate rttcc_sim refuses a job by tracks what one takes:
 // this process's peak after a 32-rank alltoall of 64 KiB blocks (everything
 // it ran before was smaller) is between half the estimate and the estimate.
@@ -117,6 +137,7 @@ int main() {
         cmocka_unit_test(test_odd_sizes_and_every_policy),
         cmocka_unit_test(test_an_unfinished_run_says_so),
         cmocka_unit_test(test_same_inputs_same_run),
+        cmocka_unit_test(test_the_start_does_not_wait_for_a_tick),
         cmocka_unit_test(test_memory_estimate_tracks_the_peak),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);
