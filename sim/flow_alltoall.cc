@@ -171,9 +171,10 @@ void FlowRun::start_group(uint32_t cls, uint32_t peer, std::vector<FlowChannelPa
     }
 }
 
-// Every peer under the eager cut goes with the RTR, at once; the others in
-// the order the class's PeerScheduler picks from the round trips the fabric
-// has now (a warm RTT table).
+// Every peer under the eager cut goes with the RTR, at the call's start,
+// at once; the others, once every RTR is in, in the order the class's
+// PeerScheduler picks from the round trips the fabric has now (a warm RTT
+// table).  Either way the call's time counts from its start.
 void FlowRun::start_rttcc() {
     const uint64_t cut = std::min<uint64_t>(c_.xp.eager_limit, c_.xp.eager_total / (P_ - 1));
     const SchedParams sp = sched_params_of(c_.xp);
@@ -210,7 +211,7 @@ void FlowRun::start_rttcc() {
         }
         sched_[cls] = std::move(s);
     }
-    now_ = start_ = c_.start + grants;
+    if (c_.block > cut) now_ = c_.start + grants;  // nothing of the call moves before
     for (uint32_t cls = 0; cls < f_.classes().size(); ++cls) {
         if (eager_[cls]) {
             for (uint32_t off = 1; off < P_; ++off) {

@@ -8,7 +8,8 @@
 //             peer it starts is a group of channels (FlowFabric::channels)
 //             standing for that put of every rank of the class.  Puts start
 //             once every RTR is in (the largest one-way delay); blocks under
-//             the eager cut all go at once.
+//             the eager cut all go at once, with the RTRs, at the call's
+//             start, from which its time counts either way.
 //   pairwise  tuned's: step s sends every rank's block to rank + s, the
 //             next step once every flow of the step is done (lockstep)
 //   linear    tuned's basic linear: every block at once

@@ -195,8 +195,23 @@ static void test_a_call_leaves_its_rtt_table(void **) {
     a.start = first.ended_at;
     const FlowAlltoallResult second = run_flow_alltoall(f, a);
     assert_true(second.finished);
-    assert_true(second.ended_at > first.ended_at + second.completion);
+    assert_int_equal(second.ended_at, first.ended_at + second.completion);
     assert_true(second.completion != first.completion);
+}
+
+// A call's completion counts from its start, its RTR phase included: it
+// ends at start + completion, whether its blocks go with the RTRs (4 KiB)
+// or are put once the RTRs are in (64 KiB).
+static void test_completion_counts_from_the_start(void **) {
+    const FlowFabric f(star(9));
+    for (const uint64_t block : {4096, 65536})
+        for (const nanos start : {nanos{0}, nanos{1'000'000}}) {
+            FlowAlltoallConfig a = alltoall(AlltoallAlgo::kRttcc, block, RTTCC_CC_AIMD);
+            a.start = start;
+            const FlowAlltoallResult r = run_flow_alltoall(f, a);
+            assert_true(r.finished);
+            assert_int_equal(r.ended_at, start + r.completion);
+        }
 }
 
 static void test_an_unfinished_run_says_so(void **) {
@@ -224,6 +239,7 @@ int main() {
         cmocka_unit_test(test_overfull_queues_drop_and_cc_drops_less),
         cmocka_unit_test(test_same_inputs_same_run),
         cmocka_unit_test(test_a_call_leaves_its_rtt_table),
+        cmocka_unit_test(test_completion_counts_from_the_start),
         cmocka_unit_test(test_an_unfinished_run_says_so),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);
