@@ -16,6 +16,10 @@ double Flood::mean_bits_per_s() const {
     return static_cast<double>(c_.payload_bits_per_s) * static_cast<double>(c_.on) / static_cast<double>(c_.on + c_.off);
 }
 
+double Flood::mean_wire_bits_per_s() const {
+    return mean_bits_per_s() * static_cast<double>(c_.payload + kFrameOverhead) / static_cast<double>(c_.payload);
+}
+
 Packet Flood::packet() const {
     Packet p;
     p.src = c_.from;

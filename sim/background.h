@@ -27,6 +27,8 @@ public:
     void stop() { stopped_ = true; }         // no more packets (its pending event then ends)
     // Its average payload rate over whole on/off periods.
     double mean_bits_per_s() const;
+    // The same on the wire: its frames' bits (headers and framing included).
+    double mean_wire_bits_per_s() const;
     // One of its packets (its path through the fabric).
     Packet packet() const;
 

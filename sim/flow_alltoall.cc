@@ -1,6 +1,7 @@
 #include "flow_alltoall.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <memory>
 #include <queue>
@@ -509,7 +510,10 @@ FlowAlltoallResult run_flow_alltoall(const FlowFabric &fabric, const FlowAlltoal
     return run.run();
 }
 
-double flow_line_bound_ns(const FlowFabric &f, uint64_t block) {
+namespace {
+
+// Every block's bits on each link type, per link of the type.
+std::vector<double> type_load(const FlowFabric &f, uint64_t block) {
     std::vector<double> bits(f.types().size(), 0);
     std::vector<FlowChannelPath> paths;
     for (uint32_t cls = 0; cls < f.classes().size(); ++cls)
@@ -520,12 +524,30 @@ double flow_line_bound_ns(const FlowFabric &f, uint64_t block) {
                 for (uint32_t h = 0; h < p.hops; ++h)
                     bits[p.path[h]] += p.flows * static_cast<double>(block) * 8 / f.types()[p.path[h]].count;
         }
+    return bits;
+}
+
+// The busiest type's load at its rate less `taken` of it, in ns (infinite if nothing is left).
+double busiest_ns(const FlowFabric &f, const std::vector<double> &bits, const std::vector<double> &taken) {
+    double worst = 0;
+    for (size_t t = 0; t < bits.size(); ++t) {
+        if (bits[t] <= 0) continue;
+        const double left = f.types()[t].bits_per_s - taken[t];
+        worst = std::max(worst, left > 0 ? bits[t] / left : HUGE_VAL);
+    }
+    return worst * 1e9;
+}
+
+}  // namespace
+
+double flow_line_bound_ns(const FlowFabric &f, uint64_t block) {
+    return busiest_ns(f, type_load(f, block), std::vector<double>(f.types().size(), 0));
+}
+
+double flow_flood_estimate_ns(const FlowFabric &f, uint64_t block) {
     std::vector<double> taken(f.types().size(), 0);
     for (size_t h = 1; h < f.flood_path().size(); ++h) taken[f.flood_path()[h]] = f.flood_mean_bits_per_s();
-    double worst = 0;
-    for (size_t t = 0; t < bits.size(); ++t)
-        if (bits[t] > 0) worst = std::max(worst, bits[t] / (f.types()[t].bits_per_s - taken[t]));
-    return worst * 1e9;
+    return busiest_ns(f, type_load(f, block), taken);
 }
 
 }  // namespace rttcc::sim

@@ -103,8 +103,13 @@ struct FlowAlltoallResult {
 FlowAlltoallResult run_flow_alltoall(const FlowFabric &fabric, const FlowAlltoallConfig &config);
 
 // The line bound: every block's bytes on the link types its channels take,
-// the busiest link's load at its rate (less the flood's mean where it
-// runs), in ns.
+// the busiest link's load at its rate, in ns.  No schedule ends sooner, a
+// flood or not.
 double flow_line_bound_ns(const FlowFabric &fabric, uint64_t block);
+
+// An estimate with the hotspot's flood: the same with the links it crosses
+// at their rate less its mean on the wire; infinite where it leaves nothing
+// of a link the alltoall needs (the line bound without a flood).
+double flow_flood_estimate_ns(const FlowFabric &fabric, uint64_t block);
 
 }  // namespace rttcc::sim

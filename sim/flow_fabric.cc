@@ -169,17 +169,22 @@ nanos FlowFabric::base_rtt(const FlowChannelPath &p, uint32_t frame) const {
     return static_cast<nanos>(t);
 }
 
+// hotspot_bits_per_s is UDP payload (udp_flood's -rate), in full frames.
+double FlowFabric::flood_wire_bits_per_s() const {
+    return c_.hotspot_bits_per_s * frame_bytes(c_.mtu) / (c_.mtu - 28);
+}
+
 double FlowFabric::flood_bits_per_s(nanos now) const {
     if (flood_path_.empty()) return 0;
     const nanos period = c_.flood_on + c_.flood_off;
     const bool on = period == 0 || now % period < c_.flood_on;
-    return on ? c_.hotspot_bits_per_s * frame_bytes(c_.mtu) / (c_.mtu - 28) : 0;  // payload rate, framed
+    return on ? flood_wire_bits_per_s() : 0;
 }
 
 double FlowFabric::flood_mean_bits_per_s() const {
     if (flood_path_.empty()) return 0;
     const double period = static_cast<double>(c_.flood_on + c_.flood_off);
-    return period > 0 ? c_.hotspot_bits_per_s * static_cast<double>(c_.flood_on) / period : c_.hotspot_bits_per_s;
+    return period > 0 ? flood_wire_bits_per_s() * static_cast<double>(c_.flood_on) / period : flood_wire_bits_per_s();
 }
 
 }  // namespace rttcc::sim

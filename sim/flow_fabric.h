@@ -111,14 +111,15 @@ public:
     // one `frame`-byte frame's serialization per hop (an ACK's is ignored).
     nanos base_rtt(const FlowChannelPath &p, uint32_t frame) const;
 
-    // The hotspot's flood: its rate now (0 while off or without one), the
-    // types it crosses, and its mean over a period.
+    // The hotspot's flood: its rate now on the wire (frames; 0 while off or
+    // without one), the types it crosses, and its mean over a period (frames).
     double flood_bits_per_s(nanos now) const;
     const std::vector<uint32_t> &flood_path() const { return flood_path_; }
     double flood_mean_bits_per_s() const;
 
 private:
     uint32_t add_type(const std::string &name, double rate, double count, bool nic = false);
+    double flood_wire_bits_per_s() const;  // while on
     // Up and Down of a leaf kind at spine s (a plain kind: its aggregate types).
     uint32_t up(uint32_t leaf_kind, uint32_t s) const;
     uint32_t down(uint32_t leaf_kind, uint32_t s) const;

@@ -46,9 +46,11 @@
 // its path).  -testbed builds
 // bench/coll_table.sh's scenario instead (build_alltoall_fabric below).
 // Prints one CSV line: the median completion over the iterations, the
-// line bound (the bottleneck's bytes at its rate), their ratio, the last
-// iteration's median rank end, drops, retransmissions, events per second,
-// the iterations, the mean completion and the level.  At packet level a
+// line bound (the bottleneck's bytes at its rate, a flood or not), their
+// ratio, the last iteration's median rank end, drops, retransmissions,
+// events per second, the iterations, the mean completion, the level and,
+// with a flood, an estimate: the same bound with the ports it crosses at
+// their rate less its mean on the wire (inf if it leaves nothing).  At packet level a
 // job whose memory (about 6 KB per pair of ranks and the blocks' copies,
 // alltoall_memory_bytes) exceeds this machine's is refused.
 //
@@ -422,11 +424,8 @@ Topology build_alltoall_fabric(const Options &o, Fabric &f, size_t hosts, const 
     return t;
 }
 
-// The line bound of one alltoall: every block's bytes (no headers) laid on
-// the ports its flow takes (ECMP as the fabric picks), and the busiest
-// port's load at its rate, less a flood's average on the ports the flood
-// crosses.  No schedule can end sooner.
-double alltoall_line_bound_us(Fabric &f, const Topology &t, size_t ranks, size_t block, const Flood *flood) {
+// Every block's bits (no headers) on each port its flow takes (ECMP as the fabric picks).
+std::map<Port *, double> alltoall_port_load(Fabric &f, const Topology &t, size_t ranks, size_t block) {
     std::map<Port *, double> load;
     for (size_t i = 0; i < ranks; ++i)
         for (size_t j = 0; j < ranks; ++j) {
@@ -437,12 +436,30 @@ double alltoall_line_bound_us(Fabric &f, const Topology &t, size_t ranks, size_t
             p.flow = SimWire::flow_of(p.src, p.dst, rttcc::kData);
             for (Port *port : f.path(p)) load[port] += static_cast<double>(block) * 8;
         }
-    std::map<Port *, double> taken;
-    if (flood)
-        for (Port *port : f.path(flood->packet())) taken[port] = flood->mean_bits_per_s();
+    return load;
+}
+
+// The line bound of one alltoall: the busiest port's load at its rate.  No
+// schedule can end sooner, a flood or not (a flood loses its share of a
+// full queue too, so the alltoall may get more than the rate less the
+// flood's).
+double alltoall_line_bound_us(const std::map<Port *, double> &load) {
     double worst = 0;
-    for (const auto &[port, bits] : load)
-        worst = std::max(worst, bits / (static_cast<double>(port->config().bits_per_s) - taken[port]));
+    for (const auto &[port, bits] : load) worst = std::max(worst, bits / static_cast<double>(port->config().bits_per_s));
+    return worst * 1e6;
+}
+
+// An estimate with a flood: the same with each port the flood crosses at
+// its rate less the flood's mean on the wire (frames); infinite where the
+// flood takes the whole rate of a port the alltoall needs.
+double alltoall_flood_estimate_us(Fabric &f, const std::map<Port *, double> &load, const Flood &flood) {
+    std::map<Port *, double> taken;
+    for (Port *port : f.path(flood.packet())) taken[port] = flood.mean_wire_bits_per_s();
+    double worst = 0;
+    for (const auto &[port, bits] : load) {
+        const double left = static_cast<double>(port->config().bits_per_s) - taken[port];
+        worst = std::max(worst, left > 0 ? bits / left : HUGE_VAL);
+    }
     return worst * 1e6;
 }
 
@@ -460,7 +477,8 @@ rttcc_exchange_params_t exchange_params(const Options &o) {
 // The alltoall's CSV columns at both levels (the flow level adds its own after them).
 constexpr const char *kAlltoallColumns =
     "scenario,ranks,block,algo,policy,topo,hot,cc,gbit,seed,finished,completion_us,line_bound_us,of_bound,"
-    "median_end_us,drops,retransmits,corrupt_bytes,errors,events,events_per_s,late_passes,iters,mean_us,level";
+    "median_end_us,drops,retransmits,corrupt_bytes,errors,events,events_per_s,late_passes,iters,mean_us,level,"
+    "flood_est_us";
 
 // The median and the mean of alltoall times (0 and 0 for none).
 std::pair<double, double> median_and_mean(std::vector<double> times) {
@@ -501,6 +519,7 @@ int flow_alltoall(const Options &o) {
     ac.dt = o.dt;
     ac.limit = static_cast<rttcc::nanos>(o.limit_ms * 1e6);
     const double bound_us = flow_line_bound_ns(fabric, o.block) / 1e3;
+    const double flood_us = flow_flood_estimate_ns(fabric, o.block) / 1e3;
     // -iters N: calls one after another, each starting from the RTT table the
     // ones before it left (coll_bench's loop); median and mean as at packet level.
     FlowRttTable table;
@@ -525,12 +544,12 @@ int flow_alltoall(const Options &o) {
     // drops and retransmits: the dropped frames' bytes as full frames (each is resent)
     const double drops = drop_bytes / frame_bytes(jc.mtu);
     std::printf("alltoall,%zu,%zu,%s,%s,%s,%g,%s,%g,%llu,%d,%.1f,%.1f,%.3f,%.1f,%.0f,%.0f,0,0,%llu,%.0f,0,%zu,%.1f,flow,"
-                "%zu,%llu,%.0f,%llu,%.2f\n",
+                "%.1f,%zu,%llu,%.0f,%llu,%.2f\n",
                 o.ranks, o.block, alltoall_algo_name(o.algo),
                 o.algo == AlltoallAlgo::kRttcc ? rttcc_sched_policy_name(o.policy) : "-", o.topo.c_str(), o.hot,
                 cc_names[o.cc], o.gbit, (unsigned long long) o.seed, r.finished ? 1 : 0, done_us, bound_us,
                 done_us / bound_us, r.median_end / 1e3, drops, drops, (unsigned long long) steps,
-                steps / std::max(wall, 1e-9), times_us.size(), mean_us, fabric.classes().size(),
+                steps / std::max(wall, 1e-9), times_us.size(), mean_us, flood_us, fabric.classes().size(),
                 (unsigned long long) r.channels, timeouts, (unsigned long long) r.dt, wall);
     if (!r.finished) {
         std::fprintf(stderr, "rttcc_sim: not finished within %g ms of virtual time\n", o.limit_ms);
@@ -571,7 +590,9 @@ int alltoall(const Options &o) {
     std::unique_ptr<Flood> flood;
     Job job(o.ranks, [&](Fabric &f, size_t hosts) { return build_alltoall_fabric(o, f, hosts, link, jc.mtu, &flood); },
             jc);
-    const double bound_us = alltoall_line_bound_us(job.fabric(), job.topology(), o.ranks, o.block, flood.get());
+    const std::map<Port *, double> load = alltoall_port_load(job.fabric(), job.topology(), o.ranks, o.block);
+    const double bound_us = alltoall_line_bound_us(load);
+    const double flood_us = flood ? alltoall_flood_estimate_us(job.fabric(), load, *flood) : bound_us;
     const rttcc_exchange_params_t xp = exchange_params(o);
     // -iters N: alltoalls one after another (coll_bench's loop, its
     // barrier free), and more until -time has passed (coll_bench -time);
@@ -596,14 +617,14 @@ int alltoall(const Options &o) {
     if (o.header)
         std::printf("%s\n", kAlltoallColumns);
     std::printf("alltoall,%zu,%zu,%s,%s,%s,%g,%s,%g,%llu,%d,%.1f,%.1f,%.3f,%.1f,%llu,%llu,%llu,%llu,%llu,%.0f,%llu,"
-                "%zu,%.1f,packet\n",
+                "%zu,%.1f,packet,%.1f\n",
                 o.ranks, o.block, alltoall_algo_name(o.algo),
                 o.algo == AlltoallAlgo::kRttcc ? rttcc_sched_policy_name(o.policy) : "-", topo.c_str(), o.hot,
                 cc_names[o.cc], o.gbit, (unsigned long long) o.seed, r.finished ? 1 : 0, median_us, bound_us,
                 median_us / bound_us, ends[ends.size() / 2] / 1e3, (unsigned long long) drops,
                 (unsigned long long) retx, (unsigned long long) r.corrupt_bytes, (unsigned long long) r.errors,
                 (unsigned long long) job.events().executed(), job.events().executed() / std::max(wall, 1e-9),
-                (unsigned long long) job.late_passes(), times_us.size(), mean_us);
+                (unsigned long long) job.late_passes(), times_us.size(), mean_us, flood_us);
     if (!late_passes_ok(job)) return 1;
     if (r.corrupt_bytes || r.errors) {
         std::fprintf(stderr, "rttcc_sim: %llu bytes arrived corrupt or missing, %llu ranks failed\n",

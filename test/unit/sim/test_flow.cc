@@ -116,6 +116,28 @@ static void test_line_bound_is_the_busiest_link(void **) {
     assert_true(std::fabs(flow_line_bound_ns(FlowFabric(hot), block) - hot_link) < 1e-3);
 }
 
+// A flood into rank 0 leaves the bound as it is (the flood loses its share
+// of a full queue, so no schedule is bound by what it leaves); the estimate
+// takes its mean on the wire (frames) off the links it crosses, and is
+// infinite when that is their whole rate.
+static void test_a_flood_leaves_the_bound_and_makes_the_estimate(void **) {
+    const uint64_t block = 65536;
+    const double calm = 7.0 * block * 8 / 10;  // ns: rank 0's link
+    FlowFabricConfig c = star(8);
+    c.hotspot_bits_per_s = 4e9;
+    c.flood_on = 1'000'000;
+    c.flood_off = 1'000'000;  // half the time: 2 Gbit/s of payload on average
+    const FlowFabric f(c);
+    assert_true(std::fabs(flow_line_bound_ns(f, block) - calm) < 1e-6);
+    const double wire = 2e9 * frame_bytes(1500) / 1472;
+    assert_true(std::fabs(flow_flood_estimate_ns(f, block) - 7.0 * block * 8 / (10e9 - wire) * 1e9) < 1e-3);
+    c.hotspot_bits_per_s = 10e9;
+    c.flood_off = 0;
+    const FlowFabric full(c);
+    assert_true(std::fabs(flow_line_bound_ns(full, block) - calm) < 1e-6);
+    assert_true(std::isinf(flow_flood_estimate_ns(full, block)));
+}
+
 // Two ranks, one flow each way, no congestion control: the window (the send
 // credits) keeps the NIC's queue busy, so the block's frames take what the
 // line needs for them, and at most 5% more (the first round trip, the last
@@ -234,6 +256,7 @@ int main() {
         cmocka_unit_test(test_classes_follow_the_symmetry),
         cmocka_unit_test(test_channels_count_every_rank),
         cmocka_unit_test(test_line_bound_is_the_busiest_link),
+        cmocka_unit_test(test_a_flood_leaves_the_bound_and_makes_the_estimate),
         cmocka_unit_test(test_one_flow_runs_at_its_nic),
         cmocka_unit_test(test_hot_link_sets_the_pace),
         cmocka_unit_test(test_overfull_queues_drop_and_cc_drops_less),
