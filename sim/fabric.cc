@@ -25,6 +25,7 @@ bool Port::offer(Packet p, nanos now) {
     if (queued_ + p.bytes > config_.queue_bytes) {
         ++stats_.drops;
         stats_.drop_bytes += p.bytes;
+        stats_.background_drops += p.payload == kNoPayload;
         fabric_.dropped(now, p);
         return false;
     }

@@ -44,6 +44,7 @@ struct LinkConfig {
 struct PortStats {
     uint64_t packets = 0, bytes = 0;  // sent
     uint64_t drops = 0, drop_bytes = 0;
+    uint64_t background_drops = 0;    // of them, packets carrying nothing (kNoPayload: a flood's)
     uint64_t marks = 0;
     uint32_t max_queue_bytes = 0;
     nanos busy = 0;                   // time spent sending

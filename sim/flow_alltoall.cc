@@ -422,6 +422,9 @@ void FlowRun::step() {
         }
     }
     for (uint32_t t = 0; t < types_.size(); ++t) types_[t].delay = types_[t].q * 8e9 / lt[t].bits_per_s;
+    if (const double flood = f_.flood_bits_per_s(now_); flood > 0)
+        for (size_t h = 1; h < f_.flood_path().size(); ++h)
+            r_.flood_drop_bytes += flood * static_cast<double>(dt_) / 8e9 * types_[f_.flood_path()[h]].drop;
     // What left the NICs is acknowledged once it has waited behind the
     // switches' queues as they are now, and its ACK behind the hosts'.
     const nanos next = now_ + dt_;

@@ -93,6 +93,7 @@ struct FlowAlltoallResult {
     std::vector<nanos> class_end;    // per FlowFabric class (0: not ended)
     nanos median_end = 0;            // the median rank's end
     double drop_bytes = 0;           // frames' bytes the queues dropped, over all ranks
+    double flood_drop_bytes = 0;     // the flood's frames' bytes they dropped
     double timeouts = 0;             // flows that slept out an RTO
     uint64_t steps = 0;              // time steps taken
     uint64_t channels = 0;           // channels started

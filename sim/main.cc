@@ -50,7 +50,8 @@
 // ratio, the last iteration's median rank end, drops, retransmissions,
 // events per second, the iterations, the mean completion, the level and,
 // with a flood, an estimate: the same bound with the ports it crosses at
-// their rate less its mean on the wire (inf if it leaves nothing).  At packet level a
+// their rate less its mean on the wire (inf if it leaves nothing), and the
+// flood's own drops (drops are the alltoall's packets').  At packet level a
 // job whose memory (about 6 KB per pair of ranks and the blocks' copies,
 // alltoall_memory_bytes) exceeds this machine's is refused.
 //
@@ -478,7 +479,7 @@ rttcc_exchange_params_t exchange_params(const Options &o) {
 constexpr const char *kAlltoallColumns =
     "scenario,ranks,block,algo,policy,topo,hot,cc,gbit,seed,finished,completion_us,line_bound_us,of_bound,"
     "median_end_us,drops,retransmits,corrupt_bytes,errors,events,events_per_s,late_passes,iters,mean_us,level,"
-    "flood_est_us";
+    "flood_est_us,flood_drops";
 
 // The median and the mean of alltoall times (0 and 0 for none).
 std::pair<double, double> median_and_mean(std::vector<double> times) {
@@ -527,11 +528,12 @@ int flow_alltoall(const Options &o) {
     FlowAlltoallResult r;
     std::vector<double> times_us;
     uint64_t steps = 0;
-    double drop_bytes = 0, timeouts = 0;
+    double drop_bytes = 0, flood_drop_bytes = 0, timeouts = 0;
     for (size_t it = 0; it < o.iters; ++it) {
         r = run_flow_alltoall(fabric, ac);
         steps += r.steps;
         drop_bytes += r.drop_bytes;
+        flood_drop_bytes += r.flood_drop_bytes;
         timeouts += r.timeouts;
         if (!r.finished) break;
         times_us.push_back(r.completion / 1e3);
@@ -542,14 +544,14 @@ int flow_alltoall(const Options &o) {
     if (o.header)
         std::printf("%s,classes,channels,timeouts,dt_ns,wall_s\n", kAlltoallColumns);
     // drops and retransmits: the dropped frames' bytes as full frames (each is resent)
-    const double drops = drop_bytes / frame_bytes(jc.mtu);
+    const double drops = drop_bytes / frame_bytes(jc.mtu), flood_drops = flood_drop_bytes / frame_bytes(jc.mtu);
     std::printf("alltoall,%zu,%zu,%s,%s,%s,%g,%s,%g,%llu,%d,%.1f,%.1f,%.3f,%.1f,%.0f,%.0f,0,0,%llu,%.0f,0,%zu,%.1f,flow,"
-                "%.1f,%zu,%llu,%.0f,%llu,%.2f\n",
+                "%.1f,%.0f,%zu,%llu,%.0f,%llu,%.2f\n",
                 o.ranks, o.block, alltoall_algo_name(o.algo),
                 o.algo == AlltoallAlgo::kRttcc ? rttcc_sched_policy_name(o.policy) : "-", o.topo.c_str(), o.hot,
                 cc_names[o.cc], o.gbit, (unsigned long long) o.seed, r.finished ? 1 : 0, done_us, bound_us,
                 done_us / bound_us, r.median_end / 1e3, drops, drops, (unsigned long long) steps,
-                steps / std::max(wall, 1e-9), times_us.size(), mean_us, flood_us, fabric.classes().size(),
+                steps / std::max(wall, 1e-9), times_us.size(), mean_us, flood_us, flood_drops, fabric.classes().size(),
                 (unsigned long long) r.channels, timeouts, (unsigned long long) r.dt, wall);
     if (!r.finished) {
         std::fprintf(stderr, "rttcc_sim: not finished within %g ms of virtual time\n", o.limit_ms);
@@ -610,21 +612,25 @@ int alltoall(const Options &o) {
     const auto [median_us, mean_us] = median_and_mean(times_us);
     std::vector<rttcc::nanos> ends = r.rank_end;
     std::sort(ends.begin(), ends.end());
-    uint64_t drops = 0, retx = 0;
-    for (const auto &n : job.fabric().ports()) drops += n->stats().drops;
+    uint64_t drops = 0, flood_drops = 0, retx = 0;  // the alltoall's packets, the flood's
+    for (const auto &n : job.fabric().ports()) {
+        drops += n->stats().drops - n->stats().background_drops;
+        flood_drops += n->stats().background_drops;
+    }
     for (size_t i = 0; i < o.ranks; ++i) retx += job.rank(i).host->engine().stats().retx;
     const std::string topo = o.testbed.empty() ? o.topo : "testbed_" + o.testbed;
     if (o.header)
         std::printf("%s\n", kAlltoallColumns);
     std::printf("alltoall,%zu,%zu,%s,%s,%s,%g,%s,%g,%llu,%d,%.1f,%.1f,%.3f,%.1f,%llu,%llu,%llu,%llu,%llu,%.0f,%llu,"
-                "%zu,%.1f,packet,%.1f\n",
+                "%zu,%.1f,packet,%.1f,%llu\n",
                 o.ranks, o.block, alltoall_algo_name(o.algo),
                 o.algo == AlltoallAlgo::kRttcc ? rttcc_sched_policy_name(o.policy) : "-", topo.c_str(), o.hot,
                 cc_names[o.cc], o.gbit, (unsigned long long) o.seed, r.finished ? 1 : 0, median_us, bound_us,
                 median_us / bound_us, ends[ends.size() / 2] / 1e3, (unsigned long long) drops,
                 (unsigned long long) retx, (unsigned long long) r.corrupt_bytes, (unsigned long long) r.errors,
                 (unsigned long long) job.events().executed(), job.events().executed() / std::max(wall, 1e-9),
-                (unsigned long long) job.late_passes(), times_us.size(), mean_us, flood_us);
+                (unsigned long long) job.late_passes(), times_us.size(), mean_us, flood_us,
+                (unsigned long long) flood_drops);
     if (!late_passes_ok(job)) return 1;
     if (r.corrupt_bytes || r.errors) {
         std::fprintf(stderr, "rttcc_sim: %llu bytes arrived corrupt or missing, %llu ranks failed\n",
