@@ -632,13 +632,13 @@ int alltoall(const Options &o) {
                 (unsigned long long) job.late_passes(), times_us.size(), mean_us, flood_us,
                 (unsigned long long) flood_drops);
     if (!late_passes_ok(job)) return 1;
+    if (!r.finished) {  // its blocks not yet in count as corrupt: say why first
+        std::fprintf(stderr, "rttcc_sim: not finished within %g ms of virtual time\n", o.limit_ms);
+        return 1;
+    }
     if (r.corrupt_bytes || r.errors) {
         std::fprintf(stderr, "rttcc_sim: %llu bytes arrived corrupt or missing, %llu ranks failed\n",
                      (unsigned long long) r.corrupt_bytes, (unsigned long long) r.errors);
-        return 1;
-    }
-    if (!r.finished) {
-        std::fprintf(stderr, "rttcc_sim: not finished within %g ms of virtual time\n", o.limit_ms);
         return 1;
     }
     return 0;

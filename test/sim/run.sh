@@ -170,6 +170,14 @@ else
     bad "alltoall over a 1 bit/s link: rc=$rc (136: SIGFPE) $(tail -n 1 "$build/err")"
 fi
 
+# A run that ran out of time says so, not that its missing blocks were corrupt.
+run alltoall -ranks 4 -hot 1000000 -limit 100
+if [ "$rc" -eq 1 ] && grep -q 'not finished within 100 ms' "$build/err" && ! grep -q corrupt "$build/err"; then
+    ok "an alltoall past its -limit: '$(tail -n 1 "$build/err")'"
+else
+    bad "an alltoall past its -limit: rc=$rc, '$(tail -n 1 "$build/err")'"
+fi
+
 # A transient hotspot: a flooder in the last leaf sends rank 0 8 Gbit/s for
 # 2 ms in every 4: the alltoall takes longer than without it, verified.
 run alltoall -header -ranks 16 -block 65536 -topo fat_tree -per_leaf 4 -spines 2 -iters 4
