@@ -481,13 +481,15 @@ constexpr const char *kAlltoallColumns =
     "median_end_us,drops,retransmits,corrupt_bytes,errors,events,events_per_s,late_passes,iters,mean_us,level,"
     "flood_est_us,flood_drops";
 
-// The median and the mean of alltoall times (0 and 0 for none).
+// The median (of an even count, the mean of the middle two) and the mean
+// of alltoall times (0 and 0 for none).
 std::pair<double, double> median_and_mean(std::vector<double> times) {
     if (times.empty()) return {0, 0};
     double mean = 0;
     for (const double t : times) mean += t / static_cast<double>(times.size());
     std::sort(times.begin(), times.end());
-    return {times[times.size() / 2], mean};
+    const size_t mid = times.size() / 2;
+    return {times.size() % 2 ? times[mid] : (times[mid - 1] + times[mid]) / 2, mean};
 }
 
 int flow_alltoall(const Options &o) {

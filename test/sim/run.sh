@@ -170,6 +170,15 @@ else
     bad "alltoall over a 1 bit/s link: rc=$rc (136: SIGFPE) $(tail -n 1 "$build/err")"
 fi
 
+# The median of an even number of alltoalls is the mean of the middle two:
+# of two, their mean.
+run alltoall -header -ranks 8 -block 65536 -iters 2
+if [ "$rc" -eq 0 ] && [ "$(col iters)" = 2 ] && [ "$(col completion_us)" = "$(col mean_us)" ]; then
+    ok "the median of 2 alltoalls is their mean: $(col completion_us) us"
+else
+    bad "the median of 2 alltoalls: rc=$rc, $(col completion_us) us against their mean $(col mean_us)"
+fi
+
 # A run that ran out of time says so, not that its missing blocks were corrupt.
 run alltoall -ranks 4 -hot 1000000 -limit 100
 if [ "$rc" -eq 1 ] && grep -q 'not finished within 100 ms' "$build/err" && ! grep -q corrupt "$build/err"; then
