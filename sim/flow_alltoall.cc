@@ -6,6 +6,7 @@
 #include <memory>
 #include <queue>
 #include <stdexcept>
+#include <string>
 
 #include "engine/wire_format.h"
 #include "exchange/exchange.h"
@@ -121,18 +122,11 @@ FlowRun::FlowRun(const FlowFabric &f, const FlowAlltoallConfig &c) : f_(f), c_(c
     cc_.rto_jitter = c.engine.rto_jitter_pct / 100.0;
     cc_.credits = std::max(1u, c.engine.send_credits);
     types_.resize(f.types().size());
-    nanos least = 0;
-    for (uint32_t cls = 0; cls < f.classes().size(); ++cls) {
-        for (const uint32_t same : {1u, 0u}) {
-            scratch_.clear();
-            f.paths(cls, cls, same != 0, &scratch_);
-            for (const FlowChannelPath &p : scratch_) {
-                const nanos b = f.base_rtt(p, frame_);
-                least = least ? std::min(least, b) : b;
-            }
-        }
-    }
-    dt_ = c.dt ? c.dt : std::max<nanos>(1, least / 8);
+    const nanos most = flow_max_dt(f, c.mtu);
+    if (c.dt > most)
+        throw std::invalid_argument("flow level: a step of at most " + std::to_string(most) +
+                                    " ns here (a quarter of the shortest round trip)");
+    dt_ = c.dt ? c.dt : std::max<nanos>(1, most / 2);
     cc_.ack_span = kAckSpan * dt_;
     for (uint32_t t = 0; t < types_.size(); ++t)
         types_[t].cap = f.types()[t].bits_per_s * static_cast<double>(dt_) / 8e9;
@@ -506,7 +500,28 @@ FlowAlltoallResult FlowRun::run() {
     return r_;
 }
 
+// The shortest round trip with empty queues of a class's flows to its own class.
+nanos shortest_rtt(const FlowFabric &f, uint32_t frame) {
+    nanos least = 0;
+    std::vector<FlowChannelPath> paths;
+    for (uint32_t cls = 0; cls < f.classes().size(); ++cls) {
+        for (const uint32_t same : {1u, 0u}) {
+            paths.clear();
+            f.paths(cls, cls, same != 0, &paths);
+            for (const FlowChannelPath &p : paths) {
+                const nanos b = f.base_rtt(p, frame);
+                least = least ? std::min(least, b) : b;
+            }
+        }
+    }
+    return least;
+}
+
 }  // namespace
+
+nanos flow_max_dt(const FlowFabric &fabric, uint32_t mtu) {
+    return std::max<nanos>(1, shortest_rtt(fabric, frame_bytes(mtu)) / 4);
+}
 
 FlowAlltoallResult run_flow_alltoall(const FlowFabric &fabric, const FlowAlltoallConfig &config) {
     FlowRun run(fabric, config);

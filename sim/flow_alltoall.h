@@ -81,6 +81,7 @@ struct FlowAlltoallConfig {
     rttcc_config_t engine{};                   // cc and its tunables, send_credits (set by the caller)
     uint32_t mtu = 1500;
     nanos dt = 0;                              // the step; 0: an eighth of the smallest base round trip
+                                               // (at most flow_max_dt)
     nanos limit = 10'000'000'000;              // give up past this much virtual time
     nanos start = 0;                           // the call's start (a flood's phase runs on)
     FlowRttTable *table = nullptr;             // rttcc: the warm table to start from and learn into (null: none)
@@ -100,8 +101,12 @@ struct FlowAlltoallResult {
     nanos dt = 0;                    // the step used
 };
 
-// Throws std::invalid_argument for an algorithm or block the flow level cannot run.
+// Throws std::invalid_argument for an algorithm, block or step the flow level cannot run.
 FlowAlltoallResult run_flow_alltoall(const FlowFabric &fabric, const FlowAlltoallConfig &config);
+
+// The longest step that keeps a round trip several steps long: a quarter of
+// the shortest base round trip (half its one-way delay), for `mtu`'s frames.
+nanos flow_max_dt(const FlowFabric &fabric, uint32_t mtu);
 
 // The line bound: every block's bytes on the link types its channels take,
 // the busiest link's load at its rate, in ns.  No schedule ends sooner, a

@@ -61,7 +61,8 @@
 // table the ones before it left), on one switch or a fat
 // tree (ranks a multiple of -per_leaf), with -hot and -hotspot (the flood
 // crosses spine seed % spines); up to 2^24 ranks.  Steps of -dt ns (0: an
-// eighth of the shortest round trip); events are steps.
+// eighth of the shortest round trip; at most a quarter of it, well below
+// the one-way delay); events are steps.
 //
 // Both: -rto_jitter PCT sets the engines' rto_jitter_pct (0: exact
 // timeouts); -poll 1 also progresses every engine every 5 us, as an
@@ -513,6 +514,9 @@ int flow_alltoall(const Options &o) {
     fc.mtu = jc.mtu;
     const auto wall0 = std::chrono::steady_clock::now();
     const FlowFabric fabric(fc);
+    if (o.dt > flow_max_dt(fabric, jc.mtu))
+        usage(("-dt: at most " + std::to_string(flow_max_dt(fabric, jc.mtu)) +
+               " ns here (a quarter of the shortest round trip: a step well below the one-way delay)").c_str());
     FlowAlltoallConfig ac;
     ac.algo = o.algo;
     ac.block = o.block;

@@ -399,7 +399,8 @@ for args in "incast -cc reno" "incast -senders 0" "incast -gbit" "alltoall -algo
     "ring" "incast -queue x" "scale -peers 1" "incast -warm 2" "alltoall -testbed e" \
     "alltoall -ranks 3 -testbed c" "incast -rto_jitter 101" "alltoall -iters 0" "alltoall -level fluid" \
     "alltoall -level flow -algo bruck" "alltoall -level flow -topo fat_tree -ranks 60 -per_leaf 8" \
-    "alltoall -level flow -testbed b" "alltoall -ranks 65537" "shaped -from 5" "shaped -rate 0"; do
+    "alltoall -level flow -testbed b" "alltoall -ranks 65537" "shaped -from 5" "shaped -rate 0" \
+    "alltoall -level flow -ranks 16 -dt 1e9"; do
     # shellcheck disable=SC2086
     run $args
     if [ "$rc" -eq 2 ] && grep -q '^usage: rttcc_sim' "$build/err"; then

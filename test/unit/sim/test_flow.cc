@@ -251,6 +251,26 @@ static void test_an_unfinished_run_says_so(void **) {
     assert_true(refused);
 }
 
+// A step is well below the one-way delay: at most a quarter of the shortest
+// round trip (one switch, 1 us links: 2 hops of 2 us and a frame's 1230 ns
+// each way), and a longer one is refused (a 1 s step made a 786 us
+// alltoall take 7 s).
+static void test_a_step_is_well_below_the_delay(void **) {
+    const FlowFabric f(star(16));
+    assert_int_equal(flow_max_dt(f, 1500), (2 * (2000 + frame_bytes(1500) * 8 / 10)) / 4);
+    FlowAlltoallConfig a = alltoall(AlltoallAlgo::kRttcc, 65536, RTTCC_CC_AIMD);
+    a.dt = flow_max_dt(f, 1500);
+    assert_true(run_flow_alltoall(f, a).finished);
+    a.dt = 1'000'000'000;
+    bool refused = false;
+    try {
+        run_flow_alltoall(f, a);
+    } catch (const std::invalid_argument &) {
+        refused = true;
+    }
+    assert_true(refused);
+}
+
 int main() {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_classes_follow_the_symmetry),
@@ -264,6 +284,7 @@ int main() {
         cmocka_unit_test(test_a_call_leaves_its_rtt_table),
         cmocka_unit_test(test_completion_counts_from_the_start),
         cmocka_unit_test(test_an_unfinished_run_says_so),
+        cmocka_unit_test(test_a_step_is_well_below_the_delay),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);
 }
