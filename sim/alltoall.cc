@@ -384,6 +384,16 @@ const char *alltoall_algo_name(AlltoallAlgo a) {
     return "?";
 }
 
+uint64_t bruck_largest_message(size_t ranks, size_t block) {
+    uint64_t most = 0;
+    for (size_t bit = 1; bit < ranks; bit <<= 1) {
+        uint64_t blocks = 0;  // distances in [0, ranks) with this bit set
+        for (size_t d = 0; d < ranks; ++d) blocks += (d & bit) != 0;
+        most = std::max<uint64_t>(most, 8 + blocks * (8 + uint64_t{block}));
+    }
+    return most;
+}
+
 uint64_t alltoall_memory_bytes(size_t ranks, size_t block, AlltoallAlgo algo) {
     double copies = 2.5;
     if (algo == AlltoallAlgo::kLinear) copies = 4.5;

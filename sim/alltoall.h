@@ -42,6 +42,11 @@ inline uint8_t block_byte(uint32_t from, uint32_t to, size_t i) {
     return static_cast<uint8_t>(from * 131 + to * 29 + i * 7 + (i >> 9));
 }
 
+// The largest message Bruck's algorithm sends on `ranks` ranks: a round's
+// header and the blocks whose distance to their destination has its bit
+// set, with their (from, to) (the engine refuses one above max_message).
+uint64_t bruck_largest_message(size_t ranks, size_t block);
+
 // About the most memory a packet-level job of `ranks` running this alltoall
 // holds (rttcc_sim alltoall's peak RSS, measured at 32 to 512 ranks): 32 MB,
 // and per ordered pair of ranks 6 KB (its engines' peer state, the hub, the

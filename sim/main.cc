@@ -584,10 +584,20 @@ void check_packet_memory(const Options &o) {
     usage(why);
 }
 
+// Bruck's messages carry several blocks: one the engine would refuse is refused here.
+void check_bruck_messages(const Options &o) {
+    if (o.algo != AlltoallAlgo::kBruck) return;
+    const uint64_t most = bruck_largest_message(o.ranks, o.block), limit = job_config(o).engine.max_message;
+    if (most <= limit) return;
+    usage(("-algo bruck: its largest message would be " + std::to_string(most) + " bytes, above the engine's "
+           "max_message (" + std::to_string(limit) + "): a smaller -block or fewer -ranks").c_str());
+}
+
 int alltoall(const Options &o) {
     if (o.flow) return flow_alltoall(o);
     if (o.ranks > 65536) usage("-ranks: at most 65536 at packet level (-level flow goes to 2^24)");
     check_packet_memory(o);
+    check_bruck_messages(o);
     if (o.testbed == "c" && o.ranks % 2) usage("-testbed c: an even number of ranks (two groups)");
     const JobConfig jc = job_config(o);
     LinkConfig link;

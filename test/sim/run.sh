@@ -400,7 +400,7 @@ for args in "incast -cc reno" "incast -senders 0" "incast -gbit" "alltoall -algo
     "alltoall -ranks 3 -testbed c" "incast -rto_jitter 101" "alltoall -iters 0" "alltoall -level fluid" \
     "alltoall -level flow -algo bruck" "alltoall -level flow -topo fat_tree -ranks 60 -per_leaf 8" \
     "alltoall -level flow -testbed b" "alltoall -ranks 65537" "shaped -from 5" "shaped -rate 0" \
-    "alltoall -level flow -ranks 16 -dt 1e9"; do
+    "alltoall -level flow -ranks 16 -dt 1e9" "alltoall -algo bruck -ranks 2 -block 67108864"; do
     # shellcheck disable=SC2086
     run $args
     if [ "$rc" -eq 2 ] && grep -q '^usage: rttcc_sim' "$build/err"; then

@@ -105,6 +105,25 @@ static void test_the_start_does_not_wait_for_a_tick(void **) {
     }
 }
 
+// Bruck's largest message: 8 ranks send 4 blocks a round (distances 1, 3,
+// 5, 7; 2, 3, 6, 7; 4-7), 7 ranks 3 (1, 3, 5; 2, 3, 6; 4, 5, 6), each with
+// its (from, to) after the round's 8-byte header.  It is the run's
+// largest: engines whose max_message is exactly that run it, one byte
+// less fails it.
+static void test_bruck_largest_message(void **) {
+    assert_int_equal(bruck_largest_message(8, 1000), 8 + 4 * (8 + 1000));
+    assert_int_equal(bruck_largest_message(7, 3000), 8 + 3 * (8 + 3000));
+    assert_int_equal(bruck_largest_message(2, 64 << 20), 8 + 8 + (64 << 20));
+    for (const uint32_t less : {0u, 1u}) {
+        JobConfig jc = default_job_config();
+        jc.engine.max_message = static_cast<uint32_t>(bruck_largest_message(7, 3000)) - less;
+        Job job(7, star, jc);
+        const AlltoallResult r =
+            run_alltoall(job, AlltoallAlgo::kBruck, 3000, defaults(RTTCC_SCHED_ADAPTIVE), rttcc::msec(100));
+        assert_true((r.finished && r.errors == 0) == (less == 0));
+    }
+}
+
 // The memory estimate rttcc_sim refuses a job by tracks what one takes:
 // this process's peak after a 32-rank alltoall of 64 KiB blocks (everything
 // it ran before was smaller) is between half the estimate and the estimate.
@@ -138,6 +157,7 @@ int main() {
         cmocka_unit_test(test_an_unfinished_run_says_so),
         cmocka_unit_test(test_same_inputs_same_run),
         cmocka_unit_test(test_the_start_does_not_wait_for_a_tick),
+        cmocka_unit_test(test_bruck_largest_message),
         cmocka_unit_test(test_memory_estimate_tracks_the_peak),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);
