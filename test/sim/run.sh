@@ -1,16 +1,20 @@
 #!/usr/bin/env bash
 # rttcc_sim, the tool: an incast of real engines in virtual time finishes
-# with every byte verified, never beats its line, is the same run for the
-# same seed, runs its engines' timers when due (a polled run finds none
-# missed) and so reaches 1000 senders in seconds, shows congestion control
-# cutting the drops of an uncontrolled incast; an alltoall by each
-# algorithm ends verified and no sooner than its line bound, on one switch,
-# on a fat tree with a hot uplink and in the testbed's scenarios a-d; the
-# flow level agrees with the packet level at 64 ranks and reaches 4096;
-# cc_table.sh's shaped link shows AIMD's fewer drops and shorter pings; the
-# scheduler's cost grows as log P and a peer's memory stays small; bad
-# options are rejected with exit status 2.  (The fabric's exact answers and
-# the packet-level engines are unit tests: test/unit/sim/.)
+# with every byte verified, never beats its line, shares it fairly (Jain's
+# index), is the same run for the same seed, runs its engines' timers when
+# due (a polled run finds none missed) and so reaches 1000 senders in
+# seconds, shows congestion control cutting the drops of an uncontrolled
+# incast; an alltoall by each algorithm ends verified and no sooner than
+# its line bound, on one switch, on a fat tree with a hot uplink, with a
+# flood (whose drops are its own) and in the testbed's scenarios a-d; a
+# packet-level job the machine cannot hold, a link under a byte a second
+# and an unfinished run are each reported for what they are; the flow
+# level agrees with the packet level at 64 ranks and reaches 4096;
+# cc_table.sh's shaped link shows AIMD's fewer drops and shorter pings,
+# and copied messages finish there too; the scheduler's cost grows as log
+# P and a peer's memory stays small; bad options are rejected with exit
+# status 2.  (The fabric's exact answers and the packet-level engines are
+# unit tests: test/unit/sim/.)
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 tool="$here/../../rttcc_sim"
