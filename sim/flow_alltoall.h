@@ -39,8 +39,9 @@
 //
 // What the fluid leaves out: per-flow ECMP hashing (FlowFabric), which
 // flows time out (a share of each channel does, not chosen ones), ranks of
-// a class drifting apart beyond the median rule, and CPUs (as the packet
-// level).
+// a class drifting apart beyond the median rule, paced grants (coll_rttcc's
+// max_grants, in force with cc none: every picked peer puts at once here;
+// rttcc_sim warns), and CPUs (as the packet level).
 #pragma once
 #include <cstdint>
 #include <map>

@@ -493,6 +493,21 @@ std::pair<double, double> median_and_mean(std::vector<double> times) {
     return {times.size() % 2 ? times[mid] : (times[mid - 1] + times[mid]) / 2, mean};
 }
 
+// What the flow level does not model, said when it would apply: coll_rttcc
+// paces its grants (max_grants) without congestion control, so that at
+// most that many peers put into a rank at once; the flow level lets every
+// picked peer put.
+void warn_paced_grants(const Options &o, const rttcc_exchange_params_t &xp) {
+    if (o.algo != AlltoallAlgo::kRttcc) return;
+    const uint32_t most = rttcc::grant_limit(xp.max_grants, o.cc);
+    const uint64_t cut = std::min<uint64_t>(xp.eager_limit, xp.eager_total / (o.ranks - 1));
+    if (most == 0 || o.block <= cut || o.ranks - 1 <= most) return;
+    std::fprintf(stderr,
+                 "rttcc_sim: warning: -level flow does not model paced grants: with cc %s coll_rttcc lets at most "
+                 "%u peers put into a rank at once (max_grants), the flow level every peer its scheduler picks\n",
+                 cc_names[o.cc], most);
+}
+
 int flow_alltoall(const Options &o) {
     if (!o.testbed.empty() || o.time_s > 0)
         usage("-level flow: alltoalls (no -time) on star or fat_tree (no -testbed)");
@@ -521,6 +536,7 @@ int flow_alltoall(const Options &o) {
     ac.algo = o.algo;
     ac.block = o.block;
     ac.xp = exchange_params(o);
+    warn_paced_grants(o, ac.xp);
     ac.engine = jc.engine;
     ac.mtu = jc.mtu;
     ac.dt = o.dt;

@@ -254,6 +254,17 @@ for algo in rttcc pairwise; do
     fi
 done
 
+# The flow level does not model paced grants (coll_rttcc's max_grants, in
+# force with cc none): it says so then, and only then.
+run alltoall -ranks 32 -level flow -cc none
+none_rc=$rc none_warned=$(grep -c 'does not model paced grants' "$build/err")
+run alltoall -ranks 32 -level flow -cc aimd
+if [ "$none_rc" -eq 0 ] && [ "$none_warned" = 1 ] && [ "$rc" -eq 0 ] && ! grep -q 'paced grants' "$build/err"; then
+    ok "flow level with cc none warns that it does not model paced grants; with aimd it does not"
+else
+    bad "flow level and paced grants: cc none rc=$none_rc warned=$none_warned; aimd rc=$rc '$(head -n 1 "$build/err")'"
+fi
+
 # The flow level where the packet level cannot go: 4096 ranks, each policy
 # and tuned's pairwise, no sooner than the hot uplink's bound and within 1.3x.
 for algo in "rttcc -policy adaptive" "rttcc -policy linear" pairwise; do
