@@ -61,6 +61,8 @@ private:
     void fill(uint32_t cls);     // rttcc: start what the class's scheduler lets start
     void start_step(uint32_t s); // pairwise
     void step();
+    void switch_arrivals(bool first);  // step's: what reaches each switch hop
+    void switch_queues();              // step's: the switches' drops and queues
     void group_released(uint32_t g);
     void group_ended(uint32_t g);
     void class_may_end(uint32_t cls, nanos at);
@@ -394,31 +396,8 @@ void FlowRun::step() {
         s.q = backlog * (1 - s.drain);
         s.arrive = 0;
     }
-    each_channel([&](FlowChannel &ch) {
-        const FlowChannelPath &p = ch.path();
-        const double out = ch.leave_nic(types_[p.path[0]].drain);
-        for (uint32_t h = 1; h < p.hops; ++h) types_[p.path[h]].arrive += p.flows * out * wire_ / lt[p.path[h]].count;
-    });
-    if (const double flood = f_.flood_bits_per_s(now_); flood > 0)
-        for (size_t h = 1; h < f_.flood_path().size(); ++h)
-            types_[f_.flood_path()[h]].arrive += flood * static_cast<double>(dt_) / 8e9 / lt[f_.flood_path()[h]].count;
-    // The switches' queues: drop-tail.
-    for (uint32_t t = 0; t < types_.size(); ++t) {
-        if (lt[t].nic) continue;
-        TypeState &s = types_[t];
-        const double after = s.q + s.arrive - s.cap;
-        s.drop = 0;
-        if (after > lt[t].queue_bytes) {
-            s.drop = (after - lt[t].queue_bytes) / s.arrive;
-            s.q = lt[t].queue_bytes;
-        } else {
-            s.q = std::max(0.0, after);
-        }
-    }
+    switch_queues();
     for (uint32_t t = 0; t < types_.size(); ++t) types_[t].delay = types_[t].q * 8e9 / lt[t].bits_per_s;
-    if (const double flood = f_.flood_bits_per_s(now_); flood > 0)
-        for (size_t h = 1; h < f_.flood_path().size(); ++h)
-            r_.flood_drop_bytes += flood * static_cast<double>(dt_) / 8e9 * types_[f_.flood_path()[h]].drop;
     // What left the NICs is acknowledged once it has waited behind the
     // switches' queues as they are now, and its ACK behind the hosts'.
     const nanos next = now_ + dt_;
@@ -439,6 +418,63 @@ void FlowRun::step() {
         class_may_end(cls, last_[cls]);
     }
     freed_.clear();
+}
+
+// What leaves the NICs (the first pass takes it from their queues) and
+// the flood arrive at the switches' hops, each hop what the ones before it
+// did not drop (their drop shares so far).
+void FlowRun::switch_arrivals(bool first) {
+    const std::vector<FlowLinkType> &lt = f_.types();
+    for (uint32_t t = 0; t < types_.size(); ++t)
+        if (!lt[t].nic) types_[t].arrive = 0;
+    each_channel([&](FlowChannel &ch) {
+        const FlowChannelPath &p = ch.path();
+        double through = p.flows * (first ? ch.leave_nic(types_[p.path[0]].drain) : ch.out()) * wire_;
+        for (uint32_t h = 1; h < p.hops; ++h) {
+            types_[p.path[h]].arrive += through / lt[p.path[h]].count;
+            through *= 1 - types_[p.path[h]].drop;
+        }
+    });
+    const std::vector<uint32_t> &fp = f_.flood_path();
+    double through = f_.flood_bits_per_s(now_) * static_cast<double>(dt_) / 8e9;
+    for (size_t h = 1; h < fp.size(); ++h) {
+        types_[fp[h]].arrive += through / lt[fp[h]].count;
+        through *= 1 - types_[fp[h]].drop;
+    }
+}
+
+// The switches' queues, drop-tail: each drops its share of what arrives,
+// from every flow alike, and what it drops goes no further.  A hop's
+// arrivals are what the hops before it let through, so they are counted
+// again with the drops the last count gave until those settle: once if
+// nothing drops, at most once per switch hop on a path.
+void FlowRun::switch_queues() {
+    const std::vector<FlowLinkType> &lt = f_.types();
+    for (TypeState &s : types_) s.drop = 0;
+    for (uint32_t pass = 0; pass < FlowChannelPath::kMaxHops - 1; ++pass) {
+        switch_arrivals(pass == 0);
+        bool settled = true;
+        for (uint32_t t = 0; t < types_.size(); ++t) {
+            if (lt[t].nic) continue;
+            TypeState &s = types_[t];
+            const double over = s.q + s.arrive - s.cap - lt[t].queue_bytes;
+            const double drop = over > 0 ? over / s.arrive : 0;
+            settled &= drop == s.drop;
+            s.drop = drop;
+        }
+        if (settled) break;
+    }
+    for (uint32_t t = 0; t < types_.size(); ++t) {
+        if (lt[t].nic) continue;
+        TypeState &s = types_[t];
+        s.q = std::clamp(s.q + s.arrive - s.cap, 0.0, static_cast<double>(lt[t].queue_bytes));
+    }
+    const std::vector<uint32_t> &fp = f_.flood_path();
+    double through = f_.flood_bits_per_s(now_) * static_cast<double>(dt_) / 8e9;
+    for (size_t h = 1; h < fp.size(); ++h) {
+        r_.flood_drop_bytes += through * types_[fp[h]].drop;
+        through *= 1 - types_[fp[h]].drop;
+    }
 }
 
 FlowAlltoallResult FlowRun::run() {

@@ -31,7 +31,8 @@
 //   full one says "later", as the packet level's full NIC); the NIC sends
 //   its line's worth, shared by the channels in proportion to their bytes
 //   in it; a switch queue grows by what arrives beyond its rate and drops
-//   what passes its room, from every flow in proportion (drop-tail)
+//   what passes its room, from every flow in proportion (drop-tail); what
+//   it drops goes no further (the hops after it see the rest)
 //   what arrived is acknowledged after the switches' queues ahead and the
 //   hosts' on the way back; a loss is found then and sent again, as a fast
 //   retransmit, but the share of flows that lost their whole window

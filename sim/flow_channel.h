@@ -112,6 +112,7 @@ public:
         nic_q_ -= out_;
         return out_;
     }
+    double out() const { return out_; }  // this step's, out of the NIC, per flow
 
     // `survive` of what left the NIC this step arrived; the step ends at
     // `next`, its ACK comes `ahead` later, and it waited `waited` in the

@@ -238,7 +238,7 @@ fi
 # a hot uplink): within 10% for coll_rttcc, and the same line bound within
 # 2%.  Tuned's pairwise may be up to 20% faster at flow level: each of its
 # steps waits for its slowest flow, and the flow level spreads flows evenly
-# over the spines where the packet level hashes some onto one (0.86 measured).
+# over the spines where the packet level hashes some onto one (0.84 measured).
 for algo in rttcc pairwise; do
     lo=0.9
     [ "$algo" = pairwise ] && lo=0.8
