@@ -325,12 +325,7 @@ int Engine::queue_ordered(Peer &p, uint8_t tag, const void *data, size_t len, Rm
     if (len) std::memcpy(proto.inline_buf, data, len);
     proto.ack_now = !asked;
     enqueue(p, new_message(p, proto, m));
-    try {
-        pump(p, now, segments_within(p, kPassBytes));
-        flush_all();
-    } catch (const std::bad_alloc &) {  // queued: a later pass sends it
-        if (!p.sends_link.linked()) sends_.push_back(p);
-    }
+    send_queued(p, now);
     return flush_cookie && flushed == RTTCC_OK ? RTTCC_OK : RTTCC_DONE;
 }
 

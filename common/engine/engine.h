@@ -230,6 +230,7 @@ private:
     Peer *live_peer(uint32_t index);  // nullptr for one unknown or dead
     TxMessage &new_message(Peer &p, const TxMessage &proto, TxMessage *slot = nullptr);
     void enqueue(Peer &p, TxMessage &m);
+    void send_queued(Peer &p, nanos now);
     uint8_t *take_copy(size_t len);
     void release_copy(TxMessage &m);
     bool has_room(const Peer &p, const TxMessage &m) const;

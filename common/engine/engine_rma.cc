@@ -88,15 +88,27 @@ int Engine::send_request(Peer &p, RmaRequest &r, const iovec *iov, int iovcnt, v
     size_t len = sizeof r;
     for (int i = 0; i < iovcnt; ++i) len += iov[i].iov_len;
     const bool copy = len <= cfg_.inline_max || static_cast<RmaKind>(r.kind) != RmaKind::kAcc;
-    uint8_t *buf = copy ? take_copy(len) : nullptr;
-    if (copy && !buf) return RTTCC_ERR;
+    // Everything that may fail (throw) before r takes its number: a number
+    // taken and not sent would stall every later request at the target.
+    TxMessage *slot = messages_.get();
+    uint8_t *buf = nullptr;
+    try {
+        buf = copy ? take_copy(len) : nullptr;
+    } catch (...) {
+        messages_.put(slot);
+        throw;
+    }
+    if (copy && !buf) {
+        messages_.put(slot);
+        return RTTCC_ERR;
+    }
     r.rseq = p.next_request++;
     TxMessage proto;
     proto.tag = RTTCC_TAG_RMA;
     proto.client_tag = r.reply_tag;
     proto.len = static_cast<uint32_t>(len);
     proto.ack_now = ack_now;
-    TxMessage &m = new_message(p, proto);
+    TxMessage &m = new_message(p, proto, slot);
     if (copy) {
         std::memcpy(buf, &r, sizeof r);
         gather(buf + sizeof r, iov, iovcnt);
@@ -113,8 +125,7 @@ int Engine::send_request(Peer &p, RmaRequest &r, const iovec *iov, int iovcnt, v
     enqueue(p, m);
     if (queue_only) return copy ? RTTCC_DONE : RTTCC_OK;
     if (!copy && waits_for_company(p, m)) return RTTCC_OK;
-    pump(p, now, segments_within(p, kPassBytes));
-    flush_all();
+    send_queued(p, now);
     return copy ? RTTCC_DONE : RTTCC_OK;
 }
 

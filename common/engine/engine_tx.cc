@@ -46,13 +46,20 @@ int Engine::submit(uint32_t index, TxMessage &proto, bool only_if_open, const Me
     m.copy = m.copy && copied;  // refused (no memory, too long): a zero-copy put as any other
     enqueue(*p, m);
     if (!copied && waits_for_company(*p, m)) return RTTCC_OK;
-    try {
-        pump(*p, now, segments_within(*p, kPassBytes));
-    } catch (const std::bad_alloc &) {  // queued: a later pass sends it
-        if (!p->sends_link.linked()) sends_.push_back(*p);
-    }
-    flush_all();
+    send_queued(*p, now);
     return copied ? RTTCC_DONE : RTTCC_OK;
+}
+
+// Sends what is queued to p now, as far as it goes.  A message queued is
+// taken: out of memory here, a later pass sends it (its caller must not
+// hear a refusal).
+void Engine::send_queued(Peer &p, nanos now) {
+    try {
+        pump(p, now, segments_within(p, kPassBytes));
+        flush_all();
+    } catch (const std::bad_alloc &) {
+        if (!p.sends_link.linked()) sends_.push_back(p);
+    }
 }
 
 namespace {
