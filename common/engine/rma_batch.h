@@ -129,7 +129,7 @@ public:
     // operations holds little.
     void add(const RmaBatchEntry &e, const void *bytes, size_t cap) {
         const size_t need = size_ + sizeof e + operand_bytes(e);
-        if (capacity_ < need) grow(std::min(cap, std::max(need, 2 * capacity_)));
+        if (capacity_ < need) grow(std::max(need, std::min(cap, 2 * capacity_)));
         std::memcpy(bytes_.get() + size_, &e, sizeof e);
         if (operand_bytes(e)) std::memcpy(bytes_.get() + size_ + sizeof e, bytes, operand_bytes(e));
         size_ = need;

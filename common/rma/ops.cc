@@ -252,28 +252,32 @@ struct TypeFacts {
     uint16_t ops = 0;
 };
 static_assert(RTTCC_RMA_OP_COUNT <= 16, "an op set fits TypeFacts::ops");
-const std::array<TypeFacts, RTTCC_RMA_TYPE_COUNT> kTypeFacts = [] {
-    std::array<TypeFacts, RTTCC_RMA_TYPE_COUNT> facts{};
-    for (int type = 0; type < RTTCC_RMA_TYPE_COUNT; ++type)
-        visit_type(type, [&](auto tag) {
-            using T = typename decltype(tag)::type;
-            static_assert(sizeof(T) <= UINT8_MAX, "an element's size fits TypeFacts::size");
-            facts[type].size = sizeof(T);
-            for (int op = 0; op < RTTCC_RMA_OP_COUNT; ++op)
-                if (valid<T>(op)) facts[type].ops |= static_cast<uint16_t>(1u << op);
-        });
+// (Made on first use: no other static initialiser can find it empty.)
+const std::array<TypeFacts, RTTCC_RMA_TYPE_COUNT> &type_facts() {
+    static const std::array<TypeFacts, RTTCC_RMA_TYPE_COUNT> facts = [] {
+        std::array<TypeFacts, RTTCC_RMA_TYPE_COUNT> made{};
+        for (int type = 0; type < RTTCC_RMA_TYPE_COUNT; ++type)
+            visit_type(type, [&](auto tag) {
+                using T = typename decltype(tag)::type;
+                static_assert(sizeof(T) <= UINT8_MAX, "an element's size fits TypeFacts::size");
+                made[type].size = sizeof(T);
+                for (int op = 0; op < RTTCC_RMA_OP_COUNT; ++op)
+                    if (valid<T>(op)) made[type].ops |= static_cast<uint16_t>(1u << op);
+            });
+        return made;
+    }();
     return facts;
-}();
+}
 
 }  // namespace
 
 size_t rma_type_size(int type) {
-    return in_range(type, RTTCC_RMA_TYPE_COUNT) ? kTypeFacts[type].size : 0;
+    return in_range(type, RTTCC_RMA_TYPE_COUNT) ? type_facts()[type].size : 0;
 }
 
 bool rma_op_valid(int op, int type) {
     return in_range(type, RTTCC_RMA_TYPE_COUNT) && in_range(op, RTTCC_RMA_OP_COUNT) &&
-           (kTypeFacts[type].ops >> op & 1u);
+           (type_facts()[type].ops >> op & 1u);
 }
 
 int rma_apply(int op, int type, void *dst, const void *src, size_t count, void *old) {
