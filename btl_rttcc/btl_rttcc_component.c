@@ -73,7 +73,7 @@ static mca_btl_base_module_t **rttcc_component_init(int *num_btls, bool progress
 {
     mca_btl_rttcc_module_t *module;
     mca_btl_base_module_t **modules;
-    rttcc_callbacks_t cbs = {0}; /* callbacks it does not set are NULL (on_nack: it exposes no dynamic windows) */
+    rttcc_callbacks_t cbs = {0}; /* callbacks it does not set are NULL */
     size_t max_message;
 
     *num_btls = 0;

@@ -19,10 +19,11 @@
  * unreceived (malformed, or from a process that is not the rank it
  * claims): its sequence number is spent all the same, in its turn.
  *
- * A message the engine refuses (a peer declared dead, no memory) fails,
- * but has taken its sequence number: its receiver, which waits for that
- * number, is owed SKIP{seq}, sent from progress until the engine takes it
- * (mtl_rttcc_skip.c), and passes over the number in its turn.
+ * A message the engine refuses (no memory) fails, but has taken its
+ * sequence number: its receiver, which waits for that number, is owed
+ * SKIP{seq}, sent from progress until the engine takes it
+ * (mtl_rttcc_skip.c), and passes over the number in its turn.  A peer
+ * declared dead is owed nothing.
  *
  * Locking: one mutex guards the matcher and the tables below.  It is never
  * held while completing a request (completions call into the PML), nor,

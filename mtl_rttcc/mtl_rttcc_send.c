@@ -187,8 +187,8 @@ static int start_send(mca_mtl_rttcc_module_t *m, struct ompi_communicator_t *com
     OPAL_THREAD_LOCK(&m->lock);
     rc = 0 != awaits ? take_slot(m, req, awaits) : OMPI_SUCCESS;
     if (OMPI_SUCCESS == rc) {
-        /* Spent even if the engine refuses the message below (a peer declared
-         * dead, no memory): its receiver is then owed a SKIP. */
+        /* Spent even if the engine refuses the message below: its receiver
+         * is then owed a SKIP (refused()). */
         req->hdr.seq = m->tx_seq[req->peer]++;
     }
     OPAL_THREAD_UNLOCK(&m->lock);

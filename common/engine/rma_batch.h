@@ -29,7 +29,6 @@
 #include <cstdint>
 #include <cstring>
 #include <memory>
-#include <vector>
 
 #include "engine/regions.h"
 #include "rma/ops.h"
