@@ -281,6 +281,7 @@ private:
         return place.grant && !place.grant->notify;
     }
     bool accept_segment(Peer &p, const PacketHeader &h, const Arrival &a);
+    bool deliver_segment(Peer &p, const PacketHeader &h, const uint8_t *payload, std::unique_lock<MaybeMutex> &lock);
     bool land_put(Peer &p, const PacketHeader &h, const uint8_t *payload, std::unique_lock<MaybeMutex> &lock);
     void hold(Peer &p, const PacketHeader &h, const uint8_t *payload);
     bool holds_from(uint32_t id) const;
@@ -390,7 +391,9 @@ private:
     void stop_agent();
     void agent_main();
     void wait_for_datagrams(int timeout_ms);
+    void keep_or_turn_away(Peer &p, const PacketHeader &h, const RxDatagram &d, const Arrival &a);
     void turn_away(Peer &p, nanos now);
+    int take_kept();
     void send_busy(Peer &p, nanos now);
     void send_resumes(nanos now);
     void resend_turned_away(Peer &p);
@@ -466,6 +469,18 @@ private:
         std::vector<uint8_t> bytes;
     };
     std::vector<HeldMessage> held_;
+    // Data segments the liveness agent's quiet passes read while the
+    // application was away, unacknowledged, for its next pass to take
+    // (take_kept) so their senders need not resend them: at most a window
+    // per peer and agent_keep_mb in all, beyond which they are turned away.
+    // Only the receive turn's holder touches them.
+    struct KeptDatagram {
+        uint32_t peer;
+        Arrival arrival;
+        std::vector<uint8_t> bytes;  // the datagram, header first
+    };
+    std::vector<KeptDatagram> kept_;
+    size_t kept_bytes_ = 0;
     std::vector<Peer *> acks_burst_;             // peers owing one by the end of this receive burst
     TxBatch batch_[kChannels];           // datagrams staged per channel
     std::vector<RxDatagram> rx_;         // datagrams of the current receive burst

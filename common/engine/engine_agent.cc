@@ -14,14 +14,19 @@
 // thread.  A data segment arriving then is not accepted, so nothing is ever
 // acknowledged that was not delivered; its sender hears BUSY, which keeps it
 // from declaring us dead and from taking its timeouts for congestion.  The
-// application's next pass sends each such peer an ACK with kFlagResume, and
-// the peer resends everything unacknowledged at once instead of waiting for
-// its (backed-off) timer.  Under MPI_THREAD_MULTIPLE the engine is
+// segment is kept (up to a window per peer) and the application's next pass
+// takes it first: an application that computes for long stretches and
+// polls in between (MPI_Iprobe, MPI_Test) finds its message at the first
+// poll.  One turned away for want of room is resent: the application's next
+// pass sends its peer an ACK with kFlagResume, and the peer resends
+// everything unacknowledged at once instead of waiting for its (backed-off)
+// timer.  Under MPI_THREAD_MULTIPLE the engine is
 // thread-safe and the agent's passes are full ones: it delivers too.
 #include <poll.h>
 
 #include <algorithm>
 #include <chrono>
+#include <new>
 
 #include "engine/engine.h"
 
@@ -82,12 +87,62 @@ void Engine::wait_for_datagrams(int timeout_ms) {
     agent_cv_.wait_for(lock, std::chrono::milliseconds(timeout_ms), [this] { return stopping_.load(); });
 }
 
-// A quiet pass met a data segment from p: not accepted, p hears BUSY and,
-// once the application is back, a resume ACK.
+// A quiet pass met a new data segment from p: not accepted, and p hears
+// BUSY.  It is kept, unacknowledged, for the application's next pass while
+// there is room (a window per peer: p sends no more unacknowledged); else
+// it is turned away, and p hears a resume ACK once the application is back.
+void Engine::keep_or_turn_away(Peer &p, const PacketHeader &h, const RxDatagram &d, const Arrival &a) {
+    bool room = p.kept < cfg_.window && kept_bytes_ + d.len <= (size_t{cfg_.agent_keep_mb} << 20) &&
+                p.rx.classify(h.seq) == RecvWindow::Arrival::kNew;
+    if (room) {
+        try {
+            kept_.push_back({p.id, a, std::vector<uint8_t>(d.buf, d.buf + d.len)});
+        } catch (const std::bad_alloc &) {
+            room = false;
+        }
+    }
+    if (!room) {
+        turn_away(p, a.now);
+        return;
+    }
+    ++p.kept;
+    kept_bytes_ += d.len;
+    count(p, &rttcc_stats_t::agent_kept);
+    if (!p.busy_sent || a.now - p.busy_sent >= kBusyInterval) send_busy(p, a.now);
+}
+
 void Engine::turn_away(Peer &p, nanos now) {
     count(p, &rttcc_stats_t::turned_away);
     if (!p.away_link.linked()) turned_away_.push_back(p);
     if (!p.busy_sent || now - p.busy_sent >= kBusyInterval) send_busy(p, now);
+}
+
+// The application's first pass after quiet ones that kept data: the kept
+// segments arrive now, in their order, as if just read.  Their ACK fields
+// and one-way times were taken when they came; they echo no RTT sample (the
+// wait was not the path's).  Returns how many messages it delivered.
+int Engine::take_kept() {
+    std::vector<KeptDatagram> kept;
+    kept.swap(kept_);
+    kept_bytes_ = 0;
+    int delivered = 0;
+    std::unique_lock<MaybeMutex> lock(state_mu_);
+    for (KeptDatagram &k : kept) {
+        if (!lock.owns_lock()) lock.lock();
+        Peer &p = *peers_[k.peer];
+        p.kept = 0;
+        if (p.dead) continue;
+        auto &h = *reinterpret_cast<PacketHeader *>(k.bytes.data());
+        h.tx_id = 0;
+        h.flags &= static_cast<uint8_t>(~kFlagTimed);
+        const bool fresh = accept_segment(p, h, k.arrival);
+        flush_all();
+        if (fresh) delivered += deliver_segment(p, h, k.bytes.data() + kHeaderSize, lock);
+    }
+    if (!lock.owns_lock()) lock.lock();
+    send_burst_acks();
+    flush_all();
+    return delivered;
 }
 
 void Engine::send_busy(Peer &p, nanos now) {

@@ -107,56 +107,61 @@ bool Engine::handle_datagram(Channel ch, const RxDatagram &d, nanos now, std::un
     bool fresh = false;
     if (h->type != static_cast<uint8_t>(PacketType::ACK)) {
         if (quiet_ && !lands_silently(*p, *h))
-            turn_away(*p, now);  // the liveness agent delivers nothing: the sender resends later
+            keep_or_turn_away(*p, *h, d, a);  // the liveness agent delivers nothing
         else
             fresh = accept_segment(*p, *h, a);
     }
     flush_all();  // nothing staged may outlive the lock (an ACK could free its segment)
-    if (!fresh) return false;
+    return fresh && deliver_segment(*p, *h, d.buf + kHeaderSize, lock);
+}
 
-    const uint8_t *payload = d.buf + kHeaderSize;
-    const uint32_t peer = p->id;
-    if (h->type == static_cast<uint8_t>(PacketType::PUT)) return land_put(*p, *h, payload, lock);
-    const bool request = h->tag == RTTCC_TAG_RMA;  // served here, under the lock, calling nobody
-    if (h->type == static_cast<uint8_t>(PacketType::DATA)) {
-        count(*p, &rttcc_stats_t::msgs_rx);
-        if ((h->flags & kFlagOrdered) && (!seq_lt(h->seq, p->rx.next()) || holds_from(p->id))) {
-            if (h->payload_len > cmd_payload_) {  // what a hold may keep: send_ordered's largest
-                broke_protocol(*p, "it sent an ordered message of " + std::to_string(h->payload_len) +
-                                       " bytes, more than " + std::to_string(cmd_payload_) +
-                                       ": it does not follow the rttcc protocol");
+// Delivers an accepted data segment: a put lands, a request is served, a
+// message (or the chunk that makes one whole) goes to its client.  Returns
+// 1 if it delivered a message; `lock` as handle_datagram's.
+bool Engine::deliver_segment(Peer &p, const PacketHeader &h, const uint8_t *payload,
+                             std::unique_lock<MaybeMutex> &lock) {
+    const uint32_t peer = p.id;
+    if (h.type == static_cast<uint8_t>(PacketType::PUT)) return land_put(p, h, payload, lock);
+    const bool request = h.tag == RTTCC_TAG_RMA;  // served here, under the lock, calling nobody
+    if (h.type == static_cast<uint8_t>(PacketType::DATA)) {
+        count(p, &rttcc_stats_t::msgs_rx);
+        if ((h.flags & kFlagOrdered) && (!seq_lt(h.seq, p.rx.next()) || holds_from(p.id))) {
+            if (h.payload_len > cmd_payload_) {  // what a hold may keep: send_ordered's largest
+                broke_protocol(p, "it sent an ordered message of " + std::to_string(h.payload_len) +
+                                      " bytes, more than " + std::to_string(cmd_payload_) +
+                                      ": it does not follow the rttcc protocol");
                 return false;
             }
-            hold(*p, *h, payload);
+            hold(p, h, payload);
             return false;
         }
         if (request) {
-            take_request(*p, payload, h->payload_len);
+            take_request(p, payload, h.payload_len);
             return false;
         }
         lock.unlock();
-        const rttcc_callbacks_t &cb = clients_.of(h->tag);
-        if (cb.on_recv) cb.on_recv(cb.user, peer, h->tag, payload, h->payload_len);
+        const rttcc_callbacks_t &cb = clients_.of(h.tag);
+        if (cb.on_recv) cb.on_recv(cb.user, peer, h.tag, payload, h.payload_len);
         return true;
     }
     uint32_t abandoned;
     bool no_memory;
     Reassembly::Message *m =
-        p->reassembly.add(reassembly_buffers_, chunk_of(*h, payload), p->rx.next(), &abandoned, &no_memory);
-    count(*p, &rttcc_stats_t::reassembly_abandoned, abandoned);
+        p.reassembly.add(reassembly_buffers_, chunk_of(h, payload), p.rx.next(), &abandoned, &no_memory);
+    count(p, &rttcc_stats_t::reassembly_abandoned, abandoned);
     if (no_memory) {  // the chunk is acknowledged and lost: its message can never be delivered
-        declare_dead(*p, "this process is out of memory to reassemble a message of " + std::to_string(h->msg_len) +
-                             " bytes from it");
+        declare_dead(p, "this process is out of memory to reassemble a message of " + std::to_string(h.msg_len) +
+                            " bytes from it");
         return false;
     }
     if (!m) return false;
-    count(*p, &rttcc_stats_t::msgs_rx);
+    count(p, &rttcc_stats_t::msgs_rx);
     // Ours from here: a peer declared dead meanwhile (by the request it
     // carries, by the client it is for, or by another thread) frees its
     // partial messages, not this one.
-    const Reassembly::Whole w = p->reassembly.take(m);
+    const Reassembly::Whole w = p.reassembly.take(m);
     if (request) {
-        take_request(*p, w.buf, w.len);
+        take_request(p, w.buf, w.len);
         reassembly_buffers_.put(w.buf, w.len);
         return false;
     }

@@ -89,6 +89,7 @@ struct Peer {
     nanos busy_heard = 0;              // when it last said BUSY: its application was away, not dead
     nanos last_sacked[kChannels] = {}; // when a SACK last showed a segment of that channel arrived
     nanos busy_sent = 0;               // when we last told it BUSY (at most one per ms)
+    uint32_t kept = 0;                 // its data segments a quiet pass kept (Engine::kept_)
     Link away_link;                    // in the engine's list of peers owed a resume ACK
     uint32_t failures = 0;             // our datagrams to it that failed the same way in a row (Wire::failures)
     int failure_errno = 0;             // how: ECONNREFUSED (port closed) or a send's errno

@@ -187,12 +187,16 @@ enum rttcc_probe_strategy { RTTCC_PROBE_VALUES(RTTCC_ENUM_CONSTANT) };
     P(agent, BOOL, true, 0, 0, NONE, 5, NONE,                                                                   \
       "Liveness agent: a thread of the engine's own that answers peers (ACKs, keep-alives, probes) while the "  \
       "application computes outside MPI, so a busy process is never declared dead. It delivers nothing then "   \
-      "(data waits for the next MPI call, and is resent at once), except under MPI_THREAD_MULTIPLE, where it "  \
+      "(data waits for the next MPI call: agent_keep_mb), except under MPI_THREAD_MULTIPLE, where it "          \
       "progresses fully. 0 = nobody answers for a process outside MPI, and a peer waiting on it declares it "    \
       "dead after peer_timeout_ms")                                                                             \
     P(agent_idle_ms, UINT, 50, 0, 0, MS, 6, NONE,                                                               \
       "The liveness agent steps in once the engine has gone this long without being progressed (it sleeps "     \
       "until then; > 0 and at most a quarter of peer_timeout_ms)")                                              \
+    P(agent_keep_mb, UINT, 16, 0, 0, MIB, 6, NONE,                                                               \
+      "Most memory the liveness agent keeps for data that arrives while the application computes outside MPI "   \
+      "(at most a window per peer), unacknowledged: the next MPI call takes it at once, so a poll such as "      \
+      "MPI_Iprobe finds it. Beyond it data is turned away, and resent once the application is back")           \
     P(rtt_dump, STRING, NULL, 0, 0, NONE, 3, NONE,                                                              \
       "At finalize each process writes its RTT table to PATH.<rank>.csv and PATH.<rank>.json "                  \
       "(tools/rtt_heatmap draws them)")                                                                         \

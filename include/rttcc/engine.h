@@ -106,6 +106,7 @@ typedef struct rttcc_callbacks {
     X(probes_lost, "RTT probes never answered")                                    \
     X(agent_passes, "progress passes the liveness agent made while the application was away") \
     X(turned_away, "segments the liveness agent turned away (resent once the application came back)") \
+    X(agent_kept, "segments the liveness agent kept for the application's next pass (no resend needed)") \
     X(busy_tx, "BUSY replies sent: a peer's data arrived while our application was away") \
     X(busy_rx, "BUSY replies received: a peer's application was away, not dead")    \
     X(resumes_tx, "resume ACKs sent: peers asked to resend what the agent turned away") \

@@ -704,7 +704,7 @@ static void test_idle_peer_memory_is_small(void **) {
     auto nodes = make_nodes(net, 2);
     const size_t idle = nodes[0]->engine->peer_memory(1);
     print_message("idle peer: %zu bytes\n", idle);
-    assert_true(idle < 2176);  // with its RTT row, clock-offset filter, probe state and its counters (2048 bytes with ordered_held)
+    assert_true(idle < 2184);  // with its RTT row, clock-offset filter, probe state and its counters (2048 bytes with ordered_held, 2176 with agent_kept)
 }
 
 int main() {
