@@ -351,7 +351,7 @@ int Engine::pass(const RxTurn &, bool by_agent) {
     // sent, and its peer's retransmission timers fired.
     constexpr int kMaxBursts = 8;
     const unsigned ready = wire_->ready();
-    int delivered = quiet_ || kept_.empty() ? 0 : take_kept();  // they came before what is queued
+    int delivered = quiet_ || (kept_.empty() && landed_.empty()) ? 0 : take_kept();  // before what is queued
     size_t read = 0;
     for (int ch = 0; ch < kChannels; ++ch) {
         if (!(ready & (1u << ch))) continue;

@@ -16,8 +16,9 @@
 //   send, put, send_now, grant,        call nobody; the news they make (a dead
 //   revoke, fail_peer, add_peer,     -> peer, failed sends) waits in dead_ and
 //   RMA requests and local ops, ...    completions_ for the next pass
-//   progress, drain, the agent's     -> on_recv and on_put while receiving, the
-//   pass (rx_mu_ held throughout)      news queued at the end; state_mu_ is
+//   progress, drain, the agent's     -> on_recv and on_put while receiving (a
+//   pass (rx_mu_ held throughout)      quiet pass's wait for the next), the
+//                                      news queued at the end; state_mu_ is
 //                                      released before each callback (RMA
 //                                      requests are served under it, calling
 //                                      nobody)
@@ -394,6 +395,7 @@ private:
     void keep_or_turn_away(Peer &p, const PacketHeader &h, const RxDatagram &d, const Arrival &a);
     void turn_away(Peer &p, nanos now);
     int take_kept();
+    bool room_to_land(const PacketHeader &h);
     void send_busy(Peer &p, nanos now);
     void send_resumes(nanos now);
     void resend_turned_away(Peer &p);
@@ -481,6 +483,20 @@ private:
     };
     std::vector<KeptDatagram> kept_;
     size_t kept_bytes_ = 0;
+    // Puts into notify grants that quiet passes landed (and acknowledged:
+    // the bytes are in place); their owners hear of them (on_put) at the
+    // application's next pass, before the kept segments.  Room for one is
+    // made before a put segment is accepted (room_to_land), so landing one
+    // cannot fail.
+    struct LandedPut {
+        uint32_t peer;
+        uint32_t key;
+        uint64_t offset;
+        uint32_t len;
+        uint8_t tag;
+    };
+    static constexpr size_t kMaxLandedPuts = size_t{1} << 16;
+    std::vector<LandedPut> landed_;
     std::vector<Peer *> acks_burst_;             // peers owing one by the end of this receive burst
     TxBatch batch_[kChannels];           // datagrams staged per channel
     std::vector<RxDatagram> rx_;         // datagrams of the current receive burst

@@ -5,13 +5,15 @@
 //
 //   app:    MPI ..... | compute, no MPI call ...................... | MPI
 //   agent:  asleep    | quiet passes: ACK what was delivered, resend | asleep
-//           (checks   |   our own data, probe, turn new data away    |
-//            each     |   with BUSY                                  |
-//            idle_ms) ^ agent_idle_ms without progress               ^ resume ACKs
+//           (checks   |   our own data, probe, land puts, keep new   |
+//            each     |   messages unACKed and answer BUSY           |
+//            idle_ms) ^ agent_idle_ms without progress               ^ kept ones first
 //
-// Quiet passes deliver nothing and call nobody back: under
-// MPI_THREAD_SINGLE the host (ob1, cm) may not be entered from a second
-// thread.  A data segment arriving then is not accepted, so nothing is ever
+// Quiet passes call nobody back: under MPI_THREAD_SINGLE the host (ob1,
+// cm) may not be entered from a second thread.  Puts land (the bytes are
+// in place: a rendezvous or a get's reply moves on while the application
+// computes), and the owner of a grant hears of its put at its application's
+// next pass.  A message arriving then is not accepted, so nothing is ever
 // acknowledged that was not delivered; its sender hears BUSY, which keeps it
 // from declaring us dead and from taking its timeouts for congestion.  The
 // segment is kept (up to a window per peer) and the application's next pass
@@ -117,16 +119,38 @@ void Engine::turn_away(Peer &p, nanos now) {
     if (!p.busy_sent || now - p.busy_sent >= kBusyInterval) send_busy(p, now);
 }
 
+// A quiet pass lands a put into a notify grant (its owner hears of it
+// later: landed_) if there is room to remember it.
+bool Engine::room_to_land(const PacketHeader &h) {
+    if (h.type != static_cast<uint8_t>(PacketType::PUT) || landed_.size() >= kMaxLandedPuts) return false;
+    try {
+        if (landed_.size() == landed_.capacity()) landed_.reserve(std::max<size_t>(64, 2 * landed_.capacity()));
+    } catch (const std::bad_alloc &) {
+        return false;
+    }
+    return true;
+}
+
 // The application's first pass after quiet ones that kept data: the kept
 // segments arrive now, in their order, as if just read.  Their ACK fields
 // and one-way times were taken when they came; they echo no RTT sample (the
 // wait was not the path's).  Returns how many messages it delivered.
 int Engine::take_kept() {
+    std::vector<LandedPut> landed;
     std::vector<KeptDatagram> kept;
+    landed.swap(landed_);
     kept.swap(kept_);
     kept_bytes_ = 0;
     int delivered = 0;
     std::unique_lock<MaybeMutex> lock(state_mu_);
+    for (const LandedPut &l : landed) {  // first: an ordered message kept must not be heard before them
+        if (peers_[l.peer]->dead) continue;
+        lock.unlock();
+        const rttcc_callbacks_t &cb = clients_.of(l.tag);
+        if (cb.on_put) cb.on_put(cb.user, l.peer, l.key, l.offset, l.len, l.tag);
+        ++delivered;
+        lock.lock();
+    }
     for (KeptDatagram &k : kept) {
         if (!lock.owns_lock()) lock.lock();
         Peer &p = *peers_[k.peer];

@@ -106,8 +106,8 @@ bool Engine::handle_datagram(Channel ch, const RxDatagram &d, nanos now, std::un
     }
     bool fresh = false;
     if (h->type != static_cast<uint8_t>(PacketType::ACK)) {
-        if (quiet_ && !lands_silently(*p, *h))
-            keep_or_turn_away(*p, *h, d, a);  // the liveness agent delivers nothing
+        if (quiet_ && !lands_silently(*p, *h) && !room_to_land(*h))
+            keep_or_turn_away(*p, *h, d, a);  // the liveness agent delivers no message
         else
             fresh = accept_segment(*p, *h, a);
     }
@@ -191,6 +191,10 @@ bool Engine::land_put(Peer &p, const PacketHeader &h, const uint8_t *payload, st
     count(p, &rttcc_stats_t::msgs_rx);
     if (!place.grant->notify) return true;  // an exposure: nobody to tell
     const uint32_t peer = p.id;
+    if (quiet_) {  // the owner hears of it on its application's next pass (room_to_land made room)
+        landed_.push_back({peer, put_key(done.addr), first, done.len, done.tag});
+        return false;
+    }
     lock.unlock();
     const rttcc_callbacks_t &cb = clients_.of(done.tag);
     if (cb.on_put) cb.on_put(cb.user, peer, put_key(done.addr), first, done.len, done.tag);

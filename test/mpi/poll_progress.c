@@ -1,20 +1,21 @@
-/* An application that computes in long stretches and polls for messages in
- * between (HPL's look-ahead does so with MPI_Iprobe): each message must be
- * found at the first poll after it arrived.  Even ranks send the odd rank
- * after them messages of each -sizes size (eager and rendezvous), one at a
- * time; the receiver computes -chunk ms (longer than the liveness agent's
- * rttcc_agent_idle_ms, so the agent is answering for it when the message
- * comes), calls MPI_Iprobe, and so on until the probe finds the message,
- * which it then receives and checks byte for byte.  Every message must be
- * found within -polls polls. */
+/* An application that computes in long stretches and polls in between:
+ * each message must be found, or received, within a few polls.  Even ranks
+ * send the odd rank after them a message of each size below (eager and
+ * rendezvous), one at a time; the receiver computes -chunk ms (longer than
+ * the liveness agent's rttcc_agent_idle_ms, so the agent is answering for
+ * it when the message comes) and polls, until the poll says the message is
+ * there, then checks it byte for byte.  -poll iprobe (HPL's look-ahead):
+ * MPI_Iprobe, then MPI_Recv; -poll test (overlap): MPI_Irecv first, then
+ * MPI_Test: the rendezvous must move the bytes while the receiver computes.
+ * Every message must be there within -polls polls. */
 #include "mpitest.h"
 
-static size_t sizes[] = {1024, 65536, 1u << 20};
+static size_t sizes[] = {1024, 65536, 1u << 20, 4u << 20};
 
 int main(int argc, char **argv)
 {
     double chunk = 0.15;
-    int max_polls = 3, rank, n;
+    int max_polls = 3, test = 0, rank, n;
 
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -24,6 +25,8 @@ int main(int argc, char **argv)
             chunk = atof(argv[i + 1]) / 1e3;
         } else if (0 == strcmp(argv[i], "-polls")) {
             max_polls = atoi(argv[i + 1]);
+        } else if (0 == strcmp(argv[i], "-poll")) {
+            test = 0 == strcmp(argv[i + 1], "test");
         }
     }
     const int peer = rank ^ 1;
@@ -40,19 +43,31 @@ int main(int argc, char **argv)
             MPI_Send(buf, (int) size, MPI_BYTE, peer, m, MPI_COMM_WORLD);
             continue;
         }
+        MPI_Request req = MPI_REQUEST_NULL;
         int found = 0, polls = 0;
+        if (test) {
+            MPI_Irecv(buf, (int) size, MPI_BYTE, peer, m, MPI_COMM_WORLD, &req);
+        }
         while (!found && polls < 10 * max_polls) {
             mt_compute(chunk);
             ++polls;
-            MPI_Iprobe(peer, m, MPI_COMM_WORLD, &found, MPI_STATUS_IGNORE);
+            if (test) {
+                MPI_Test(&req, &found, MPI_STATUS_IGNORE);
+            } else {
+                MPI_Iprobe(peer, m, MPI_COMM_WORLD, &found, MPI_STATUS_IGNORE);
+            }
         }
         if (!found) {
-            mt_fail("poll_progress", "a message of %zu bytes was not found after %zu polls", size, (size_t) polls);
+            mt_fail("poll_progress", "a message of %zu bytes was not there after %zu polls", size, (size_t) polls);
         }
-        MPI_Recv(buf, (int) size, MPI_BYTE, peer, m, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        if (test) {
+            MPI_Wait(&req, MPI_STATUS_IGNORE);
+        } else {
+            MPI_Recv(buf, (int) size, MPI_BYTE, peer, m, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        }
         mt_check("poll_progress", buf, size, peer, rank, m);
         if (polls > max_polls) {
-            mt_fail("poll_progress", "a message of %zu bytes was found at poll %zu", size, (size_t) polls);
+            mt_fail("poll_progress", "a message of %zu bytes was there only at poll %zu", size, (size_t) polls);
         }
     }
     free(buf);
