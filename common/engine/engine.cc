@@ -329,8 +329,12 @@ int Engine::queue_ordered(Peer &p, uint8_t tag, const void *data, size_t len, Rm
     return flush_cookie && flushed == RTTCC_OK ? RTTCC_OK : RTTCC_DONE;
 }
 
+// Another application thread in a pass: this call has nothing to do.  The
+// liveness agent in one: wait for it (a pass is short), or a poll made
+// between stretches of computation (MPI_Iprobe, MPI_Test) would do nothing.
 int Engine::progress() {
-    const RxTurn turn = try_rx_turn();
+    RxTurn turn = try_rx_turn();
+    if (!turn && agent_in_pass_.load(std::memory_order_relaxed)) turn = RxTurn(rx_mu_);
     return turn ? pass(turn, /*by_agent=*/false) : 0;
 }
 
@@ -352,8 +356,9 @@ int Engine::pass(const RxTurn &, bool by_agent) {
     constexpr int kMaxBursts = 8;
     const unsigned ready = wire_->ready();
     int delivered = quiet_ || (kept_.empty() && landed_.empty()) ? 0 : take_kept();  // before what is queued
+    const bool read_wire = quiet_ || kept_.empty();  // what was kept is older: the rest of it first
     size_t read = 0;
-    for (int ch = 0; ch < kChannels; ++ch) {
+    for (int ch = 0; ch < kChannels && read_wire; ++ch) {
         if (!(ready & (1u << ch))) continue;
         for (int b = 0; b < kMaxBursts && read < kPassBytes; ++b) {
             int got = 0;

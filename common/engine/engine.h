@@ -35,6 +35,7 @@
 #include <string>
 #include <thread>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "clock/clock.h"
@@ -393,7 +394,7 @@ private:
     void agent_main();
     void wait_for_datagrams(int timeout_ms);
     void keep_or_turn_away(Peer &p, const PacketHeader &h, const RxDatagram &d, const Arrival &a);
-    void turn_away(Peer &p, nanos now);
+    bool keep(Peer &p, uint64_t id, const RxDatagram &d, const Arrival &a);
     int take_kept();
     bool room_to_land(const PacketHeader &h);
     void send_busy(Peer &p, nanos now);
@@ -482,6 +483,7 @@ private:
         std::vector<uint8_t> bytes;  // the datagram, header first
     };
     std::vector<KeptDatagram> kept_;
+    std::unordered_set<uint64_t> kept_ids_;  // peer << 32 | seq of each
     size_t kept_bytes_ = 0;
     // Puts into notify grants that quiet passes landed (and acknowledged:
     // the bytes are in place); their owners hear of them (on_put) at the
@@ -520,6 +522,7 @@ private:
     std::mutex agent_mu_;                // guards stopping_ for the agent's waits
     std::condition_variable agent_cv_;   // wakes the agent to stop
     std::atomic<bool> stopping_{false};  // the agent must end
+    std::atomic<bool> agent_in_pass_{false};  // the agent holds the receive turn (progress waits for it)
 
     bool draining_ = false;                // in drain(): a closed port is a peer that finished
     std::vector<Completion> completions_;  // on_send_done calls to make

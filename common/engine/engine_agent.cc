@@ -68,7 +68,11 @@ void Engine::agent_main() {
             continue;
         }
         // Without the turn, the application is back, in a pass of its own.
-        if (const RxTurn turn = try_rx_turn()) pass(turn, /*by_agent=*/true);
+        if (const RxTurn turn = try_rx_turn()) {
+            agent_in_pass_.store(true, std::memory_order_relaxed);
+            pass(turn, /*by_agent=*/true);
+            agent_in_pass_.store(false, std::memory_order_relaxed);
+        }
         wait_for_datagrams(kAgentPollMs);
     }
 }
@@ -91,32 +95,39 @@ void Engine::wait_for_datagrams(int timeout_ms) {
 
 // A quiet pass met a new data segment from p: not accepted, and p hears
 // BUSY.  It is kept, unacknowledged, for the application's next pass while
-// there is room (a window per peer: p sends no more unacknowledged); else
-// it is turned away, and p hears a resume ACK once the application is back.
+// there is room (a window per peer: p sends no more unacknowledged; a
+// resend of one kept already is not kept twice); else it is turned away,
+// and p hears a resume ACK once the application is back.
 void Engine::keep_or_turn_away(Peer &p, const PacketHeader &h, const RxDatagram &d, const Arrival &a) {
-    bool room = p.kept < cfg_.window && kept_bytes_ + d.len <= (size_t{cfg_.agent_keep_mb} << 20) &&
-                p.rx.classify(h.seq) == RecvWindow::Arrival::kNew;
-    if (room) {
-        try {
-            kept_.push_back({p.id, a, std::vector<uint8_t>(d.buf, d.buf + d.len)});
-        } catch (const std::bad_alloc &) {
-            room = false;
+    const uint64_t id = uint64_t{p.id} << 32 | h.seq;
+    if (!kept_ids_.count(id)) {
+        const bool room = p.kept < cfg_.window && kept_bytes_ + d.len <= (size_t{cfg_.agent_keep_mb} << 20) &&
+                          p.rx.classify(h.seq) == RecvWindow::Arrival::kNew;
+        if (!room || !keep(p, id, d, a)) {
+            count(p, &rttcc_stats_t::turned_away);
+            if (!p.away_link.linked()) turned_away_.push_back(p);
         }
     }
-    if (!room) {
-        turn_away(p, a.now);
-        return;
+    if (!p.busy_sent || a.now - p.busy_sent >= kBusyInterval) send_busy(p, a.now);
+}
+
+// A copy of d for the application's next pass; false if memory ran out.
+bool Engine::keep(Peer &p, uint64_t id, const RxDatagram &d, const Arrival &a) {
+    try {
+        kept_.push_back({p.id, a, std::vector<uint8_t>(d.buf, d.buf + d.len)});
+    } catch (const std::bad_alloc &) {
+        return false;
+    }
+    try {
+        kept_ids_.insert(id);
+    } catch (const std::bad_alloc &) {
+        kept_.pop_back();
+        return false;
     }
     ++p.kept;
     kept_bytes_ += d.len;
     count(p, &rttcc_stats_t::agent_kept);
-    if (!p.busy_sent || a.now - p.busy_sent >= kBusyInterval) send_busy(p, a.now);
-}
-
-void Engine::turn_away(Peer &p, nanos now) {
-    count(p, &rttcc_stats_t::turned_away);
-    if (!p.away_link.linked()) turned_away_.push_back(p);
-    if (!p.busy_sent || now - p.busy_sent >= kBusyInterval) send_busy(p, now);
+    return true;
 }
 
 // A quiet pass lands a put into a notify grant (its owner hears of it
@@ -131,32 +142,37 @@ bool Engine::room_to_land(const PacketHeader &h) {
     return true;
 }
 
-// The application's first pass after quiet ones that kept data: the kept
-// segments arrive now, in their order, as if just read.  Their ACK fields
-// and one-way times were taken when they came; they echo no RTT sample (the
+// The application's first pass after quiet ones: the puts landed are told
+// (first: an ordered message kept must not be heard before them, and a
+// peer declared dead since was acknowledged them), then the kept segments
+// arrive, in their order, as if just read, up to kPassBytes a pass (as the
+// wire is read: a long pass lets peers' timers fire).  Their ACK fields and
+// one-way times were taken when they came; they echo no RTT sample (the
 // wait was not the path's).  Returns how many messages it delivered.
 int Engine::take_kept() {
     std::vector<LandedPut> landed;
-    std::vector<KeptDatagram> kept;
     landed.swap(landed_);
-    kept.swap(kept_);
-    kept_bytes_ = 0;
     int delivered = 0;
     std::unique_lock<MaybeMutex> lock(state_mu_);
-    for (const LandedPut &l : landed) {  // first: an ordered message kept must not be heard before them
-        if (peers_[l.peer]->dead) continue;
+    for (const LandedPut &l : landed) {
         lock.unlock();
         const rttcc_callbacks_t &cb = clients_.of(l.tag);
-        if (cb.on_put) cb.on_put(cb.user, l.peer, l.key, l.offset, l.len, l.tag);
-        ++delivered;
+        if (cb.on_put) {
+            cb.on_put(cb.user, l.peer, l.key, l.offset, l.len, l.tag);
+            ++delivered;
+        }
         lock.lock();
     }
-    for (KeptDatagram &k : kept) {
+    size_t n = 0, bytes = 0;
+    for (; n < kept_.size() && bytes < kPassBytes; ++n) {
         if (!lock.owns_lock()) lock.lock();
+        KeptDatagram &k = kept_[n];
+        bytes += k.bytes.size();
         Peer &p = *peers_[k.peer];
-        p.kept = 0;
-        if (p.dead) continue;
         auto &h = *reinterpret_cast<PacketHeader *>(k.bytes.data());
+        --p.kept;
+        kept_ids_.erase(uint64_t{p.id} << 32 | h.seq);
+        if (p.dead) continue;
         h.tx_id = 0;
         h.flags &= static_cast<uint8_t>(~kFlagTimed);
         const bool fresh = accept_segment(p, h, k.arrival);
@@ -164,6 +180,8 @@ int Engine::take_kept() {
         if (fresh) delivered += deliver_segment(p, h, k.bytes.data() + kHeaderSize, lock);
     }
     if (!lock.owns_lock()) lock.lock();
+    kept_.erase(kept_.begin(), kept_.begin() + static_cast<std::ptrdiff_t>(n));
+    kept_bytes_ -= bytes;
     send_burst_acks();
     flush_all();
     return delivered;

@@ -186,10 +186,10 @@ enum rttcc_probe_strategy { RTTCC_PROBE_VALUES(RTTCC_ENUM_CONSTANT) };
       "the largest message")                                                                                    \
     P(agent, BOOL, true, 0, 0, NONE, 5, NONE,                                                                   \
       "Liveness agent: a thread of the engine's own that answers peers (ACKs, keep-alives, probes) while the "  \
-      "application computes outside MPI, so a busy process is never declared dead. It lands puts then (a "    \
+      "application computes outside MPI, so a busy process is never declared dead. It lands puts then (a "      \
       "rendezvous moves on) but delivers no message (messages wait for the next MPI call: agent_keep_mb), "     \
-      "except under MPI_THREAD_MULTIPLE, where it progresses fully. 0 = nobody answers for a process outside MPI, and a peer waiting on it declares it "    \
-      "dead after peer_timeout_ms")                                                                             \
+      "except under MPI_THREAD_MULTIPLE, where it progresses fully. 0 = nobody answers for a process outside "  \
+      "MPI, and a peer waiting on it declares it dead after peer_timeout_ms")                                   \
     P(agent_idle_ms, UINT, 50, 0, 0, MS, 6, NONE,                                                               \
       "The liveness agent steps in once the engine has gone this long without being progressed (it sleeps "     \
       "until then; > 0 and at most a quarter of peer_timeout_ms)")                                              \

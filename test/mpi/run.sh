@@ -34,9 +34,9 @@ plan=(
     # a receiver that computes in stretches longer than rttcc_agent_idle_ms and polls in between: MPI_Iprobe
     # finds each message at its next poll (the liveness agent kept it; with rttcc_agent_keep_mb 0 it is found
     # only once the receiver stays in MPI), and a posted receive polled with MPI_Test has its 4 MiB rendezvous
-    # done by the second poll (the agent lands the puts; kept unacknowledged, 16 credits of 64 KiB a poll)
+    # done within 4 polls (the agent lands the puts; kept unacknowledged, 32 credits of 64 KiB a poll, it is not)
     "poll_progress:2 4"
-    "poll_progress:2:-poll test -polls 2:--mca btl_rttcc_send_credits 16"
+    "poll_progress:2:-poll test -polls 4:--mca btl_rttcc_send_credits 32"
     "rtt_table:2 4"
     # the parameters by their old names (deprecated synonyms), their new names, their btl_rttcc_ names:
     "rtt_table:3:-idle 1:--mca btl_rttcc_probe_enable 1 --mca btl_rttcc_probe_interval 2000 --mca btl_rttcc_probe_startup_delay 0"
@@ -99,7 +99,7 @@ cm_plan=(
     "cancel:2::--mca mtl_rttcc_fault_reorder 500000 --mca mtl_rttcc_fault_drop 100000"
     "probe:3::--mca mtl_rttcc_eager_limit 0"
     "poll_progress:2 4"
-    "poll_progress:2:-poll test -polls 2:--mca mtl_rttcc_send_credits 16"
+    "poll_progress:2:-poll test -polls 4:--mca mtl_rttcc_send_credits 32"
     # erroneous programs mtl_rttcc tolerates: messages to a receiver that freed their communicator
     "comm_free:2 3"
     # the engine refuses some sends and SKIPs' first tries (shim/refuse_send.c): the messages after them still come;
