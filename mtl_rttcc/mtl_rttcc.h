@@ -6,12 +6,18 @@
  * and two protocols:
  *
  *   eager (<= eager_limit)  EAGER{hdr, data} -------------------------> match, copy out
- *   rendezvous (larger)     RTS{hdr} --------------------------------> match, grant the
- *                           <------------------------------ CTS{key}     receive buffer
- *                           put, put, ... (<= the engine's max message) -> lands in place
+ *   rendezvous (larger)     expose the data to the receiver alone
+ *                           RTS{hdr, key} ---------------------------> match, grant the
+ *                                                                      landing room per piece
+ *                           engine serves <--- get(key, off, reply)    (<= the engine's max
+ *                           the gets        --- reply lands in place -> message each)
+ *                           revoke, done <----------------- FIN{sid}   all landed: done
  *
+ * The receiver reads the message (rttcc/rma.h): the sender's engine serves
+ * its gets, or its liveness agent while its application computes outside
+ * MPI, so a large message reaches its receiver whatever the sender does.
  * A synchronous eager send also waits for a SYNC_ACK sent on match; a
- * rendezvous send is matched by the time its CTS comes.  Messages to this
+ * rendezvous send is matched by the time its FIN comes.  Messages to this
  * process itself skip the engine (always eager, copied).  Until then either
  * may be cancelled (mtl_rttcc_cancel.c): CANCEL{sid, cid, seq} asks the
  * receiver, which answers CANCELLED{sid} if the message was not matched.
@@ -52,7 +58,7 @@ BEGIN_C_DECLS
 enum {
     MTL_RTTCC_EAGER = 1,
     MTL_RTTCC_RTS = 2,
-    MTL_RTTCC_CTS = 3,
+    MTL_RTTCC_FIN = 3,
     MTL_RTTCC_SYNC_ACK = 4,
     MTL_RTTCC_CANCEL = 5,
     MTL_RTTCC_CANCELLED = 6,
@@ -71,16 +77,18 @@ typedef struct mtl_rttcc_match_hdr_t {
     uint32_t seq;  /* sender's sequence number towards this process */
     uint32_t sid;  /* sender's request slot (RTS, synchronous EAGER) */
     uint64_t len;  /* message bytes */
+    uint32_t key;  /* RTS: the sender's exposure of the data to the receiver */
+    uint32_t reserved2;
 } mtl_rttcc_match_hdr_t;
 
-/* CTS, SYNC_ACK and CANCELLED: the receiver's answer about the sender's slot `sid`. */
+/* FIN, SYNC_ACK and CANCELLED: the receiver's answer about the sender's slot `sid`. */
 typedef struct mtl_rttcc_reply_hdr_t {
     uint8_t type;
     uint8_t reserved[3];
     uint32_t sid;
-    uint32_t key;      /* CTS: the receive buffer granted to the sender, 0 if none */
+    uint32_t key;      /* FIN: the exposure it read (the RTS's key) */
     uint32_t reserved2;
-    uint64_t accepted; /* CTS: bytes to put (less than len: truncated) */
+    uint64_t accepted; /* FIN: bytes read (less than len: truncated; 0: none, or the receive failed) */
 } mtl_rttcc_reply_hdr_t;
 
 /* CANCEL: the sender asks to take back its message `seq` (slot `sid`). */
@@ -114,7 +122,7 @@ typedef struct mtl_rttcc_comm_t {
 /* MPI_T counters of the MTL. */
 #define MCA_MTL_RTTCC_COUNTERS(X)                                                  \
     X(eager_sends, "messages sent eagerly (data with the match header)")           \
-    X(rndv_sends, "messages sent by rendezvous (puts into the receive buffer)")    \
+    X(rndv_sends, "messages sent by rendezvous (read by their receiver from the sender's memory)") \
     X(self_sends, "messages to this process itself")                               \
     X(unexpected, "messages that arrived before their receive was posted")         \
     X(out_of_order, "messages that arrived ahead of an earlier one of their sender") \
@@ -136,7 +144,8 @@ typedef struct mca_mtl_rttcc_module_t {
     rttcc_engine_t *engine;
     uint32_t self;               /* this process's engine index (its vpid) */
     size_t eager_limit;          /* mtl_rttcc_eager_limit */
-    size_t put_size;             /* largest put: the engine's largest message */
+    size_t get_size;             /* largest get: the engine's largest message */
+    uint32_t window;             /* RMA window of the rendezvous sends' exposures */
     opal_mutex_t lock;           /* the matcher and the tables below */
     rttcc_matcher_t *matcher;
     size_t held_max;             /* arrivals it holds from one sender (all: 4x) */
@@ -144,8 +153,8 @@ typedef struct mca_mtl_rttcc_module_t {
     size_t num_tx_seq;
     mtl_rttcc_comm_t *comms;     /* by context id */
     size_t num_comms;
-    opal_pointer_array_t slots;  /* sends waiting for a CTS or SYNC_ACK, by sid */
-    opal_hash_table_t landing;   /* rendezvous receives by grant key */
+    opal_pointer_array_t slots;  /* sends waiting for a FIN or SYNC_ACK, by sid */
+    opal_hash_table_t landing;   /* rendezvous receives by the grant key of a get's reply */
     opal_hash_table_t cancelled; /* (peer << 32 | seq) of messages cancelled before their turn came */
     mtl_rttcc_owed_t *owed;      /* SKIPs owed, with room kept for those being sent */
     size_t num_owed;             /* (also read without the lock: nothing owed is the rule) */
@@ -175,17 +184,18 @@ typedef struct mca_mtl_rttcc_request_t {
     void *buf;                       /* sends: packed data; receives: rendezvous landing room */
     size_t buf_len;
     bool buf_owned;                  /* buf was allocated here */
-    volatile int32_t pending;        /* completions owed (engine sends, puts, a reply) */
+    volatile int32_t pending;        /* sends: completions owed (engine sends, a reply);
+                                      * receives: gets not landed (under the lock) */
     int error;                       /* MPI error to complete with */
+    mtl_rttcc_match_hdr_t hdr;       /* sends: stays put while a zero-copy send is in flight;
+                                      * receives: the RTS being read (its sid and key) */
     /* sends */
-    mtl_rttcc_match_hdr_t hdr;       /* stays put while a zero-copy send is in flight */
     int sid;                         /* slot while waiting for a reply, -1 if none */
-    uint8_t awaits;                  /* MTL_RTTCC_CTS or _SYNC_ACK while in its slot */
+    uint8_t awaits;                  /* MTL_RTTCC_FIN or _SYNC_ACK while in its slot */
     bool cancelling;                 /* a CANCEL went for it */
+    uint32_t key;                    /* exposure of buf to the receiver (rendezvous), 0 if none */
     /* receives */
-    struct mtl_rttcc_arrival_t *probed; /* imrecv: the message improbe took */
-    uint32_t key;                    /* grant of the landing room, 0 if none */
-    size_t accepted, landed;         /* rendezvous bytes expected and arrived */
+    size_t accepted, landed;         /* rendezvous bytes read, and landed */
     size_t msg_len;
     int32_t msg_src, msg_tag;
 } mca_mtl_rttcc_request_t;
@@ -242,6 +252,7 @@ int mca_mtl_rttcc_imrecv(struct mca_mtl_base_module_t *mtl, struct opal_converto
  * in its turn, and answered if its sender waits for an answer. */
 void mca_mtl_rttcc_on_arrival(mca_mtl_rttcc_module_t *m, uint32_t peer, const mtl_rttcc_match_hdr_t *hdr,
                               const void *data, mca_mtl_rttcc_request_t *self_send, bool malformed);
+/* The reply of a rendezvous get landed whole in grant `key`. */
 void mca_mtl_rttcc_on_put(mca_mtl_rttcc_module_t *m, uint32_t peer, uint32_t key, size_t len);
 void mca_mtl_rttcc_free_arrivals(mca_mtl_rttcc_module_t *m);
 /* Communicator `cid` was freed here: the messages nobody received on it

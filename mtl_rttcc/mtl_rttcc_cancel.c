@@ -8,8 +8,9 @@
  * and are not cancelled.  The receiver takes the message out of its
  * unexpected queue or, when its turn has not come (held behind an earlier
  * one, or still on its way), notes it and drops it when it does; either
- * way it answers CANCELLED.  A message already matched gets no answer: its
- * CTS or SYNC_ACK is on the way and the send completes as usual.
+ * way it answers CANCELLED, and the sender revokes a rendezvous send's
+ * exposure.  A message already matched gets no answer: its FIN (once its
+ * receiver has read it) or SYNC_ACK comes and the send completes as usual.
  *
  *   sender                                receiver
  *   RTS{seq 7, sid 3} ------------------> unexpected

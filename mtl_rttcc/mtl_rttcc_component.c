@@ -62,7 +62,7 @@ static int rttcc_register(void)
     var("verbose", "Verbosity of mtl_rttcc's output stream (10 = setup, 50 = every message's protocol)",
         OPAL_INFO_LVL_9, &c->verbose);
     var("eager_limit", "Messages up to this many bytes go with their match header and are copied out on "
-        "match; larger ones wait for the receive and are put straight into its buffer (rendezvous)",
+        "match; larger ones wait for the receive, which reads them straight into its buffer (rendezvous)",
         OPAL_INFO_LVL_5, &c->eager_limit);
     var("held_max", "Most messages of one sender kept while an earlier one of its messages has not arrived "
         "(MPI order); all senders together four times as many; more ends the job with an error "
@@ -112,7 +112,7 @@ static mca_mtl_base_module_t *rttcc_init(bool enable_progress_threads, bool enab
                             mca_mtl_rttcc_component.eager_limit);
         return NULL;
     }
-    if (rttcc_mca_config()->inline_max < sizeof(mtl_rttcc_match_hdr_t)) { /* RTS, CTS: copied */
+    if (rttcc_mca_config()->inline_max < sizeof(mtl_rttcc_match_hdr_t)) { /* RTS, replies: copied */
         rttcc_mca_show_help(true, "mtl bad inline max", opal_process_info.nodename,
                             rttcc_mca_config()->inline_max, (int) sizeof(mtl_rttcc_match_hdr_t));
         return NULL;
@@ -124,7 +124,7 @@ static mca_mtl_base_module_t *rttcc_init(bool enable_progress_threads, bool enab
                                               0, mca_mtl_rttcc_component.output, &m->engine)) {
         return NULL;
     }
-    m->put_size = rttcc_engine_max_message(m->engine);
+    m->get_size = rttcc_engine_max_message(m->engine);
     if (OMPI_SUCCESS != mca_mtl_rttcc_module_init(m)) {
         rttcc_mca_engine_close(m->engine);
         m->engine = NULL;

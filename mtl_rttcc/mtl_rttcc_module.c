@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "mtl_rttcc.h"
+#include "rttcc/rma.h"
 
 #include "ompi/communicator/communicator.h"
 #include "ompi/proc/proc.h"
@@ -82,13 +83,15 @@ int mca_mtl_rttcc_module_init(mca_mtl_rttcc_module_t *m)
      * one that waits for credits (rttcc/matcher.h). */
     m->held_max = mca_mtl_rttcc_component.held_max > 0 ? (size_t) mca_mtl_rttcc_component.held_max
                                                         : 16 * (size_t) rttcc_mca_config()->window;
-    m->matcher = rttcc_matcher_create(m->held_max, 4 * m->held_max);
-    if (NULL == m->matcher) {
+    /* Rendezvous sends expose their data in it (gets need an open window). */
+    if (RTTCC_OK != rttcc_rma_window_open(m->engine, &m->window)) {
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
-    if (OMPI_SUCCESS != mca_mtl_rttcc_skips_init(m)) {
+    m->matcher = rttcc_matcher_create(m->held_max, 4 * m->held_max);
+    if (NULL == m->matcher || OMPI_SUCCESS != mca_mtl_rttcc_skips_init(m)) {
         rttcc_matcher_destroy(m->matcher);
         m->matcher = NULL;
+        (void) rttcc_rma_window_close(m->engine, m->window);
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
     OBJ_CONSTRUCT(&m->lock, opal_mutex_t);
@@ -199,12 +202,13 @@ static void on_recv(void *user, uint32_t peer, uint8_t tag, const void *data, si
         memcpy(&hdr, data, sizeof hdr);
         size_t payload = len - sizeof hdr;
         bool malformed = hdr.cid > MTL_RTTCC_MAX_CID ||
-                         (MTL_RTTCC_EAGER == type ? hdr.len != payload : 0 != payload);
+                         (MTL_RTTCC_EAGER == type ? hdr.len != payload
+                                                  : (0 != payload || 0 == hdr.key)); /* RTS: names its exposure */
         /* Dropped or not, it spends its sequence number: in its turn. */
         mca_mtl_rttcc_on_arrival(m, peer, &hdr, (const char *) data + sizeof hdr, NULL, malformed);
         return;
     } else if (RTTCC_TAG_MTL == tag &&
-               (MTL_RTTCC_CTS == type || MTL_RTTCC_SYNC_ACK == type || MTL_RTTCC_CANCELLED == type) &&
+               (MTL_RTTCC_FIN == type || MTL_RTTCC_SYNC_ACK == type || MTL_RTTCC_CANCELLED == type) &&
                len == sizeof(mtl_rttcc_reply_hdr_t)) {
         mtl_rttcc_reply_hdr_t reply;
         memcpy(&reply, data, sizeof reply);
@@ -233,6 +237,7 @@ static void on_send_done(void *user, void *cookie, int status)
     mca_mtl_rttcc_send_done(cookie, RTTCC_OK == status ? OMPI_SUCCESS : OMPI_ERR_UNREACH);
 }
 
+/* A reply of a rendezvous get (mtl_rttcc_recv.c) landed. */
 static void on_put(void *user, uint32_t peer, uint32_t key, uint64_t offset, size_t len, uint8_t tag)
 {
     (void) offset;
@@ -326,6 +331,7 @@ static int rttcc_finalize(struct mca_mtl_base_module_t *mtl)
     if (rttcc_mca_config()->stats) {
         print_counters(m); /* (the engine's lines follow: close prints them) */
     }
+    (void) rttcc_rma_window_close(m->engine, m->window); /* (every send completed: nothing exposed) */
     rttcc_mca_engine_close(m->engine); /* drains, reports, destroys */
     m->engine = NULL;
     mca_mtl_rttcc_skips_fini(m);

@@ -1,9 +1,11 @@
 /* Receives: posting and matching (include/rttcc/matcher.h), probes, matched
- * probes, and the landing of eager data and rendezvous puts. */
+ * probes, the landing of eager data, and rendezvous reads (gets of the
+ * sender's exposed data, answered with FIN). */
 #include <string.h>
 
 #include "mtl_rttcc.h"
 #include "rttcc/handoff.h"
+#include "rttcc/rma.h"
 
 #include "ompi/communicator/communicator.h"
 #include "ompi/mca/mtl/base/mtl_base_datatype.h"
@@ -67,7 +69,6 @@ static void start_recv(mca_mtl_rttcc_request_t *req, struct opal_convertor_t *co
     req->is_send = false;
     req->convertor = convertor;
     req->error = MPI_SUCCESS;
-    req->key = 0;
     req->buf = NULL;
     req->buf_owned = false;
     req->landed = req->accepted = 0;
@@ -105,62 +106,110 @@ static void refuse(mca_mtl_rttcc_module_t *m, uint32_t peer, const mtl_rttcc_mat
     }
 }
 
-/* Takes back a landing no put will reach: out of the table (if it was
- * registered) and its grant revoked; the receive fails with `error`. */
-static void withdraw_landing(mca_mtl_rttcc_module_t *m, mca_mtl_rttcc_request_t *req, bool registered, int error)
+/* Every get landed, or failed to go: the receive completes (what landed
+ * in packing room is unpacked) and the sender, which keeps its data
+ * exposed until then, is told with FIN. */
+static void finish_read(mca_mtl_rttcc_module_t *m, mca_mtl_rttcc_request_t *req)
 {
-    if (registered) {
-        OPAL_THREAD_LOCK(&m->lock);
-        (void) opal_hash_table_remove_value_uint32(&m->landing, req->key);
-        OPAL_THREAD_UNLOCK(&m->lock);
+    mtl_rttcc_reply_hdr_t fin = {.type = MTL_RTTCC_FIN, .sid = req->hdr.sid, .key = req->hdr.key,
+                                 .accepted = req->landed};
+    bool whole = req->landed == req->accepted;
+
+    if (req->buf_owned) { /* packed landing room of a non-contiguous type */
+        if (whole) {
+            (void) ompi_mtl_datatype_unpack(req->convertor, req->buf, req->accepted); /* frees it */
+        } else {
+            free(req->buf);
+        }
+        req->buf_owned = false;
     }
-    (void) rttcc_engine_revoke(m->engine, req->key);
-    req->key = 0;
-    req->accepted = 0;
-    req->error = error;
+    if (OMPI_SUCCESS != mca_mtl_rttcc_send_control(m, req->peer, &fin)) {
+        /* The engine queues what it cannot send yet: only a lost peer refuses. */
+        opal_output_verbose(1, mca_mtl_rttcc_component.output, "mtl:rttcc: cannot answer process %u", req->peer);
+    }
+    complete_recv(req, whole ? req->accepted : 0);
 }
 
-/* Rendezvous: grant the landing room to the sender alone and send the CTS. */
-static void accept_rts(mca_mtl_rttcc_module_t *m, mca_mtl_rttcc_request_t *req, uint32_t peer,
-                       const mtl_rttcc_match_hdr_t *hdr, size_t accepted)
+/* A get landed (len bytes), or one did not go (0), or the reader's hold
+ * ends (0): the last finishes the read. */
+static void piece_done(mca_mtl_rttcc_module_t *m, mca_mtl_rttcc_request_t *req, size_t len)
 {
-    mtl_rttcc_reply_hdr_t cts = {.type = MTL_RTTCC_CTS, .sid = hdr->sid};
+    bool done;
+
+    OPAL_THREAD_LOCK(&m->lock);
+    req->landed += len;
+    done = 0 == --req->pending;
+    OPAL_THREAD_UNLOCK(&m->lock);
+    if (done) {
+        finish_read(m, req);
+    }
+}
+
+/* Asks the sender's engine for [off, off + n) of its exposure; the reply
+ * lands in a grant of that piece of the landing room, found again by its
+ * key when it lands (on_put). */
+static int read_piece(mca_mtl_rttcc_module_t *m, mca_mtl_rttcc_request_t *req, size_t off, size_t n)
+{
+    uint32_t key;
+    int rc;
+
+    if (RTTCC_OK != rttcc_engine_grant(m->engine, req->peer, (char *) req->buf + off, n, &key)) {
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    OPAL_THREAD_LOCK(&m->lock); /* before the get: its reply may land on another thread's progress */
+    rc = opal_hash_table_set_value_uint32(&m->landing, key, req);
+    if (OPAL_SUCCESS == rc) {
+        ++req->pending;
+    }
+    OPAL_THREAD_UNLOCK(&m->lock);
+    if (OPAL_SUCCESS != rc) {
+        (void) rttcc_engine_revoke(m->engine, key);
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    rc = rttcc_rma_get(m->engine, req->peer, req->hdr.key, off, n, key, RTTCC_TAG_MTL);
+    if (RTTCC_OK == rc || RTTCC_DONE == rc) {
+        return OMPI_SUCCESS;
+    }
+    OPAL_THREAD_LOCK(&m->lock);
+    (void) opal_hash_table_remove_value_uint32(&m->landing, key);
+    OPAL_THREAD_UNLOCK(&m->lock);
+    (void) rttcc_engine_revoke(m->engine, key);
+    piece_done(m, req, 0); /* the piece's count (the reader's hold keeps the request) */
+    return RTTCC_ERR_UNREACH == rc ? OMPI_ERR_UNREACH : OMPI_ERR_OUT_OF_RESOURCE;
+}
+
+/* Rendezvous: reads the accepted bytes of the matched RTS into the landing
+ * room, in pieces the engine takes whole.  A piece that cannot go fails
+ * the receive, which still waits for the pieces asked for before it (their
+ * replies need their grants); the sender is answered FIN all the same. */
+static void accept_rts(mca_mtl_rttcc_module_t *m, mca_mtl_rttcc_request_t *req, const mtl_rttcc_match_hdr_t *hdr,
+                       size_t accepted)
+{
     size_t room;
 
+    req->hdr = *hdr;
     if (accepted > 0) {
         (void) ompi_mtl_datatype_recv_buf(req->convertor, &req->buf, &room, &req->buf_owned);
-        if (NULL == req->buf || RTTCC_OK != rttcc_engine_grant(m->engine, peer, req->buf, accepted, &req->key)) {
+        if (NULL == req->buf) {
             req->error = MPI_ERR_NO_MEM;
             accepted = 0;
         }
     }
     req->accepted = accepted;
-    if (accepted > 0) { /* registered before the CTS goes: its puts may land at once */
-        OPAL_THREAD_LOCK(&m->lock);
-        int rc = opal_hash_table_set_value_uint32(&m->landing, req->key, req);
-        OPAL_THREAD_UNLOCK(&m->lock);
-        if (OPAL_SUCCESS != rc) {
-            withdraw_landing(m, req, false, MPI_ERR_NO_MEM);
-            accepted = 0;
+    req->landed = 0;
+    req->pending = 1; /* the reader's hold, until every get is asked for */
+    for (size_t off = 0; off < accepted; off += m->get_size) {
+        size_t n = accepted - off < m->get_size ? accepted - off : m->get_size;
+        int rc = read_piece(m, req, off, n);
+        if (OMPI_SUCCESS != rc) {
+            opal_output_verbose(1, mca_mtl_rttcc_component.output,
+                                "mtl:rttcc: cannot read %zu bytes at %zu of a message from process %u (%d)", n,
+                                off, req->peer, rc);
+            req->error = OMPI_ERR_UNREACH == rc ? MPI_ERR_OTHER : MPI_ERR_NO_MEM;
+            break;
         }
     }
-    cts.key = req->key;
-    cts.accepted = accepted;
-    if (OMPI_SUCCESS != mca_mtl_rttcc_send_control(m, peer, &cts)) {
-        /* The engine queues what it cannot send yet: only a lost peer
-         * refuses.  The receive then fails instead of waiting for puts. */
-        opal_output_verbose(1, mca_mtl_rttcc_component.output, "mtl:rttcc: cannot answer process %u", peer);
-        if (accepted > 0) {
-            withdraw_landing(m, req, true, MPI_ERR_OTHER);
-            accepted = 0;
-        }
-    }
-    if (0 == accepted) {
-        if (req->buf_owned) {
-            free(req->buf);
-        }
-        complete_recv(req, 0);
-    }
+    piece_done(m, req, 0);
 }
 
 /* A matched message lands in `req` (which nobody else sees any more). */
@@ -178,7 +227,7 @@ static void deliver(mca_mtl_rttcc_module_t *m, mca_mtl_rttcc_request_t *req, uin
         MTL_RTTCC_COUNT(truncated);
     }
     if (MTL_RTTCC_RTS == hdr->type) {
-        accept_rts(m, req, peer, hdr, n);
+        accept_rts(m, req, hdr, n);
         return;
     }
     if (n > 0) {
@@ -341,18 +390,13 @@ void mca_mtl_rttcc_on_put(mca_mtl_rttcc_module_t *m, uint32_t peer, uint32_t key
 {
     mca_mtl_rttcc_request_t *req = NULL;
     void *value = NULL;
-    bool done = false;
 
     OPAL_THREAD_LOCK(&m->lock);
     if (OPAL_SUCCESS == opal_hash_table_get_value_uint32(&m->landing, key, &value)) {
         req = value;
     }
     if (NULL != req && req->peer == peer) {
-        req->landed += len;
-        done = req->landed >= req->accepted;
-        if (done) {
-            opal_hash_table_remove_value_uint32(&m->landing, key);
-        }
+        (void) opal_hash_table_remove_value_uint32(&m->landing, key);
     } else {
         req = NULL;
     }
@@ -363,13 +407,8 @@ void mca_mtl_rttcc_on_put(mca_mtl_rttcc_module_t *m, uint32_t peer, uint32_t key
                             peer, key);
         return;
     }
-    if (done) {
-        (void) rttcc_engine_revoke(m->engine, req->key);
-        if (req->buf_owned) { /* packed landing room of a non-contiguous type */
-            (void) ompi_mtl_datatype_unpack(req->convertor, req->buf, req->accepted); /* frees it */
-        }
-        complete_recv(req, req->accepted);
-    }
+    (void) rttcc_engine_revoke(m->engine, key); /* one reply per grant */
+    piece_done(m, req, len);
 }
 
 int mca_mtl_rttcc_irecv(struct mca_mtl_base_module_t *mtl, struct ompi_communicator_t *comm, int src, int tag,

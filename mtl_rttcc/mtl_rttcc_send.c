@@ -1,9 +1,11 @@
-/* Sends: eager (data with the match header), rendezvous (RTS, then puts
- * into the buffer the CTS names), and sends to this process itself. */
+/* Sends: eager (data with the match header), rendezvous (the data exposed
+ * to the receiver, which reads it with gets and answers FIN), and sends to
+ * this process itself. */
 #include <string.h>
 
 #include "mtl_rttcc.h"
 #include "rttcc/handoff.h"
+#include "rttcc/rma.h"
 
 #include "ompi/communicator/communicator.h"
 #include "ompi/mca/mtl/base/mtl_base_datatype.h"
@@ -11,8 +13,8 @@
 #include "opal/runtime/opal_progress.h"
 #include "opal/util/output.h"
 
-/* A request's `pending` counts what it still waits for: each engine send or
- * put not yet ACKed, the CTS or SYNC_ACK, and a hold the starting code keeps
+/* A request's `pending` counts what it still waits for: each engine send
+ * not yet ACKed, the FIN or SYNC_ACK, and a hold the starting code keeps
  * while it issues, so that completions racing in from another thread's
  * progress (MPI_THREAD_MULTIPLE) cannot finish it early. */
 static void hold(mca_mtl_rttcc_request_t *req, int32_t n)
@@ -20,8 +22,14 @@ static void hold(mca_mtl_rttcc_request_t *req, int32_t n)
     OPAL_THREAD_ADD_FETCH32(&req->pending, n);
 }
 
+/* Done, whichever way: the receiver reads no more (its FIN came, it
+ * cancelled, or the RTS never went), so the exposure goes first. */
 static void finish(mca_mtl_rttcc_request_t *req)
 {
+    if (0 != req->key) {
+        (void) rttcc_engine_revoke(ompi_mtl_rttcc.engine, req->key);
+        req->key = 0;
+    }
     if (req->buf_owned) {
         free(req->buf);
         req->buf = NULL;
@@ -54,7 +62,8 @@ void mca_mtl_rttcc_send_done(mca_mtl_rttcc_request_t *req, int status)
 }
 
 /* A slot names a send waiting for a reply; the reply must come from its
- * peer.  CANCELLED may come unasked: the receiver dropped the message. */
+ * peer, and a FIN must name the exposure and at most the bytes sent.
+ * CANCELLED may come unasked: the receiver dropped the message. */
 static int take_slot(mca_mtl_rttcc_module_t *m, mca_mtl_rttcc_request_t *req, uint8_t awaits)
 {
     req->hdr.sid = (uint32_t) opal_pointer_array_add(&m->slots, req);
@@ -68,7 +77,8 @@ static mca_mtl_rttcc_request_t *claim_slot(mca_mtl_rttcc_module_t *m, uint32_t p
     mca_mtl_rttcc_request_t *req;
     OPAL_THREAD_LOCK(&m->lock);
     req = r->sid < INT32_MAX ? opal_pointer_array_get_item(&m->slots, (int) r->sid) : NULL;
-    if (NULL != req && req->peer == peer && (req->awaits == r->type || MTL_RTTCC_CANCELLED == r->type)) {
+    if (NULL != req && req->peer == peer && (req->awaits == r->type || MTL_RTTCC_CANCELLED == r->type) &&
+        (MTL_RTTCC_FIN != r->type || (r->key == req->key && r->accepted <= req->buf_len))) {
         opal_pointer_array_set_item(&m->slots, (int) r->sid, NULL);
         req->sid = -1;
     } else {
@@ -78,34 +88,15 @@ static mca_mtl_rttcc_request_t *claim_slot(mca_mtl_rttcc_module_t *m, uint32_t p
     return req;
 }
 
-/* Puts `accepted` bytes into the receiver's region `key`, in pieces the
- * engine takes whole. */
-static void put_all(mca_mtl_rttcc_module_t *m, mca_mtl_rttcc_request_t *req, uint32_t key, size_t accepted)
-{
-    size_t pieces = (accepted + m->put_size - 1) / m->put_size;
-    hold(req, (int32_t) pieces);
-    for (size_t off = 0; off < accepted; off += m->put_size) {
-        size_t n = accepted - off < m->put_size ? accepted - off : m->put_size;
-        struct iovec iov = {(char *) req->buf + off, n};
-        int rc = rttcc_engine_put(m->engine, req->peer, key, off, RTTCC_TAG_MTL, &iov, 1, req);
-        if (RTTCC_OK != rc) { /* copied (RTTCC_DONE) or refused: no completion follows */
-            mca_mtl_rttcc_send_done(req, rc >= 0 ? OMPI_SUCCESS : OMPI_ERR_UNREACH);
-        }
-    }
-}
-
 void mca_mtl_rttcc_on_reply(mca_mtl_rttcc_module_t *m, uint32_t peer, const mtl_rttcc_reply_hdr_t *r)
 {
     mca_mtl_rttcc_request_t *req = claim_slot(m, peer, r);
 
-    if (NULL == req || (MTL_RTTCC_CTS == r->type && (r->accepted > req->buf_len || (r->accepted > 0 && 0 == r->key)))) {
+    if (NULL == req) {
         MTL_RTTCC_COUNT(bad_messages);
         opal_output_verbose(1, mca_mtl_rttcc_component.output,
                             "mtl:rttcc: dropped an unsolicited or malformed reply (type %u, slot %u) from process %u",
                             r->type, r->sid, peer);
-        if (NULL != req) { /* a CTS we cannot follow: the send fails rather than hang */
-            mca_mtl_rttcc_send_done(req, OMPI_ERROR);
-        }
         return;
     }
     if (MTL_RTTCC_CANCELLED == r->type) { /* taken back (mtl_rttcc_cancel.c), or dropped unreceived */
@@ -113,12 +104,11 @@ void mca_mtl_rttcc_on_reply(mca_mtl_rttcc_module_t *m, uint32_t peer, const mtl_
         if (NULL != req->super.ompi_req) { /* a blocking send has no status to say it */
             req->super.ompi_req->req_status._cancelled = true;
         }
-    } else if (MTL_RTTCC_CTS == r->type) {
-        opal_output_verbose(50, mca_mtl_rttcc_component.output, "mtl:rttcc: CTS from %u: put %llu of %zu bytes",
+    } else if (MTL_RTTCC_FIN == r->type) {
+        opal_output_verbose(50, mca_mtl_rttcc_component.output, "mtl:rttcc: FIN from %u: it read %llu of %zu bytes",
                             peer, (unsigned long long) r->accepted, req->buf_len);
-        put_all(m, req, r->key, (size_t) r->accepted);
     }
-    mca_mtl_rttcc_send_done(req, OMPI_SUCCESS); /* the reply it waited for */
+    mca_mtl_rttcc_send_done(req, OMPI_SUCCESS); /* the reply it waited for; finish() revokes the exposure */
 }
 
 /* The message could not go: no reply will come for its slot. */
@@ -168,6 +158,7 @@ static int start_send(mca_mtl_rttcc_module_t *m, struct ompi_communicator_t *com
     req->sid = -1;
     req->awaits = 0;
     req->cancelling = false;
+    req->key = 0;
     req->pending = 1; /* the hold */
     rc = ompi_mtl_datatype_pack(convertor, &req->buf, &len, &req->buf_owned);
     if (OMPI_SUCCESS != rc) {
@@ -182,7 +173,15 @@ static int start_send(mca_mtl_rttcc_module_t *m, struct ompi_communicator_t *com
     req->hdr.flags = sync ? MTL_RTTCC_FLAG_SYNC : 0;
 
     bool rndv = len > m->eager_limit && req->peer != m->self;
-    uint8_t awaits = rndv ? MTL_RTTCC_CTS : (sync && req->peer != m->self) ? MTL_RTTCC_SYNC_ACK : 0;
+    uint8_t awaits = rndv ? MTL_RTTCC_FIN : (sync && req->peer != m->self) ? MTL_RTTCC_SYNC_ACK : 0;
+    /* The receiver reads the data where it is (len > 0: above the eager
+     * limit), from the moment the RTS names it. */
+    if (rndv && RTTCC_OK != rttcc_rma_expose(m->engine, m->window, req->peer, req->buf, len, &req->key)) {
+        req->key = 0;
+        rc = OMPI_ERR_OUT_OF_RESOURCE;
+        goto fail;
+    }
+    req->hdr.key = req->key;
     mca_mtl_rttcc_send_skips(m); /* owed ones first: this message would wait behind them (progress sends them too) */
     OPAL_THREAD_LOCK(&m->lock);
     rc = 0 != awaits ? take_slot(m, req, awaits) : OMPI_SUCCESS;
@@ -193,10 +192,7 @@ static int start_send(mca_mtl_rttcc_module_t *m, struct ompi_communicator_t *com
     }
     OPAL_THREAD_UNLOCK(&m->lock);
     if (OMPI_SUCCESS != rc) {
-        if (req->buf_owned) {
-            free(req->buf);
-        }
-        return rc;
+        goto fail;
     }
     if (0 != awaits || sync) {
         hold(req, 1); /* the reply, or a synchronous send to self being matched */
@@ -232,6 +228,17 @@ static int start_send(mca_mtl_rttcc_module_t *m, struct ompi_communicator_t *com
                         req->hdr.seq);
     mca_mtl_rttcc_send_done(req, OMPI_SUCCESS); /* the hold */
     return OMPI_SUCCESS;
+
+fail: /* nothing went: the request is the caller's again */
+    if (0 != req->key) {
+        (void) rttcc_engine_revoke(m->engine, req->key);
+        req->key = 0;
+    }
+    if (req->buf_owned) {
+        free(req->buf);
+        req->buf_owned = false;
+    }
+    return rc;
 }
 
 int mca_mtl_rttcc_isend(struct mca_mtl_base_module_t *mtl, struct ompi_communicator_t *comm, int dest, int tag,
