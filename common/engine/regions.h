@@ -1,5 +1,5 @@
 // Memory this process grants to one peer's one-sided puts (coll_rttcc's
-// landing blocks, mtl_rttcc's rendezvous receive buffers, an RMA window's
+// landing blocks, the replies of gets (btl_rttcc's, mtl_rttcc's), an RMA window's
 // exposure).  A grant names its peer and its bytes; a put names a key and
 // an offset, and lands only if its sender holds the key's grant and its
 // bytes fit inside it.  A grant either tells its owner of each put that
