@@ -102,6 +102,8 @@ cm_plan=(
     "poll_progress:2:-poll test -polls 4:--mca mtl_rttcc_send_credits 32"
     # erroneous programs mtl_rttcc tolerates: messages to a receiver that freed their communicator
     "comm_free:2 3"
+    # a sender computing outside MPI: its engine serves the receiver's gets of a large message
+    "rget_progress:2 4:-busy 3 -within 1.5"
     # the engine refuses some sends and SKIPs' first tries (shim/refuse_send.c): the messages after them still come;
     # and forged SKIPs (a duplicate, far behind, far ahead) change nothing
     "refused_send:2 3::-x LD_PRELOAD=$build/refuse_send.so"
