@@ -108,6 +108,9 @@ cm_plan=(
     # and forged SKIPs (a duplicate, far behind, far ahead) change nothing
     "refused_send:2 3::-x LD_PRELOAD=$build/refuse_send.so"
     "refused_send:2:-threads 4 -forged:-x LD_PRELOAD=$build/refuse_send.so -x REFUSE_SEND_FORGE=1 --mca mtl_rttcc_fault_reorder 500000 --mca mtl_rttcc_fault_drop 100000"
+    # forged FINs (another exposure, too many bytes) before a rendezvous read (shim/forge_fin.c): dropped, the send
+    # waits for the real one
+    "pingpong:2:-max 1048576:-x LD_PRELOAD=$build/forge_fin.so"
     "storm:4::--mca mtl_rttcc_eager_limit 1048576"
     "pingpong:2:-max 4194304:--mca mtl_rttcc_cc timely"
     "alltoall:3 5:-max 262144 -expect-rttcc"
@@ -122,8 +125,10 @@ for src in "$here"/*.c "$here/../../bench/coll_bench.c" "$here/../../bench/osc_b
         { echo "FAIL build $src"; echo "0 passed, 1 failed"; exit 1; }
 done
 
-cc -shared -fPIC -O2 -Wall -Wextra -Werror -I"$here/../../include" -o "$build/refuse_send.so" \
-    "$here/shim/refuse_send.c" -ldl -lpthread || { echo "FAIL build shim/refuse_send.c"; echo "0 passed, 1 failed"; exit 1; }
+for shim in refuse_send forge_fin; do
+    cc -shared -fPIC -O2 -Wall -Wextra -Werror -I"$here/../../include" -o "$build/$shim.so" \
+        "$here/shim/$shim.c" -ldl -lpthread || { echo "FAIL build shim/$shim.c"; echo "0 passed, 1 failed"; exit 1; }
+done
 
 ob1_stack="--mca pml ob1 --mca btl $btl --mca btl_rttcc_if_include lo --mca btl_tcp_if_include lo --mca btl_rttcc_stats 1"
 cm_stack="--mca pml cm --mca mtl rttcc --mca btl self --mca mtl_rttcc_if_include lo --mca mtl_rttcc_stats 1"
