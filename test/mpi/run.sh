@@ -111,6 +111,8 @@ cm_plan=(
     # forged FINs (another exposure, too many bytes) before a rendezvous read (shim/forge_fin.c): dropped, the send
     # waits for the real one
     "pingpong:2:-max 1048576:-x LD_PRELOAD=$build/forge_fin.so"
+    # messages of several gets (the engine's largest message is 4 MiB): 8 MiB - 1, 8 MiB, 8 MiB + 1
+    "pingpong:2:-max 9437184"
     "storm:4::--mca mtl_rttcc_eager_limit 1048576"
     "pingpong:2:-max 4194304:--mca mtl_rttcc_cc timely"
     "alltoall:3 5:-max 262144 -expect-rttcc"
