@@ -102,7 +102,7 @@ typedef struct osc_rttcc_piece_t {
 /* What this process knows of one rank of a window. */
 typedef struct osc_rttcc_peer_t {
     uint32_t index;       /* the engine's index of it */
-    uint32_t key;         /* its exposure to us (0: none, e.g. size 0 or dynamic) */
+    uint32_t key;         /* its exposure to us (0: none, e.g. size 0); dynamic: its window by address */
     uint64_t size;        /* its window's bytes */
     int disp_unit;
     uint32_t window;      /* its engine window number (locks, lookups) */
@@ -120,7 +120,7 @@ typedef struct osc_rttcc_peer_t {
     int nqueue, cap_queue;
     int queued_accs;      /* accumulates among them */
     uint64_t queued_bytes;
-    rttcc_rma_region_t *regions; /* dynamic windows: its regions we looked up this epoch */
+    rttcc_rma_region_t *regions; /* dynamic windows: its regions we looked up this epoch (range checks) */
     int nregions, cap_regions;
 } osc_rttcc_peer_t;
 

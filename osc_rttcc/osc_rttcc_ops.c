@@ -6,7 +6,8 @@
  * most the largest message.  The origin's bytes travel packed in the
  * target's order: contiguous origins as they are, others through a stage.
  *
- *   put            rttcc_engine_put into the target's exposure
+ *   put            rttcc_engine_put into the target's exposure (a dynamic
+ *                  window's: a REPLACE request, which names an address)
  *   get            rttcc_rma_get; the reply lands in a grant over the
  *                  origin buffer (or a stage, unpacked at the end)
  *   accumulate     rttcc_rma_accumulate, applied by the target's engine
@@ -306,9 +307,7 @@ static bool region_kept(const osc_rttcc_peer_t *p, uint64_t addr, size_t len)
 }
 
 /* Keeps a lookup's answer for the epoch (under the lock).  A window's
- * regions never overlap: one we kept that overlaps it was detached since
- * (its key is the target's to map while it can, GrantTable::place, but
- * ours to forget). */
+ * regions never overlap: one we kept that overlaps it was detached since. */
 static int keep_region(osc_rttcc_peer_t *p, const rttcc_rma_region_t *found)
 {
     int kept = 0;
@@ -377,8 +376,10 @@ static int region_of(mca_osc_rttcc_module_t *m, int target, uint64_t addr, size_
 }
 
 /* Where one run of the target lands: the exposure key and the offset in it,
- * after the bounds check.  Dynamic windows look their regions up first
- * (check_target), so this never waits; it reads them under the lock. */
+ * after the bounds check.  A dynamic window's key names it by address
+ * (rttcc_rma_expose_window), its offset is the address: no detach makes it
+ * stale.  Its regions are looked up first (check_target) for the range
+ * check only, so this never waits; it reads them under the lock. */
 static int locate(mca_osc_rttcc_module_t *m, int target, ptrdiff_t at, size_t len, uint32_t *key, uint64_t *offset)
 {
     osc_rttcc_peer_t *p = &m->peers[target];
@@ -390,15 +391,12 @@ static int locate(mca_osc_rttcc_module_t *m, int target, ptrdiff_t at, size_t le
         *offset = (uint64_t) at;
         return OMPI_SUCCESS;
     }
-    for (int i = 0; i < p->nregions; ++i) {
-        const rttcc_rma_region_t *r = &p->regions[i];
-        if ((uint64_t) at >= r->base && len <= r->len && (uint64_t) at - r->base <= r->len - len) {
-            *key = r->key;
-            *offset = (uint64_t) at - r->base;
-            return OMPI_SUCCESS;
-        }
+    if (!region_kept(p, (uint64_t) at, len)) {
+        return OMPI_ERR_RMA_RANGE;
     }
-    return OMPI_ERR_RMA_RANGE;
+    *key = p->key; /* the window by address: whatever holds `at` when the target serves it */
+    *offset = (uint64_t) at;
+    return OMPI_SUCCESS;
 }
 
 typedef struct {
@@ -463,12 +461,26 @@ typedef struct {
     osc_rttcc_op_t *op;
 } issue_t;
 
+/* A put's piece: the engine's put (copied: rttcc_engine_put_copied), or in
+ * a dynamic window, whose key names addresses, which only requests carry, a
+ * REPLACE on bytes (applied in order with the origin's other requests). */
+static int send_put(const mca_osc_rttcc_module_t *m, uint32_t peer, uint32_t key, uint64_t offset,
+                    struct iovec *iov, osc_rttcc_op_t *op, bool copied)
+{
+    mca_osc_rttcc_component_t *c = &mca_osc_rttcc_component;
+    if (MPI_WIN_FLAVOR_DYNAMIC == m->flavor) {
+        return rttcc_rma_accumulate(c->engine, peer, key, offset, RTTCC_RMA_REPLACE, RTTCC_RMA_BYTE, iov, 1, 0,
+                                    RTTCC_TAG_OSC, op);
+    }
+    return (copied ? rttcc_engine_put_copied : rttcc_engine_put)(c->engine, peer, key, offset, RTTCC_TAG_OSC, iov, 1,
+                                                                  op);
+}
+
 void osc_rttcc_send_piece(const osc_rttcc_piece_t *piece, uint32_t peer)
 {
     mca_osc_rttcc_component_t *c = &mca_osc_rttcc_component;
     struct iovec iov = {.iov_base = piece->data, .iov_len = piece->len};
-    int rc = piece->rop < 0 ? rttcc_engine_put(c->engine, peer, piece->key, piece->offset, RTTCC_TAG_OSC, &iov, 1,
-                                               piece->op)
+    int rc = piece->rop < 0 ? send_put(piece->op->module, peer, piece->key, piece->offset, &iov, piece->op, false)
                             : rttcc_rma_accumulate(c->engine, peer, piece->key, piece->offset, piece->rop,
                                                    piece->rtype, &iov, 1, 0, RTTCC_TAG_OSC, piece->op);
     if (RTTCC_OK != rc) { /* else the queue's hold on the op passes to the send's completion */
@@ -522,7 +534,8 @@ static int post_piece(issue_t *s, uint32_t peer, uint32_t key, uint64_t offset, 
     if (KIND_GET == s->kind && !s->atomic && 0 != c->post_bytes) {
         return rttcc_rma_post_get(c->engine, peer, key, offset, n, reply, RTTCC_TAG_OSC);
     }
-    if (n > osc_rttcc_post_limit(s->m, s->target, 0 != reply, KIND_PUT == s->kind)) {
+    if (n > osc_rttcc_post_limit(s->m, s->target, 0 != reply,
+                                 KIND_PUT == s->kind && MPI_WIN_FLAVOR_DYNAMIC != s->m->flavor)) {
         return RTTCC_ERR_BUSY;
     }
     int rc;
@@ -566,8 +579,7 @@ static int issue_piece(issue_t *s, uint32_t key, uint64_t offset, size_t n)
         c->counters.posted += RTTCC_DONE == rc;
     } else if (KIND_PUT == s->kind) {
         const bool copy = first_access_copy(s->m, s->target, n);
-        rc = (copy ? rttcc_engine_put_copied : rttcc_engine_put)(c->engine, peer, key, offset, RTTCC_TAG_OSC, &iov, 1,
-                                                                 s->op);
+        rc = send_put(s->m, peer, key, offset, &iov, s->op, copy);
         s->m->peers[s->target].access_copied |= copy; /* the first: copied, or refused for want of memory */
     } else if (KIND_GET == s->kind) {
         rc = (s->atomic ? rttcc_rma_get_atomic : rttcc_rma_get)(c->engine, peer, key, offset, n, reply, RTTCC_TAG_OSC);
@@ -589,9 +601,9 @@ static int issue_run(void *ctx, ptrdiff_t at, size_t len)
     uint32_t key;
     uint64_t offset;
     int rc = locate(s->m, s->target, at, len, &key, &offset);
-    if (KIND_ACC == s->kind) { /* a request and its header travel as one message */
-        max -= RTTCC_RMA_REQUEST_HEADER;
-        max -= max % s->esize;
+    if (KIND_ACC == s->kind || (KIND_PUT == s->kind && MPI_WIN_FLAVOR_DYNAMIC == s->m->flavor)) {
+        max -= RTTCC_RMA_REQUEST_HEADER; /* a request and its header travel as one message (send_put) */
+        max -= KIND_ACC == s->kind ? max % s->esize : 0;
     }
     while (OMPI_SUCCESS == rc && len > 0) {
         size_t n = len < max ? len : max;

@@ -4,8 +4,10 @@
  * per rank, rttcc_rma_expose), and one alltoall hands each rank the key it
  * puts with; an allgather tells everyone the others' sizes, displacement
  * units and engine window numbers (their lock tables).  A dynamic window
- * exposes each attached region the same way; origins find a region's key
- * by asking the target's engine (rttcc_rma_lookup).
+ * exposes each attached region the same way, and gives each rank one key
+ * to the whole window that names its memory by address
+ * (rttcc_rma_expose_window): origins name what they access by its address
+ * through it, and look regions up (rttcc_rma_lookup) only to check ranges.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -83,6 +85,23 @@ static int expose_all(mca_osc_rttcc_module_t *m, void *base, size_t len, uint32_
         keys[r] = 0;
         if (r != m->rank && len > 0 &&
             RTTCC_OK != rttcc_rma_expose(c->engine, m->window, m->peers[r].index, base, len, &keys[r])) {
+            rc = OMPI_ERR_OUT_OF_RESOURCE;
+        }
+    }
+    OPAL_THREAD_UNLOCK(&c->lock);
+    return rc;
+}
+
+/* A dynamic window: every other rank's key to it by address
+ * (rttcc_rma_expose_window), which no detach revokes, in m->exposures. */
+static int expose_window_all(mca_osc_rttcc_module_t *m)
+{
+    mca_osc_rttcc_component_t *c = &mca_osc_rttcc_component;
+    int rc = OMPI_SUCCESS;
+    OPAL_THREAD_LOCK(&c->lock);
+    for (int r = 0; r < m->size && OMPI_SUCCESS == rc; ++r) {
+        m->exposures[r] = 0;
+        if (r != m->rank && RTTCC_OK != rttcc_rma_expose_window(c->engine, m->window, m->peers[r].index, &m->exposures[r])) {
             rc = OMPI_ERR_OUT_OF_RESOURCE;
         }
     }
@@ -239,8 +258,6 @@ int osc_rttcc_window_select(struct ompi_win_t *win, void **base, size_t size, in
     OPAL_THREAD_LOCK(&c->lock);
     if (OMPI_SUCCESS == rc && RTTCC_OK != rttcc_rma_window_open(c->engine, &m->window)) {
         rc = OMPI_ERR_OUT_OF_RESOURCE;
-    } else if (OMPI_SUCCESS == rc && MPI_WIN_FLAVOR_DYNAMIC == m->flavor) {
-        (void) rttcc_rma_window_remap_revoked(c->engine, m->window); /* origins keep the regions they looked up */
     }
     if (OMPI_SUCCESS == rc) {
         /* Routable before any peer can know the window: they learn of it in share(). */
@@ -249,7 +266,7 @@ int osc_rttcc_window_select(struct ompi_win_t *win, void **base, size_t size, in
     }
     OPAL_THREAD_UNLOCK(&c->lock);
     if (OMPI_SUCCESS == rc) {
-        rc = expose_all(m, m->base, m->len, m->exposures);
+        rc = MPI_WIN_FLAVOR_DYNAMIC == flavor ? expose_window_all(m) : expose_all(m, m->base, m->len, m->exposures);
     }
     if (OMPI_SUCCESS == rc) {
         rc = share(m);

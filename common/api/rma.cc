@@ -85,10 +85,6 @@ int rttcc_rma_window_close(rttcc_engine_t *engine, uint32_t window) {
     return engine->impl->close_window(window) ? RTTCC_OK : RTTCC_ERR_ARG;
 }
 
-int rttcc_rma_window_remap_revoked(rttcc_engine_t *engine, uint32_t window) {
-    return guarded([&] { return engine->impl->remap_revoked(window) ? RTTCC_OK : RTTCC_ERR_ARG; });
-}
-
 int rttcc_rma_settle(rttcc_engine_t *engine, uint32_t window) {
     return guarded([&] { return engine->impl->settle(window); });
 }
@@ -97,6 +93,13 @@ int rttcc_rma_expose(rttcc_engine_t *engine, uint32_t window, uint32_t peer, voi
                      uint32_t *key) {
     return guarded([&] {
         *key = engine->impl->expose(window, peer, base, len);
+        return *key ? RTTCC_OK : RTTCC_ERR_ARG;
+    });
+}
+
+int rttcc_rma_expose_window(rttcc_engine_t *engine, uint32_t window, uint32_t peer, uint32_t *key) {
+    return guarded([&] {
+        *key = engine->impl->expose_window(window, peer);
         return *key ? RTTCC_OK : RTTCC_ERR_ARG;
     });
 }

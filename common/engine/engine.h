@@ -133,8 +133,8 @@ public:
     // lock tables; an exposure of a window not open is refused (0).
     uint32_t open_window();
     bool close_window(uint32_t window);
-    bool remap_revoked(uint32_t window);
     uint32_t expose(uint32_t window, uint32_t peer, void *base, size_t len);
+    uint32_t expose_window(uint32_t window, uint32_t peer);
     // rttcc_rma_settle: replies sent from the window's exposures become copies.
     int settle(uint32_t window);
     // An origin's request to `peer` (its rseq is ours to fill in) with its

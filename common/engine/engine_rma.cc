@@ -32,22 +32,19 @@ uint32_t Engine::open_window() {
     return next_window_++;
 }
 
-bool Engine::remap_revoked(uint32_t window) {
-    std::lock_guard<MaybeMutex> g(state_mu_);
-    if (!windows_.count(window)) return false;
-    grants_.remap_revoked(window);
-    return true;
-}
-
 bool Engine::close_window(uint32_t window) {
     std::lock_guard<MaybeMutex> g(state_mu_);
-    grants_.forget_window(window);
     return windows_.erase(window) == 1;
 }
 
 uint32_t Engine::expose(uint32_t window, uint32_t peer, void *base, size_t len) {
     std::lock_guard<MaybeMutex> g(state_mu_);
     return base && len && windows_.count(window) ? grants_.expose(window, peer, base, len) : 0;
+}
+
+uint32_t Engine::expose_window(uint32_t window, uint32_t peer) {
+    std::lock_guard<MaybeMutex> g(state_mu_);
+    return windows_.count(window) ? grants_.expose_window(window, peer) : 0;
 }
 
 int Engine::request(uint32_t index, RmaRequest r, const iovec *iov, int iovcnt, void *cookie) {
@@ -137,7 +134,7 @@ size_t Engine::batch_cap() const {
 }
 
 int Engine::post(uint32_t index, const RmaBatchEntry &e, const void *bytes) {
-    if (!well_formed(e) || e.offset > kPutOffsetMask || e.len > cfg_.max_message) return RTTCC_ERR_ARG;
+    if (!well_formed(e) || e.len > cfg_.max_message) return RTTCC_ERR_ARG;
     std::lock_guard<MaybeMutex> g(state_mu_);
     Peer *p = live_peer(index);
     if (!p) return RTTCC_ERR_UNREACH;

@@ -7,25 +7,27 @@
 // so it may land while the application is away from MPI (the liveness
 // agent lands it), which is what passive-target RMA needs.  An RMA
 // window's exposures are silent grants that name their window: its
-// requests (get, accumulate, lock, lookup) name one of them.
+// requests (get, accumulate, lock, lookup) name one of them.  A dynamic
+// window's memory is attached and detached while origins use it, so they
+// name it by address instead: through its window key (expose_window),
+// whose offsets are addresses of this process, found in the exposures of
+// that window to that peer as they are when the request is served.
 //
 //   put_addr on the wire = key << 40 | offset   (offset < 2^40)
 //   key: 24 bits, never 0, the next value of a counter that starts at a
-//        random value and skips keys still granted, and revoked exposure
-//        keys still mapped (place()).  A key comes back only once the
-//        counter went round its 2^24 values: a put of an earlier call (a
-//        retransmission on its way) finds its grant revoked, never the
-//        grant of a later call.
+//        random value and skips keys still granted.  A key comes back only
+//        once the counter went round its 2^24 values: a put of an earlier
+//        call (a retransmission on its way) finds its grant revoked, never
+//        the grant of a later call.
 //   slots_[key & (size - 1)]: at most one live grant each (the counter
 //        skips a key whose slot is taken); size, a power of two, stays at
 //        least twice the live grants.
 #pragma once
-#include <algorithm>
-#include <deque>
 #include <cstddef>
 #include <cstdint>
+#include <iterator>
+#include <map>
 #include <unordered_map>
-#include <unordered_set>
 #include <vector>
 
 #include "util/coverage.h"
@@ -43,8 +45,6 @@ inline uint64_t put_offset(uint64_t addr) { return addr & kPutOffsetMask; }
 class GrantTable {
 public:
     static constexpr size_t kMaxGrants = size_t{1} << 22;  // live at once (a quarter of the keys)
-    static constexpr size_t kRevokedKept = 256;            // per window and peer: revoked exposures place() maps
-    static constexpr size_t kRevokedMax = size_t{1} << 16;  // in all (a small part of the 2^24 keys)
 
     // `first_key`: where the counter starts (the engine's CSPRNG draws it).
     explicit GrantTable(uint32_t first_key) : next_(first_key) {}
@@ -55,32 +55,53 @@ public:
         uint8_t *base = nullptr; // first byte
         size_t len = 0;          // bytes
         bool notify = true;      // on_put for each put that lands whole; else silent
-        uint32_t window = 0;     // an exposure of this RMA window (silent); 0: none
+        bool by_address = false; // a window key: its offsets are addresses (expose_window)
+        uint32_t window = 0;     // an exposure of this RMA window (silent), or its window key; 0: none
     };
 
     // Grants [base, base + len) to `peer`'s puts, told of (`notify`) or
     // silent; returns its key, 0 when len is too large to address or
     // kMaxGrants are live.
     uint32_t grant(uint32_t peer, void *base, size_t len, bool notify = true) {
-        return add(Grant{0, peer, static_cast<uint8_t *>(base), len, notify, 0});
+        return add(Grant{0, peer, static_cast<uint8_t *>(base), len, notify, false, 0});
     }
-    // A silent grant that exposes RMA window `window` (not 0) to `peer`.
+    // A silent grant that exposes RMA window `window` (not 0) to `peer`; 0
+    // also when it overlaps an exposure of that window to that peer.
     uint32_t expose(uint32_t window, uint32_t peer, void *base, size_t len) {
-        const uint32_t key = add(Grant{0, peer, static_cast<uint8_t *>(base), len, false, window});
-        if (key) exposures_[owner(window, peer)].push_back(key);
+        const auto at = reinterpret_cast<uintptr_t>(base);
+        if (len == 0 || len > kPutOffsetMask || at + len < at || overlaps(owner(window, peer), at, len)) return 0;
+        std::map<uint64_t, uint32_t> &keys = exposures_[owner(window, peer)];  // an empty map left is harmless
+        const auto entry = keys.emplace(at, 0).first;
+        uint32_t key = 0;
+        try {
+            key = add(Grant{0, peer, static_cast<uint8_t *>(base), len, false, false, window});
+        } catch (...) {  // no memory to grow the slots: nothing exposed
+            keys.erase(entry);
+            throw;
+        }
+        if (key) {
+            entry->second = key;
+        } else {
+            keys.erase(entry);
+            if (keys.empty()) exposures_.erase(owner(window, peer));
+        }
         return key;
+    }
+    // `peer`'s key to window `window` (not 0) by address: a request naming
+    // it at offset `addr` reaches the exposure of that window to `peer`
+    // holding addr when it is served (place()), whatever was detached and
+    // attached since.
+    uint32_t expose_window(uint32_t window, uint32_t peer) {
+        return add(Grant{0, peer, nullptr, 0, false, true, window});
     }
 
     bool revoke(uint32_t key) {
         if (key == 0 || slots_.empty() || slot(key).key != key) return false;
         Grant &g = slot(key);
-        if (g.window) {
+        if (g.window && !g.by_address) {
             const auto it = exposures_.find(owner(g.window, g.peer));
-            std::vector<uint32_t> &keys = it->second;
-            *std::find(keys.begin(), keys.end(), key) = keys.back();
-            keys.pop_back();
-            if (keys.empty()) exposures_.erase(it);
-            if (remapped_windows_.count(g.window)) remember_revoked(g);
+            it->second.erase(reinterpret_cast<uintptr_t>(g.base));
+            if (it->second.empty()) exposures_.erase(it);
         }
         g = Grant{};
         --live_;
@@ -95,44 +116,22 @@ public:
     }
 
     // The exposure of `window` to `peer` that holds the bytes [addr, addr +
-    // len) of this process, or nullptr.
+    // len) of this process, or nullptr.  (Its exposures do not overlap: the
+    // one holding addr is the last that starts at or before it.)
     const Grant *exposure_holding(uint32_t window, uint32_t peer, uint64_t addr, uint64_t len) const {
         const auto it = exposures_.find(owner(window, peer));
         if (it == exposures_.end()) return nullptr;
-        for (uint32_t key : it->second) {
-            const Grant &g = slots_[key & (slots_.size() - 1)];
-            const uint64_t base = reinterpret_cast<uintptr_t>(g.base);
-            if (addr >= base && addr - base <= g.len && len <= g.len - (addr - base)) return &g;
-        }
-        return nullptr;
-    }
-
-    // Window `window`'s revoked exposures stay mapped (place()): a dynamic
-    // window's, whose regions origins keep.  Others' are forgotten at once.
-    void remap_revoked(uint32_t window) { remapped_windows_.insert(window); }
-
-    // A window closed: its revoked exposures are not mapped any more (and
-    // their keys may be granted again).
-    void forget_window(uint32_t window) {
-        remapped_windows_.erase(window);
-        for (auto it = revoked_by_owner_.begin(); it != revoked_by_owner_.end();) {
-            if (static_cast<uint32_t>(it->first >> 32) != window) {
-                ++it;
-                continue;
-            }
-            for (uint32_t key : it->second) revoked_.erase(key);
-            it = revoked_by_owner_.erase(it);
-        }
+        auto after = it->second.upper_bound(addr);
+        if (after == it->second.begin()) return nullptr;
+        const Grant &g = slots_[std::prev(after)->second & (slots_.size() - 1)];
+        const uint64_t base = reinterpret_cast<uintptr_t>(g.base);
+        return addr - base <= g.len && len <= g.len - (addr - base) ? &g : nullptr;
     }
 
     // Where `len` bytes at `offset` of grant `key` go, and the grant they
-    // are in: `key`'s if `peer` holds it and they fit inside it.  For one
-    // of the last kRevokedKept exposures of a remap_revoked window to `peer`
-    // revoked while the window is open, the exposure of that window that holds
-    // their address now (as a new lookup would find it): a dynamic
-    // window's region may be detached and memory attached again at that
-    // address while `peer` still names the region it looked up.  Else
-    // nothing.
+    // are in, if `peer` holds `key`: inside it; for a window key (offset an
+    // address), inside the exposure of its window to `peer` that holds them
+    // now.  Else nothing.
     struct Place {
         const Grant *grant = nullptr;
         uint8_t *at = nullptr;
@@ -140,18 +139,14 @@ public:
     Place place(uint32_t peer, uint32_t key, uint64_t offset, uint64_t len) const {
         if (key == 0 || slots_.empty()) return {};
         const Grant &g = slots_[key & (slots_.size() - 1)];
-        if (g.key == key && g.peer == peer) {
-            if (offset > g.len || len > g.len - offset) return {};
-            return {&g, g.base + offset};
+        if (g.key != key || g.peer != peer) return {};
+        if (g.by_address) {
+            const Grant *now = exposure_holding(g.window, peer, offset, len);
+            if (!now) return {};
+            return {now, now->base + (offset - reinterpret_cast<uintptr_t>(now->base))};
         }
-        if (revoked_.empty()) return {};
-        const auto it = revoked_.find(key);
-        if (it == revoked_.end() || it->second.peer != peer) return {};
-        const uint64_t addr = it->second.base + offset;
-        if (addr < offset) return {};
-        const Grant *now = exposure_holding(it->second.window, peer, addr, len);
-        if (!now) return {};
-        return {now, now->base + (addr - reinterpret_cast<uintptr_t>(now->base))};
+        if (offset > g.len || len > g.len - offset) return {};
+        return {&g, g.base + offset};
     }
     uint8_t *target(uint32_t peer, uint32_t key, uint64_t offset, uint64_t len) const {
         return place(peer, key, offset, len).at;
@@ -160,20 +155,13 @@ public:
     size_t live() const { return live_; }
 
 private:
-    // A revoked exposure's key named (window, peer)'s memory at base.
-    struct Revoked {
-        uint32_t peer, window;
-        uint64_t base;
-    };
-    void remember_revoked(const Grant &g) {
-        std::deque<uint32_t> &keys = revoked_by_owner_[owner(g.window, g.peer)];
-        if (keys.size() == kRevokedKept || (revoked_.size() >= kRevokedMax && !keys.empty())) {
-            revoked_.erase(keys.front());
-            keys.pop_front();
-        }
-        if (revoked_.size() >= kRevokedMax) return;  // full of other pairs' keys: this one is not mapped
-        revoked_[g.key] = Revoked{g.peer, g.window, reinterpret_cast<uintptr_t>(g.base)};
-        keys.push_back(g.key);
+    bool overlaps(uint64_t owner_key, uint64_t at, uint64_t len) const {
+        const auto it = exposures_.find(owner_key);
+        if (it == exposures_.end()) return false;
+        const auto after = it->second.upper_bound(at + len - 1);  // len > 0: the first starting past the new one
+        if (after == it->second.begin()) return false;
+        const Grant &g = slots_[std::prev(after)->second & (slots_.size() - 1)];
+        return reinterpret_cast<uintptr_t>(g.base) + g.len > at;
     }
     Grant &slot(uint32_t key) { return slots_[key & (slots_.size() - 1)]; }
     static uint64_t owner(uint32_t window, uint32_t peer) { return uint64_t{window} << 32 | peer; }
@@ -184,7 +172,7 @@ private:
         for (;;) {  // ends within slots_.size() steps: at least half the slots are free
             const uint32_t key = next_++ & kPutKeyMask;
             Grant &s = slot(key);
-            if (key == 0 || s.key != 0 || (!revoked_.empty() && revoked_.count(key))) continue;
+            if (key == 0 || s.key != 0) continue;
             g.key = key;
             s = g;
             ++live_;
@@ -204,10 +192,7 @@ private:
     std::vector<Grant> slots_;  // by key modulo their number; grows, never shrinks
     uint32_t next_;             // the key counter
     size_t live_ = 0;           // grants in slots_
-    std::unordered_map<uint64_t, std::vector<uint32_t>> exposures_;  // keys by (window, peer)
-    std::unordered_set<uint32_t> remapped_windows_;  // windows whose revoked exposures are remembered
-    std::unordered_map<uint32_t, Revoked> revoked_;  // revoked exposures place() maps, by key
-    std::unordered_map<uint64_t, std::deque<uint32_t>> revoked_by_owner_;  // their keys by (window, peer), oldest first
+    std::unordered_map<uint64_t, std::map<uint64_t, uint32_t>> exposures_;  // by (window, peer): keys by base
 };
 
 // The puts of one peer still arriving, by the sender's put id.  Every chunk

@@ -101,11 +101,6 @@ int rttcc_rma_apply(int op, int type, void *dst, const void *src, size_t count, 
  * (revoke the exposures first); requests for it afterwards are dropped. */
 int rttcc_rma_window_open(rttcc_engine_t *engine, uint32_t *window);
 int rttcc_rma_window_close(rttcc_engine_t *engine, uint32_t window);
-/* A dynamic window's memory is detached and attached again while origins
- * still name the regions they looked up: its revoked exposures stay
- * mapped (the last 256 to each peer while it is open), so an operation
- * naming one reaches what holds its address now. */
-int rttcc_rma_window_remap_revoked(rttcc_engine_t *engine, uint32_t window);
 
 /* The application is about to change `window`'s memory (the target's
  * epoch ended: MPI_Win_wait, a fence): replies still being sent from its
@@ -118,6 +113,17 @@ int rttcc_rma_settle(rttcc_engine_t *engine, uint32_t window);
  * (get), update (accumulate), lock the window and look up its regions. */
 int rttcc_rma_expose(rttcc_engine_t *engine, uint32_t window, uint32_t peer, void *base, size_t len,
                      uint32_t *key);
+
+/* A dynamic window's memory is attached and detached while origins use
+ * it: `peer` names it by address, through this key to the whole window.
+ * A request naming it at `offset` an address of this process (and `len`
+ * bytes there) reaches the exposure of `window` to `peer` (rttcc_rma_expose)
+ * that holds them when the request is served, whatever was detached and
+ * attached since; none: it is dropped (drop_bad_put).  Exposures of one
+ * window to one peer must not overlap (rttcc_rma_expose refuses it).
+ * rttcc_engine_put takes offsets below 2^40 only: a dynamic window's puts
+ * are requests (rttcc_rma_accumulate, RTTCC_RMA_REPLACE on RTTCC_RMA_BYTE). */
+int rttcc_rma_expose_window(rttcc_engine_t *engine, uint32_t window, uint32_t peer, uint32_t *key);
 
 /* ---- requests (origin side) ------------------------------------------
  * Each is a message to `peer` that its engine serves; `reply_key` is a

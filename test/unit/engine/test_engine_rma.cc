@@ -791,6 +791,79 @@ static void test_lookup_finds_the_region_holding_an_address(void **) {
     assert_int_equal(region.key, 0);
 }
 
+// A dynamic window named by address (rttcc_rma_expose_window): after the
+// region is detached and attached again far more often than any table of
+// revoked keys would keep, and then moved, an origin's puts (REPLACE
+// requests, large and chunked), posted puts and gets, gets (large: sent
+// from the exposure), accumulates and compare-and-swap through its window
+// key reach what is attached now, each once, in order, over a wire that
+// drops, duplicates and reorders.  Another origin naming that key, and an
+// address nothing holds, are dropped (counted) and change nothing.
+static void test_a_window_key_reaches_what_is_attached_now(void **) {
+    MemNetwork net(4000);
+    auto nodes = make_nodes(net, 3, FaultRates{30000, 30000, 100000, 0}, [](rttcc_config_t &c) {
+        c.retrans_timeout_us = c.min_rto_us = 100000;
+        c.max_rto_us = 200000;
+    });
+    Handles h(nodes);
+    const uint32_t w = open_window(h, 1);
+    uint32_t wk = 0;
+    assert_int_equal(rttcc_rma_expose_window(h[1], w + 1, 0, &wk), RTTCC_ERR_ARG);  // not open
+    assert_int_equal(rttcc_rma_expose_window(h[1], w, 0, &wk), RTTCC_OK);
+    std::vector<uint8_t> mem(300000, 0);
+    const auto addr = [&](size_t i) { return static_cast<uint64_t>(reinterpret_cast<uintptr_t>(mem.data() + i)); };
+    uint32_t region = expose(h, 1, w, 0, mem.data(), 100000);
+    for (int i = 0; i < 1000; ++i) {  // detached and attached again
+        assert_true(nodes[1]->engine->revoke(region));
+        region = expose(h, 1, w, 0, mem.data(), 100000);
+    }
+    assert_true(nodes[1]->engine->revoke(region));
+    region = expose(h, 1, w, 0, mem.data() + 100000, 200000);  // moved: [100000, 300000)
+    const std::vector<uint8_t> big = make_message(5, 150000), small = make_message(6, 100);
+    const iovec v{const_cast<uint8_t *>(big.data()), big.size()};
+    assert_int_equal(rttcc_rma_accumulate(h[0], 1, wk, addr(120000), RTTCC_RMA_REPLACE, RTTCC_RMA_BYTE, &v, 1, 0,
+                                          kTag, nullptr),
+                     RTTCC_OK);
+    assert_int_equal(rttcc_rma_post(h[0], 1, wk, addr(280000), RTTCC_RMA_REPLACE, RTTCC_RMA_BYTE, small.data(),
+                                    small.size()),
+                     RTTCC_DONE);
+    std::vector<uint8_t> got_small(100), got_big(150000);
+    const uint32_t r_small = nodes[0]->engine->grant(1, got_small.data(), got_small.size());
+    const uint32_t r_big = nodes[0]->engine->grant(1, got_big.data(), got_big.size());
+    assert_int_equal(rttcc_rma_post_get(h[0], 1, wk, addr(280000), 100, r_small, kTag), RTTCC_DONE);
+    assert_int_equal(rttcc_rma_get(h[0], 1, wk, addr(120000), 150000, r_big, kTag), RTTCC_DONE);
+    const int64_t one = 1, compare = 0, swap = 42;
+    int64_t was = -1;
+    const iovec ov{const_cast<int64_t *>(&one), sizeof one};
+    const uint32_t r_cas = nodes[0]->engine->grant(1, &was, sizeof was);
+    assert_int_equal(rttcc_rma_accumulate(h[0], 1, wk, addr(100000), RTTCC_RMA_SUM, RTTCC_RMA_INT64, &ov, 1, 0, kTag,
+                                          nullptr),
+                     RTTCC_DONE);
+    assert_int_equal(rttcc_rma_compare_and_swap(h[0], 1, wk, addr(100008), RTTCC_RMA_INT64, &compare, &swap, r_cas,
+                                                kTag),
+                     RTTCC_DONE);
+    assert_true(run_until(nodes, [&] { return nodes[0]->puts.size() == 3; }, 60));
+    assert_memory_equal(got_big.data(), big.data(), big.size());  // in order: after the put
+    assert_memory_equal(got_small.data(), small.data(), small.size());
+    assert_memory_equal(mem.data() + 120000, big.data(), big.size());
+    assert_memory_equal(mem.data() + 280000, small.data(), small.size());
+    int64_t counter = 0, swapped = 0;
+    std::memcpy(&counter, mem.data() + 100000, 8);
+    std::memcpy(&swapped, mem.data() + 100008, 8);
+    assert_true(counter == 1 && swapped == 42 && was == 0);  // each applied once
+    assert_int_equal(bad_requests(*nodes[1]), 0);
+    assert_true(nodes[0]->faults->injected > 0 && nodes[1]->faults->injected > 0);
+    const std::vector<uint8_t> before = mem;
+    assert_int_equal(rttcc_rma_accumulate(h[2], 1, wk, addr(100000), RTTCC_RMA_SUM, RTTCC_RMA_INT64, &ov, 1, 0, kTag,
+                                          nullptr),
+                     RTTCC_DONE);  // node 0's key
+    assert_int_equal(rttcc_rma_accumulate(h[0], 1, wk, addr(99992), RTTCC_RMA_SUM, RTTCC_RMA_INT64, &ov, 1, 0, kTag,
+                                          nullptr),
+                     RTTCC_DONE);  // just before the region: nothing holds it
+    assert_true(run_until(nodes, [&] { return bad_requests(*nodes[1]) == 2; }, 60));
+    assert_true(mem == before);
+}
+
 // Node 1 computes (its application never progresses): its quiet liveness
 // agent serves node 0's get and lock, whose replies land at node 0.
 static void test_the_agent_serves_requests(void **) {
@@ -912,6 +985,7 @@ int main() {
         cmocka_unit_test(test_a_batch_takes_a_large_entry),
         cmocka_unit_test(test_unlock_local_and_a_dead_holder_let_waiters_in),
         cmocka_unit_test(test_lookup_finds_the_region_holding_an_address),
+        cmocka_unit_test(test_a_window_key_reaches_what_is_attached_now),
         cmocka_unit_test(test_the_agent_serves_requests),
         cmocka_unit_test(test_revoking_with_a_reply_in_flight_is_safe),
         cmocka_unit_test(test_bad_requests_are_refused_at_the_origin),

@@ -134,68 +134,75 @@ static void test_exposures_are_found_by_window_peer_and_address(void **) {
     assert_null(t.exposure_holding(7, 2, at(b, 0), 1));
 }
 
-// A dynamic window's region detached and memory attached again: a peer
-// that still names the region it looked up reaches the bytes at the same
-// address in what is attached now (as a new lookup would find them), of
-// the same window and its own exposures only; nothing where nothing is.
-static void test_a_revoked_exposure_is_found_again_by_address(void **) {
+// A window key names a dynamic window's memory by address: its offsets
+// reach the exposure of that window to that peer holding them when they
+// are used, through any number of detaches and attaches (nothing is
+// remembered of revoked exposures); nothing where nothing is attached,
+// nothing of another window, nothing for another peer.
+static void test_a_window_key_reaches_what_is_attached_now(void **) {
     std::vector<uint8_t> mem(300);
+    const auto addr = [&](size_t i) { return static_cast<uint64_t>(reinterpret_cast<uintptr_t>(mem.data() + i)); };
     GrantTable t(rttcc::random_u32());
-    t.remap_revoked(7);
-    const uint32_t plain = t.expose(8, 1, mem.data(), 300);  // window 8 remaps nothing
-    assert_true(t.revoke(plain));
-    const uint32_t elsewhere = t.expose(8, 1, mem.data(), 300);
-    assert_null(t.target(1, plain, 0, 1));
-    assert_true(t.revoke(elsewhere));
-    const uint32_t old_key = t.expose(7, 1, mem.data() + 100, 100);  // [100, 200)
-    assert_true(t.revoke(old_key));
-    assert_null(t.target(1, old_key, 0, 1));  // nothing attached there
-    const uint32_t wide = t.expose(7, 1, mem.data(), 300);  // [0, 300) holds the old region's bytes
-    const GrantTable::Place p = t.place(1, old_key, 10, 20);
+    const uint32_t wk = t.expose_window(7, 1);
+    assert_int_not_equal(wk, 0);
+    assert_null(t.target(1, wk, addr(110), 20));  // nothing attached
+    assert_null(t.exposure_holding(7, 1, addr(110), 20));  // a lookup never finds the window key
+    const uint32_t region = t.expose(7, 1, mem.data() + 100, 100);  // [100, 200)
+    GrantTable::Place p = t.place(1, wk, addr(110), 20);
     assert_non_null(p.grant);
-    assert_int_equal(p.grant->key, wide);
+    assert_int_equal(p.grant->key, region);  // the exposure itself (a large get's reply is sent from it)
     assert_false(p.grant->notify);
     assert_ptr_equal(p.at, mem.data() + 110);
-    assert_null(t.target(1, old_key, 190, 20));  // past what is attached now
-    assert_null(t.target(2, old_key, 10, 20));   // another peer's: it never named it
-    const uint32_t other = t.expose(8, 1, mem.data(), 300);
-    assert_true(t.revoke(wide));
-    assert_null(t.target(1, old_key, 10, 20));  // window 8's memory is not window 7's
-    const uint32_t again = t.expose(7, 1, mem.data() + 100, 100);
-    assert_ptr_equal(t.target(1, old_key, 0, 100), mem.data() + 100);
-    // Other peers' and other windows' revocations do not push it out: a
-    // window revokes one exposure per peer at each detach.
-    for (uint32_t peer = 2; peer < 2 + 2 * GrantTable::kRevokedKept; ++peer)
-        assert_true(t.revoke(t.expose(7, peer, mem.data(), 1)));
-    t.remap_revoked(9);
-    for (size_t i = 0; i < 2 * GrantTable::kRevokedKept; ++i) assert_true(t.revoke(t.expose(9, 1, mem.data(), 1)));
-    assert_ptr_equal(t.target(1, old_key, 0, 100), mem.data() + 100);
-    for (size_t i = 0; i < GrantTable::kRevokedKept; ++i)  // its own window and peer's do: it ages out
-        assert_true(t.revoke(t.expose(7, 1, mem.data() + 250, 1)));
-    assert_null(t.target(1, old_key, 0, 100));
-    assert_ptr_equal(t.target(1, again, 0, 100), mem.data() + 100);
-    assert_true(t.revoke(again) && t.revoke(other));
+    assert_null(t.target(1, wk, addr(190), 20));  // past its end
+    assert_null(t.target(1, wk, addr(90), 20));   // before its start
+    assert_null(t.target(2, wk, addr(110), 20));  // another peer does not hold the key
+    const uint32_t other = t.expose(8, 1, mem.data(), 300);  // window 8's memory is not window 7's
+    assert_true(t.revoke(region));
+    assert_null(t.target(1, wk, addr(110), 20));
+    uint32_t wide = 0;
+    for (int i = 0; i < 5000; ++i) {  // far more than any table of revoked keys kept
+        wide = t.expose(7, 1, mem.data(), 300);
+        assert_int_not_equal(wide, 0);
+        if (i + 1 < 5000) assert_true(t.revoke(wide));
+    }
+    p = t.place(1, wk, addr(190), 20);  // [0, 300) holds it now
+    assert_int_equal(p.grant->key, wide);
+    assert_ptr_equal(p.at, mem.data() + 190);
+    assert_true(t.revoke(wk));
+    assert_null(t.target(1, wk, addr(190), 20));
+    assert_int_equal(t.exposure_holding(7, 1, addr(190), 20)->key, wide);  // its exposures stay
+    assert_true(t.revoke(wide) && t.revoke(other));
+    assert_int_equal(t.live(), 0);
 }
 
-// A key the table still maps after its revoke is not granted again when
-// the counter comes round (a put naming it would land in the new grant),
-// and once its window closes it is neither mapped nor kept from reuse.
-static void test_a_mapped_revoked_key_is_not_granted_again(void **) {
-    std::vector<uint8_t> mem(64);
-    GrantTable t(0x123456);
-    t.remap_revoked(7);
-    const uint32_t k = t.expose(7, 1, mem.data(), 64);
+// The exposures of one window to one peer do not overlap (the one holding
+// an address is then the last that starts at or before it): one that
+// would is refused; other peers' and other windows' are apart.  Among
+// many, each address finds its own.
+static void test_exposures_of_a_window_to_a_peer_do_not_overlap(void **) {
+    std::vector<uint8_t> mem(4096);
+    const auto addr = [&](size_t i) { return static_cast<uint64_t>(reinterpret_cast<uintptr_t>(mem.data() + i)); };
+    GrantTable t(rttcc::random_u32());
+    const uint32_t k = t.expose(7, 1, mem.data() + 100, 100);  // [100, 200)
+    assert_int_equal(t.expose(7, 1, mem.data() + 199, 1), 0);
+    assert_int_equal(t.expose(7, 1, mem.data() + 50, 51), 0);
+    assert_int_equal(t.expose(7, 1, mem.data(), 300), 0);
+    assert_int_equal(t.expose(7, 1, mem.data() + 100, 100), 0);
+    assert_int_equal(t.expose(7, 1, mem.data(), 0), 0);
+    const uint32_t before = t.expose(7, 1, mem.data() + 50, 50), after = t.expose(7, 1, mem.data() + 200, 1);
+    assert_true(before && after);
+    const uint32_t peer2 = t.expose(7, 2, mem.data() + 150, 10), win8 = t.expose(8, 1, mem.data() + 150, 10);
+    assert_true(peer2 && win8);
     assert_true(t.revoke(k));
-    const uint32_t now = t.expose(7, 1, mem.data(), 64);
-    for (uint32_t i = 0; i < kPutKeyMask - 1; ++i) {  // once round the counter: k's turn comes
-        const uint32_t g = t.grant(2, mem.data(), 1);
-        assert_int_not_equal(g, k);
-        assert_true(t.revoke(g));
+    const uint32_t again = t.expose(7, 1, mem.data() + 100, 100);  // its place is free again
+    assert_int_not_equal(again, 0);
+    assert_true(t.revoke(before) && t.revoke(after) && t.revoke(again) && t.revoke(peer2) && t.revoke(win8));
+    std::vector<uint32_t> keys;  // 1000 regions of 3 bytes, one byte apart
+    for (size_t i = 0; i < 1000; ++i) keys.push_back(t.expose(7, 1, mem.data() + 4 * i, 3));
+    for (size_t i = 0; i < 1000; ++i) {
+        assert_int_equal(t.exposure_holding(7, 1, addr(4 * i + 1), 2)->key, keys[i]);
+        assert_null(t.exposure_holding(7, 1, addr(4 * i + 3), 1));  // the gap
     }
-    assert_ptr_equal(t.target(1, k, 8, 8), mem.data() + 8);  // still the window's memory
-    t.forget_window(7);
-    assert_true(t.revoke(now));
-    assert_null(t.target(1, k, 8, 8));
 }
 
 static void test_put_is_whole_when_every_byte_landed(void **) {
@@ -288,8 +295,8 @@ int main() {
         cmocka_unit_test(test_a_finished_calls_key_stays_dead),
         cmocka_unit_test(test_live_grants_are_skipped),
         cmocka_unit_test(test_exposures_are_found_by_window_peer_and_address),
-        cmocka_unit_test(test_a_revoked_exposure_is_found_again_by_address),
-        cmocka_unit_test(test_a_mapped_revoked_key_is_not_granted_again),
+        cmocka_unit_test(test_a_window_key_reaches_what_is_attached_now),
+        cmocka_unit_test(test_exposures_of_a_window_to_a_peer_do_not_overlap),
         cmocka_unit_test(test_put_is_whole_when_every_byte_landed),
         cmocka_unit_test(test_a_chunk_over_landed_bytes_is_refused),
         cmocka_unit_test(test_holes_in_puts_are_capped),
