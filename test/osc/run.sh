@@ -76,6 +76,9 @@ plan=(
     "passive:2:-busy 2 -flavor create,allocate,dynamic -expect-progress 1"
     # dynamic memory detached and attached again inside one lock_all epoch
     "reattach:3:-rounds 30::sm"
+    # ... more often than any table of detached regions would remember, also through drops, duplicates, reordering
+    "churn:2 3:-churn 300 -rounds 2::sm"
+    "churn:3:-churn 1000 -rounds 1:--mca btl_rttcc_fault_drop 20000 --mca btl_rttcc_fault_dup 30000 --mca btl_rttcc_fault_reorder 30000:pt2pt,sm"
     # large messages (the BTL's get) inside passive-target epochs, also with the
     # eager limit lowered so that gets are small enough to join a batch
     "mixed:2 3:-flavor create,allocate,dynamic::sm"
@@ -106,6 +109,7 @@ cm_plan=(
     "threads:2:::pt2pt"
     "errors:2:-cases $errors_detected"
     "reattach:2:-rounds 12"
+    "churn:2:-churn 300"
     "mixed:2"
 )
 selected=("$@")
@@ -161,6 +165,11 @@ run_one() {  # run_one NAME NP ARGS EXTRA STACK
         elif [[ $args != *-sizes\ 1048579* && $args != *-sizes\ 100000* && $args != *-sizes\ 6291456* ]]; then
             [ "$(stats_sum "$out" rma_batches)" -gt 0 ] || why="no batch was sent: small puts and accumulates each went alone"
         fi
+    fi
+    # a line with injected faults must have met them
+    if [ -z "$why" ] && [[ $extra == *fault_drop* ]]; then
+        [ "$(stats_sum "$out" retx)" -gt 0 ] && [ "$(stats_sum "$out" dup_segs)" -gt 0 ] ||
+            why="no segment was resent or duplicated under injected faults"
     fi
     # a burst's puts and accumulates behind its first wait for company in the engine
     if [ -z "$why" ] && [ "$osc" = rttcc ] && [ "$name" = bursts ]; then
