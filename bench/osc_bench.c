@@ -4,14 +4,16 @@
  * every test verifies the data it moved.
  *
  *   mpirun -np 2 --mca osc pt2pt ./osc_bench [-tests put,get,acc,fop,cas,put_bw,get_bw,acc_bw]
- *       [-sync flush,fence,pscw,lock] [-min BYTES] [-max BYTES] [-window W] [-scale F] [-win allocate|create]
+ *       [-sync flush,fence,pscw,lock] [-min BYTES] [-max BYTES] [-window W] [-scale F] [-win allocate|create|dynamic]
  *   mpirun -np N ... ./osc_bench -tests alltoall [-sizes B,B,..] [-iters N] [-warmup W]
- *       [-min_iters M] [-budget S] [-time S] [-win allocate|create]
+ *       [-min_iters M] [-budget S] [-time S] [-win allocate|create|dynamic]
  *
  * Latency tests (ranks 0 and 1; any further ranks wait), one element or
  * -min (8) to -max (4 MiB) bytes doubling, the window MPI_Win_allocate'd
  * (-win create: MPI_Win_create over memory of our own; that and the
- * origin buffers start on a page, as the OSU benchmarks allocate them):
+ * origin buffers start on a page, as the OSU benchmarks allocate them;
+ * -win dynamic: MPI_Win_create_dynamic with such memory attached, the
+ * displacements its addresses, which an allgather tells every rank):
  *   put, get     MPI_Put / MPI_Get of `bytes` MPI_BYTEs at displacement 0;
  *   acc          MPI_Accumulate of bytes / 8 MPI_DOUBLEs, MPI_SUM;
  *   fop          MPI_Fetch_and_op of one MPI_INT64_T, MPI_SUM (8 bytes only);
@@ -92,7 +94,7 @@ typedef struct opts {
     size_t min, max;         /* latency and bandwidth sizes */
     int window;              /* ops per flush in the bandwidth tests */
     double scale;            /* iteration counts times this */
-    int create;              /* 1: MPI_Win_create, 0: MPI_Win_allocate */
+    int create;              /* 1: MPI_Win_create, 2: MPI_Win_create_dynamic, 0: MPI_Win_allocate */
     size_t sizes[MAX_SIZES]; /* alltoall block sizes */
     int nsizes;
     int iters, warmup, min_iters; /* alltoall iteration rules (coll_bench's) */
@@ -104,7 +106,14 @@ typedef struct window {
     MPI_Win win;
     unsigned char *base;
     void *owned; /* malloc'd base of a created window */
+    MPI_Aint *at; /* dynamic: every rank's base address, by rank in the window's group; else NULL */
 } window_t;
+
+/* The target displacement of byte `offset` of rank's window. */
+static MPI_Aint disp(const window_t *w, int rank, size_t offset)
+{
+    return NULL != w->at ? MPI_Aint_add(w->at[rank], (MPI_Aint) offset) : (MPI_Aint) offset;
+}
 
 static int corrupt_once = -1; /* RTTCC_MPITEST_CORRUPT: flip one verified byte, once */
 
@@ -147,7 +156,23 @@ static void maybe_corrupt(unsigned char *p)
 static void win_open(window_t *w, size_t bytes, int create, MPI_Comm comm)
 {
     w->owned = NULL;
-    if (create) {
+    w->at = NULL;
+    if (2 == create) {
+        int n;
+        MPI_Aint mine;
+        MPI_Comm_size(comm, &n);
+        w->owned = tool_page_buffer("osc_bench", bytes);
+        w->base = w->owned;
+        w->at = malloc((size_t) n * sizeof *w->at);
+        if (NULL == w->at) {
+            fail("out of memory for the window's addresses (ranks, -)", n, 0);
+        }
+        check_rc(MPI_Win_create_dynamic(MPI_INFO_NULL, comm, &w->win),
+                 "MPI_Win_create_dynamic (does an osc component serve this window? e.g. --mca osc pt2pt)");
+        CHECK(MPI_Win_attach(w->win, w->base, (MPI_Aint) bytes));
+        CHECK(MPI_Get_address(w->base, &mine));
+        CHECK(MPI_Allgather(&mine, 1, MPI_AINT, w->at, 1, MPI_AINT, comm));
+    } else if (create) {
         w->owned = tool_page_buffer("osc_bench", bytes);
         w->base = w->owned;
         check_rc(MPI_Win_create(w->base, (MPI_Aint) bytes, 1, MPI_INFO_NULL, comm, &w->win),
@@ -161,8 +186,12 @@ static void win_open(window_t *w, size_t bytes, int create, MPI_Comm comm)
 
 static void win_close(window_t *w)
 {
+    if (NULL != w->at) {
+        CHECK(MPI_Win_detach(w->win, w->base));
+    }
     CHECK(MPI_Win_free(&w->win));
     free(w->owned);
+    free(w->at);
 }
 
 /* Byte k of a `bytes`-byte message; its complement is the poison. */
@@ -242,26 +271,28 @@ static void issue(pair_t *p, enum test t, size_t bytes, long i, size_t slot)
     switch (t) {
     case T_PUT:
     case T_PUT_BW:
-        CHECK(MPI_Put(p->sbuf, (int) bytes, MPI_BYTE, target, (MPI_Aint) (slot * bytes), (int) bytes, MPI_BYTE, p->w.win));
+        CHECK(MPI_Put(p->sbuf, (int) bytes, MPI_BYTE, target, disp(&p->w, target, slot * bytes), (int) bytes, MPI_BYTE,
+                      p->w.win));
         break;
     case T_GET:
     case T_GET_BW:
-        CHECK(MPI_Get(p->rbuf + slot * bytes, (int) bytes, MPI_BYTE, target, (MPI_Aint) (slot * bytes), (int) bytes,
-                      MPI_BYTE, p->w.win));
+        CHECK(MPI_Get(p->rbuf + slot * bytes, (int) bytes, MPI_BYTE, target, disp(&p->w, target, slot * bytes),
+                      (int) bytes, MPI_BYTE, p->w.win));
         break;
     case T_ACC:
     case T_ACC_BW:
-        CHECK(MPI_Accumulate(p->addends, (int) (bytes / 8), MPI_DOUBLE, target, (MPI_Aint) (slot * bytes),
+        CHECK(MPI_Accumulate(p->addends, (int) (bytes / 8), MPI_DOUBLE, target, disp(&p->w, target, slot * bytes),
                              (int) (bytes / 8), MPI_DOUBLE, MPI_SUM, p->w.win));
         break;
     case T_FOP:
         p->add = 1;
-        CHECK(MPI_Fetch_and_op(&p->add, &p->fetched, MPI_INT64_T, target, 0, MPI_SUM, p->w.win));
+        CHECK(MPI_Fetch_and_op(&p->add, &p->fetched, MPI_INT64_T, target, disp(&p->w, target, 0), MPI_SUM, p->w.win));
         break;
     case T_CAS:
         p->compare = i;
         p->swap = i + 1;
-        CHECK(MPI_Compare_and_swap(&p->swap, &p->compare, &p->fetched, MPI_INT64_T, target, 0, p->w.win));
+        CHECK(MPI_Compare_and_swap(&p->swap, &p->compare, &p->fetched, MPI_INT64_T, target, disp(&p->w, target, 0),
+                                   p->w.win));
         break;
     default:
         fail("no such test (test, -)", t, 0);
@@ -583,7 +614,7 @@ static void a2a_exchange(a2a_t *a, size_t bytes)
     CHECK(MPI_Win_fence(MPI_MODE_NOPRECEDE, a->w.win));
     for (int i = 1; i < a->n; ++i) {
         const int p = (a->rank + i) % a->n;
-        CHECK(MPI_Put((unsigned char *) a->sbuf + p * bytes, (int) bytes, MPI_BYTE, p, (MPI_Aint) (a->rank * bytes),
+        CHECK(MPI_Put((unsigned char *) a->sbuf + p * bytes, (int) bytes, MPI_BYTE, p, disp(&a->w, p, a->rank * bytes),
                       (int) bytes, MPI_BYTE, a->w.win));
     }
     memcpy(a->w.base + a->rank * bytes, (unsigned char *) a->sbuf + a->rank * bytes, bytes);
@@ -728,10 +759,10 @@ static int parse(opts_t *o, int argc, char **argv)
         } else if (0 == strcmp(k, "-scale")) {
             o->scale = atof(v);
         } else if (0 == strcmp(k, "-win")) {
-            if (strcmp(v, "allocate") && strcmp(v, "create")) {
+            if (strcmp(v, "allocate") && strcmp(v, "create") && strcmp(v, "dynamic")) {
                 return 0;
             }
-            o->create = 0 == strcmp(v, "create");
+            o->create = 0 == strcmp(v, "create") ? 1 : 0 == strcmp(v, "dynamic") ? 2 : 0;
         } else if (0 == strcmp(k, "-sizes")) {
             char *list = strdup(v), *save = NULL;
             o->nsizes = 0;
@@ -783,7 +814,7 @@ int main(int argc, char **argv)
         if (0 == rank) {
             fprintf(stderr, "usage: mpirun -np 2 osc_bench [-tests put,get,acc,fop,cas,put_bw,get_bw,acc_bw,alltoall]"
                             " [-sync flush,fence,pscw,lock] [-min BYTES (>= 8, n * 8)] [-max BYTES] [-window W] [-scale F]"
-                            " [-win allocate|create] [-sizes B,B,.. (>= 16, n * 8)] [-iters N] [-warmup W]"
+                            " [-win allocate|create|dynamic] [-sizes B,B,.. (>= 16, n * 8)] [-iters N] [-warmup W]"
                             " [-min_iters M] [-budget S] [-time S]\n");
         }
         MPI_Finalize();
@@ -803,7 +834,7 @@ int main(int argc, char **argv)
         for (int r = 0; r < n; ++r) {
             printf("%s%s", r ? "," : "", names + (size_t) r * MPI_MAX_PROCESSOR_NAME);
         }
-        printf(" win=%s model=%s\n", o.create ? "create" : "allocate",
+        printf(" win=%s model=%s\n", 2 == o.create ? "dynamic" : o.create ? "create" : "allocate",
                flag && MPI_WIN_UNIFIED == *model ? "unified" : "separate");
         fflush(stdout);
     }
