@@ -578,7 +578,8 @@ static int issue_piece(issue_t *s, uint32_t key, uint64_t offset, size_t n)
     if (RTTCC_ERR_BUSY != rc) {
         c->counters.posted += RTTCC_DONE == rc;
     } else if (KIND_PUT == s->kind) {
-        const bool copy = first_access_copy(s->m, s->target, n);
+        /* (a dynamic window's puts are requests: never copied as a first access) */
+        const bool copy = MPI_WIN_FLAVOR_DYNAMIC != s->m->flavor && first_access_copy(s->m, s->target, n);
         rc = send_put(s->m, peer, key, offset, &iov, s->op, copy);
         s->m->peers[s->target].access_copied |= copy; /* the first: copied, or refused for want of memory */
     } else if (KIND_GET == s->kind) {
@@ -872,7 +873,8 @@ static int rma_call(rma_call_t *a, struct ompi_win_t *win)
     if ((KIND_ACC == a->kind || a->atomic) && !queued) {
         osc_rttcc_release_accumulates(m, a->target);
     }
-    const size_t small = osc_rttcc_post_limit(m, a->target, false, KIND_PUT == a->kind);
+    const size_t small = osc_rttcc_post_limit(m, a->target, false,
+                                              KIND_PUT == a->kind && MPI_WIN_FLAVOR_DYNAMIC != m->flavor);
     if ((KIND_PUT == a->kind || (KIND_ACC == a->kind && !a->fetch && !raw)) && !self && NULL == a->request &&
         0 < bytes && bytes <= small && !queued && post_small(&s, a, bytes, &rc)) {
         return rc; /* in a lazy lock's batch too */

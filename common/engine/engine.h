@@ -279,7 +279,7 @@ private:
     bool lands_silently(const Peer &p, const PacketHeader &h) const {
         if (h.type != static_cast<uint8_t>(PacketType::PUT)) return h.tag == RTTCC_TAG_RMA;
         const GrantTable::Place place =
-            grants_.place(p.id, put_key(h.put_addr), put_offset(h.put_addr) + h.chunk_offset, h.payload_len);
+            grants_.place_put(p.id, put_key(h.put_addr), put_offset(h.put_addr) + h.chunk_offset, h.payload_len);
         return place.grant && !place.grant->notify;
     }
     bool accept_segment(Peer &p, const PacketHeader &h, const Arrival &a);

@@ -177,7 +177,7 @@ bool Engine::deliver_segment(Peer &p, const PacketHeader &h, const uint8_t *payl
 // (with the lock released).  Returns 1 if it completed a put.
 bool Engine::land_put(Peer &p, const PacketHeader &h, const uint8_t *payload, std::unique_lock<MaybeMutex> &lock) {
     const uint64_t first = put_offset(h.put_addr);
-    const GrantTable::Place place = grants_.place(p.id, put_key(h.put_addr), first + h.chunk_offset, h.payload_len);
+    const GrantTable::Place place = grants_.place_put(p.id, put_key(h.put_addr), first + h.chunk_offset, h.payload_len);
     uint8_t *to = place.at;
     PutArrivals::Put done;
     const auto step = to ? p.puts.add(h.msg_id, h.msg_len, h.put_addr, h.tag, h.chunk_offset, h.payload_len, &done)
@@ -279,7 +279,7 @@ bool Engine::deliverable(const Peer &p, const PacketHeader &h) const {
                    p.reassembly.fit(reassembly_buffers_, chunk_of(h, nullptr), p.rx.next()) == Reassembly::Fit::kYes;
         case PacketType::PUT: {
             const GrantTable::Place place =
-                grants_.place(p.id, put_key(h.put_addr), put_offset(h.put_addr) + h.chunk_offset, h.payload_len);
+                grants_.place_put(p.id, put_key(h.put_addr), put_offset(h.put_addr) + h.chunk_offset, h.payload_len);
             return place.at && (cb.on_put != nullptr || !place.grant->notify) &&
                    p.puts.fits(h.msg_id, h.msg_len, h.put_addr, h.tag, h.chunk_offset, h.payload_len);
         }

@@ -148,6 +148,12 @@ public:
         if (offset > g.len || len > g.len - offset) return {};
         return {&g, g.base + offset};
     }
+    // A PUT packet's place: a window key names addresses, which a put's
+    // 40-bit offset cannot hold; only requests reach memory through one.
+    Place place_put(uint32_t peer, uint32_t key, uint64_t offset, uint64_t len) const {
+        if (key == 0 || slots_.empty() || slots_[key & (slots_.size() - 1)].by_address) return {};
+        return place(peer, key, offset, len);
+    }
     uint8_t *target(uint32_t peer, uint32_t key, uint64_t offset, uint64_t len) const {
         return place(peer, key, offset, len).at;
     }

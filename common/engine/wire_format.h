@@ -41,12 +41,13 @@ inline const char *packet_type_name(PacketType t) {
 }
 
 constexpr uint16_t kMagic = 0x5452;  // "RT"
-constexpr uint8_t kVersion = 10;  // 2: ACKs carry SACK bitmaps; 3: BUSY, kFlagResume, the MAC; 4: by the receiver's key;
+constexpr uint8_t kVersion = 11;  // 2: ACKs carry SACK bitmaps; 3: BUSY, kFlagResume, the MAC; 4: by the receiver's key;
                                  // 5: RMA batches; 6: batch entries with replies (gets, fetching accumulates);
                                  // 7: 32-bit entry lengths, plain gets (kPlainGet); 8: the MAC covers
                                  // the header up to its field (64 bytes), not the header with it zeroed;
                                  // bytes past a header's payload are padding (UdpWire::group);
-                                 // 9: kFlagOrdered; 10: ordered RMA requests (an unlock), LOCKED_BATCH
+                                 // 9: kFlagOrdered; 10: ordered RMA requests (an unlock), LOCKED_BATCH;
+                                 // 11: window keys (a dynamic window's requests name addresses)
 
 // An ACK's payload, when there is one, is the selective ACK: 64-bit words,
 // bit i (word i / 64, bit i % 64) set if segment ack + 1 + i has arrived.

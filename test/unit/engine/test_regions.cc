@@ -153,6 +153,8 @@ static void test_a_window_key_reaches_what_is_attached_now(void **) {
     assert_int_equal(p.grant->key, region);  // the exposure itself (a large get's reply is sent from it)
     assert_false(p.grant->notify);
     assert_ptr_equal(p.at, mem.data() + 110);
+    assert_null(t.place_put(1, wk, addr(110), 20).at);  // a PUT packet's offset is no address
+    assert_ptr_equal(t.place_put(1, region, 10, 20).at, mem.data() + 110);  // the region's own key is
     assert_null(t.target(1, wk, addr(190), 20));  // past its end
     assert_null(t.target(1, wk, addr(90), 20));   // before its start
     assert_null(t.target(2, wk, addr(110), 20));  // another peer does not hold the key
