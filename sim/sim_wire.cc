@@ -58,8 +58,9 @@ bool SimWire::resolve(Channel ch, const void *addr, size_t len, WireHandle *out,
 }
 
 // A send the NIC's queue has no room for is "full now": the engine keeps
-// it and tries again, as it does when a socket's buffer is full.
-int SimWire::tx_burst(Channel ch, TxDatagram *d, int n) {
+// it and tries again, as it does when a socket's buffer is full.  Out of
+// memory for the packet ends the simulation (noexcept).
+int SimWire::tx_burst(Channel ch, TxDatagram *d, int n) noexcept {
     Fabric &f = net_.fabric();
     Port &nic = f.nic(host_);
     for (int i = 0; i < n; ++i) {

@@ -67,7 +67,7 @@ public:
     static size_t address_of(uint32_t host, Channel ch, void *buf, size_t cap);
     bool resolve(Channel ch, const void *addr, size_t len, WireHandle *out, std::string *err) override;
     size_t path_datagram(const void *, size_t) const override { return net_.datagram(); }
-    int tx_burst(Channel ch, TxDatagram *d, int n) override;
+    int tx_burst(Channel ch, TxDatagram *d, int n) noexcept override;
     int rx_burst(Channel ch, RxDatagram *d, int n) override;
     unsigned ready() override { return (rx_[kCmd].empty() ? 0u : 1u << kCmd) | (rx_[kData].empty() ? 0u : 1u << kData); }
 

@@ -55,7 +55,7 @@ std::unique_ptr<rttcc::Wire> open_wire(const rttcc_config_t &cfg, std::string *e
     const rttcc::FaultRates rates{cfg.fault_drop, cfg.fault_dup, cfg.fault_reorder, cfg.fault_truncate};
     if (rates.any()) {
         const uint64_t seed = cfg.fault_seed ? cfg.fault_seed : static_cast<uint64_t>(getpid());
-        wire = std::make_unique<rttcc::FaultyWire>(std::move(wire), rates, seed);
+        wire = std::make_unique<rttcc::FaultyWire>(std::move(wire), rates, seed, cfg.tx_batch);
     }
     return wire;
 }

@@ -1,8 +1,25 @@
 #include "wire/faulty_wire.h"
 
+#include <algorithm>
 #include <cstring>
 
 namespace rttcc {
+
+FaultyWire::FaultyWire(std::unique_ptr<Wire> inner, FaultRates rates, uint64_t seed, size_t max_burst)
+    : inner_(std::move(inner)), rates_(rates), rng_(seed ? seed : 0x9e3779b97f4a7c15ull), max_burst_(max_burst) {
+    for (auto &h : held_) h.reserve(kMaxDatagram);
+    failed_.reserve(kMaxFailed);
+    out_.reserve(2 * max_burst + 1);  // each datagram and its duplicate, and the held one
+    from_.reserve(out_.capacity());
+}
+
+namespace {
+size_t bytes_of(const TxDatagram &d) {
+    size_t n = 0;
+    for (int k = 0; k < d.iovcnt; ++k) n += d.iov[k].iov_len;
+    return n;
+}
+}  // namespace
 
 bool FaultyWire::roll(uint32_t per_million) {
     if (!per_million) return false;
@@ -24,8 +41,11 @@ int FaultyWire::failures(WireFailure *out, int n) {
 // The faults are rolled per datagram; what survives goes to the real wire
 // as one burst, so injection keeps the wire's batching (and GSO) and only
 // the faults differ from a clean run.  A datagram held back for reordering
-// rides behind the next one; if the wire refuses it, it stays held.
-int FaultyWire::tx_burst(Channel ch, TxDatagram *d, int n) {
+// rides behind the next one; if the wire refuses it, it stays held.  The
+// vectors have their room from the constructor: a burst past max_burst
+// is cut short ("full now"), and a datagram too long to hold is not held.
+int FaultyWire::tx_burst(Channel ch, TxDatagram *d, int n) noexcept {
+    n = std::min(n, static_cast<int>(max_burst_));
     out_.clear();
     from_.clear();
     int held_at = -1;  // index in out_ of the held datagram, if it goes in this burst
@@ -38,7 +58,7 @@ int FaultyWire::tx_burst(Channel ch, TxDatagram *d, int n) {
         }
         if (drop_if && drop_if(ch, dg)) {
             ++injected;
-            if (fail_errno && failed_.size() < 64) failed_.push_back({dg.dest, fail_errno, ch});
+            if (fail_errno && failed_.size() < kMaxFailed) failed_.push_back({dg.dest, fail_errno, ch});
             continue;
         }
         if (roll(rates_.drop)) {
@@ -50,7 +70,7 @@ int FaultyWire::tx_burst(Channel ch, TxDatagram *d, int n) {
             iovec &last = dg.iov[dg.iovcnt - 1];
             last.iov_len /= 2;  // header-only datagrams lose half their header
         }
-        if (held_[ch].empty() && roll(rates_.reorder)) {
+        if (held_[ch].empty() && roll(rates_.reorder) && bytes_of(dg) <= held_[ch].capacity()) {
             ++injected;
             for (int k = 0; k < dg.iovcnt; ++k) {
                 const auto *p = static_cast<const uint8_t *>(dg.iov[k].iov_base);

@@ -18,8 +18,9 @@ struct FaultRates {
 
 class FaultyWire final : public Wire {
 public:
-    FaultyWire(std::unique_ptr<Wire> inner, FaultRates rates, uint64_t seed)
-        : inner_(std::move(inner)), rates_(rates), rng_(seed ? seed : 0x9e3779b97f4a7c15ull) {}
+    // Bursts of up to max_burst datagrams (the engine's tx_batch) go whole;
+    // the room for them is made here, so tx_burst allocates nothing.
+    FaultyWire(std::unique_ptr<Wire> inner, FaultRates rates, uint64_t seed, size_t max_burst);
 
     const char *name() const override { return inner_->name(); }
     size_t local_address(Channel ch, void *buf, size_t cap) const override {
@@ -38,7 +39,7 @@ public:
     bool verifies_source() const override { return inner_->verifies_source(); }
     TsSource stamp_source() const override { return inner_->stamp_source(); }
     int tx_stamps(TxStamp *out, int n) override { return inner_->tx_stamps(out, n); }
-    int tx_burst(Channel ch, TxDatagram *d, int n) override;
+    int tx_burst(Channel ch, TxDatagram *d, int n) noexcept override;
 
     uint64_t injected = 0;  // faults injected so far
     std::function<bool(Channel, const TxDatagram &)> drop_if;  // drops what it accepts (unit tests)
@@ -48,12 +49,16 @@ public:
 private:
     bool roll(uint32_t per_million);
 
+    static constexpr size_t kMaxFailed = 64;  // fail_errno drops kept for failures()
+
     std::unique_ptr<Wire> inner_;  // the real wire
     FaultRates rates_;             // how often each fault happens
     uint64_t rng_;                 // xorshift state
-    std::vector<uint8_t> held_[kChannels];  // a datagram held back for reordering
+    size_t max_burst_;             // most datagrams of the caller's taken in one burst
+    std::vector<uint8_t> held_[kChannels];  // a datagram held back for reordering (room: kMaxDatagram)
     WireHandle held_dest_[kChannels] = {};  // its destination
     std::vector<WireFailure> failed_;       // fail_errno drops not yet reported
+    // Room: two a datagram (it and its duplicate) and the held one.
     std::vector<TxDatagram> out_;           // this burst's survivors, to the real wire at once
     std::vector<int> from_;                 // the caller's index of each
 };

@@ -101,6 +101,7 @@ std::unique_ptr<OfiWire> OfiWire::open(const rttcc_config_t &cfg, std::string *e
     w->av_.reset(&av->fid);
     if (!w->open_endpoint(kCmd, info.get(), cfg, err) || !w->open_endpoint(kData, info.get(), cfg, err))
         return nullptr;
+    w->failed_.reserve(kMaxFailed);  // tx_burst allocates nothing
     return w;
 }
 
@@ -251,7 +252,7 @@ void OfiWire::reap_tx(Endpoint &e) {
     }
 }
 
-int OfiWire::tx_burst(Channel ch, TxDatagram *d, int n) {
+int OfiWire::tx_burst(Channel ch, TxDatagram *d, int n) noexcept {
     Endpoint &e = ep_[ch];
     auto *ep = reinterpret_cast<fid_ep *>(e.ep.get());
     reap_tx(e);

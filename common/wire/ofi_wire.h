@@ -31,7 +31,7 @@ public:
     size_t local_address(Channel ch, void *buf, size_t cap) const override;
     bool resolve(Channel ch, const void *addr, size_t len, WireHandle *out, std::string *err) override;
     size_t path_datagram(const void *data_addr, size_t len) const override;
-    int tx_burst(Channel ch, TxDatagram *d, int n) override;
+    int tx_burst(Channel ch, TxDatagram *d, int n) noexcept override;
     int rx_burst(Channel ch, RxDatagram *d, int n) override;
     bool verifies_source() const override { return has_source_; }
     int failures(WireFailure *out, int n) override;

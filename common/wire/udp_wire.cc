@@ -29,6 +29,7 @@ constexpr unsigned kIdleStride = 4;       // an idle data channel is polled on e
 constexpr nanos kStampTimeout = msec(200);  // a transmit stamp later than this is given up
 constexpr nanos kKeysQuiet = msec(1000);    // counted keys restarted: no stamped sends for this long
 constexpr size_t kMaxGsoLimits = 256;       // destinations with a GSO limit; one more turns GSO off
+constexpr size_t kMaxFailed = 64;           // refused sends kept until failures() reports them
 constexpr size_t kNoGsoLimit = 65536;       // gso_refused() of a destination without one
 
 size_t datagram_bytes(const TxDatagram &d) {
@@ -75,6 +76,7 @@ std::unique_ptr<UdpWire> UdpWire::open(const rttcc_config_t &cfg, std::string *e
     w->tx_iovs_.resize(cfg.tx_batch * 5);  // four pieces a datagram, and padding
     w->tx_groups_.resize(cfg.tx_batch);
     w->gso_limits_.reserve(kMaxGsoLimits);
+    w->failed_.reserve(kMaxFailed);
     w->stage_ = AlignedBytes(kStageBytes);
     w->tx_control_space_ = kGsoCmsgSpace + (w->stamp_tx_ ? tx_request_cmsg_space() : 0);
     w->tx_control_.resize(cfg.tx_batch * w->tx_control_space_);
@@ -378,7 +380,7 @@ int UdpWire::send_groups(Channel ch, const TxDatagram *d, int ngroups) {
             break;
         }
         ++tx_errors_;  // refused for good (EMSGSIZE, ENETUNREACH, EPERM, ...): the engine hears of it
-        if (failed_.size() < 64) failed_.push_back({d[tx_groups_[done].first].dest, errno, ch});
+        if (failed_.size() < kMaxFailed) failed_.push_back({d[tx_groups_[done].first].dest, errno, ch});
         taken += tx_groups_[done++].count;
     }
     return taken;
@@ -417,7 +419,7 @@ void UdpWire::limit_gso(WireHandle dest, size_t refused) {
 // A group refused for its GSO leaves the rest of the burst to be grouped
 // again (without it); each such round lowers a limit or turns GSO off, so
 // the rounds end.
-int UdpWire::tx_burst(Channel ch, TxDatagram *d, int n) {
+int UdpWire::tx_burst(Channel ch, TxDatagram *d, int n) noexcept {
     n = std::min<int>(n, static_cast<int>(tx_msgs_.size()));
     int taken = 0;
     do {

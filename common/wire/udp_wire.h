@@ -38,7 +38,7 @@ public:
     size_t local_address(Channel ch, void *buf, size_t cap) const override;
     bool resolve(Channel ch, const void *addr, size_t len, WireHandle *out, std::string *err) override;
     size_t path_datagram(const void *data_addr, size_t len) const override;
-    int tx_burst(Channel ch, TxDatagram *d, int n) override;
+    int tx_burst(Channel ch, TxDatagram *d, int n) noexcept override;
     int poll_fds(int *fds, int cap) const override {
         int n = 0;
         for (int fd : fd_)
@@ -154,7 +154,7 @@ private:
     bool gro_ = false;                        // the kernel gives UDP_GRO buffers
     uint64_t tx_errors_ = 0;                  // datagrams the kernel refused for good
     bool errq_news_ = false;                  // an ICMP error may be queued (ECONNREFUSED, a short sendmmsg)
-    std::vector<WireFailure> failed_;         // sends refused for good, not yet reported (at most 64)
+    std::vector<WireFailure> failed_;         // sends refused for good, not yet reported (at most kMaxFailed, room made)
 
     TsSource stamp_source_ = TsSource::kNone; // best stamps the sockets take
     StampMode stamp_mode_ = StampMode::kSoftware; // how the sockets were set up

@@ -74,7 +74,10 @@ public:
 
     // Sends up to n datagrams; returns how many the wire took (sent or
     // dropped for good).  Fewer than n means "full now, try later".
-    virtual int tx_burst(Channel ch, TxDatagram *d, int n) = 0;
+    // Never throws, so it allocates nothing (a wire makes its room when
+    // opened): the engine has cut and timed the segments it hands over,
+    // and a throw would lose the datagrams it was still staging.
+    virtual int tx_burst(Channel ch, TxDatagram *d, int n) noexcept = 0;
     // Receives up to n datagrams without blocking; returns how many.
     virtual int rx_burst(Channel ch, RxDatagram *d, int n) = 0;
     // True when rx_burst's `src` identifies the sender (the engine then

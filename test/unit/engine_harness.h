@@ -33,7 +33,7 @@ public:
     }
     size_t path_datagram(const void *a, size_t l) const override { return inner_->path_datagram(a, l); }
     rttcc::TsSource stamp_source() const override { return rttcc::TsSource::kKernel; }
-    int tx_burst(rttcc::Channel ch, rttcc::TxDatagram *d, int n) override {
+    int tx_burst(rttcc::Channel ch, rttcc::TxDatagram *d, int n) noexcept override {
         const int sent = inner_->tx_burst(ch, d, n);
         for (int i = 0; i < sent; ++i)
             if (d[i].stamp_cookie) {
@@ -156,7 +156,7 @@ inline std::vector<std::unique_ptr<Node>> make_nodes(rttcc::MemNetwork &net, int
         rttcc_config_t cfg = test_config(static_cast<uint32_t>(i));
         if (tune) tune(cfg);
         std::unique_ptr<rttcc::Wire> wire = std::make_unique<rttcc::MemWire>(net);
-        auto fw = std::make_unique<rttcc::FaultyWire>(std::move(wire), faults, 1000 + i);
+        auto fw = std::make_unique<rttcc::FaultyWire>(std::move(wire), faults, 1000 + i, cfg.tx_batch);
         node->faults = fw.get();  // with no rates and no drop_if it only passes datagrams on
         wire = std::move(fw);
         if (kernel_stamps) {

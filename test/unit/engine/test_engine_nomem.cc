@@ -1,6 +1,8 @@
 // A process out of memory for a copy: the engine's copies above inline_max
 // come from aligned_alloc (BufferPool), which this program wraps
 // (-Wl,--wrap=aligned_alloc, and malloc alike) to fail on demand.  A message then goes zero-copy.
+// It replaces operator new too, to fail on demand (g_fail_new): a wire's
+// send never allocates.
 // A target without memory for an RMA reply declares the asker dead with
 // the reason: nothing crashes, no freed byte travels, and the target's
 // other peers are served as before.
@@ -19,6 +21,7 @@ using namespace rttcc_test;
 namespace {
 bool g_fail_large = false;  // allocations of at least a BufferPool block fail while set
 bool g_fail_all = false;    // every allocation fails while set
+bool g_fail_new = false;    // operator new fails while set
 }
 
 extern "C" void *__real_malloc(size_t n);
@@ -32,6 +35,12 @@ extern "C" void *__wrap_aligned_alloc(size_t alignment, size_t n) {
     return __real_aligned_alloc(alignment, n);
 }
 
+void *operator new(size_t n) {
+    void *p = g_fail_new ? nullptr : __real_malloc(n ? n : 1);
+    if (!p) throw std::bad_alloc();
+    return p;
+}
+
 namespace {
 
 constexpr uint8_t kTag = 9;
@@ -40,6 +49,10 @@ constexpr size_t kLen = 150000;  // above inline_max: a BufferPool copy, or zero
 struct NoMemory {
     NoMemory() { g_fail_large = true; }
     ~NoMemory() { g_fail_large = false; }
+};
+struct NoNew {
+    NoNew() { g_fail_new = true; }
+    ~NoNew() { g_fail_new = false; }
 };
 struct NoMemoryAtAll {
     NoMemoryAtAll() { g_fail_all = true; }
@@ -72,7 +85,59 @@ struct Target {
     uint32_t window = 0;
 };
 
+// A wire under the fault injection whose sends allocate as they please
+// (MemWire's do): only the fault injection's own sends meet NoNew.
+class AllocatesFreely final : public Wire {
+public:
+    explicit AllocatesFreely(std::unique_ptr<Wire> inner) : inner_(std::move(inner)) {}
+    const char *name() const override { return inner_->name(); }
+    size_t local_address(Channel ch, void *b, size_t c) const override { return inner_->local_address(ch, b, c); }
+    bool resolve(Channel ch, const void *a, size_t l, WireHandle *o, std::string *e) override {
+        return inner_->resolve(ch, a, l, o, e);
+    }
+    size_t path_datagram(const void *a, size_t l) const override { return inner_->path_datagram(a, l); }
+    int rx_burst(Channel ch, RxDatagram *d, int n) override { return inner_->rx_burst(ch, d, n); }
+    int tx_burst(Channel ch, TxDatagram *d, int n) noexcept override {
+        const bool was = g_fail_new;
+        g_fail_new = false;
+        const int sent = inner_->tx_burst(ch, d, n);
+        g_fail_new = was;
+        return sent;
+    }
+
+private:
+    std::unique_ptr<Wire> inner_;
+};
+
 }  // namespace
+
+// Fault injection (every datagram duplicated, some held back) sends
+// without memory: its bursts find their room made when it was.  It grew
+// vectors in tx_burst before, and a send that threw there, after the
+// engine had cut a segment whose datagram it was staging (a full batch
+// flushed first), left that segment without a datagram or a timer: the
+// message never arrived.
+static void test_fault_injection_sends_without_memory(void **) {
+    constexpr uint32_t kBatch = 4;
+    MemNetwork net(4000);
+    const WrapWire wrap = [](int i, std::unique_ptr<Wire> w) -> std::unique_ptr<Wire> {
+        if (i != 0) return w;
+        const FaultRates dup_and_hold{0, 1000000, 300000, 0};
+        return std::make_unique<FaultyWire>(std::make_unique<AllocatesFreely>(std::move(w)), dup_and_hold, 7,
+                                            size_t{kBatch});
+    };
+    auto nodes = make_nodes(net, 2, {}, [](rttcc_config_t &c) { c.tx_batch = kBatch; }, nullptr, false, wrap);
+    std::vector<uint8_t> first = make_message(1, 100), msg = make_message(2, 12 * 3900);  // several batches
+    iovec f{first.data(), first.size()}, v{msg.data(), msg.size()};
+    assert_int_equal(nodes[0]->engine->send(1, kTag, &f, 1, &first), RTTCC_DONE);  // the engine's pools fill
+    assert_true(run_until(nodes, [&] { return nodes[1]->received.size() == 1; }));
+    {
+        NoNew none;
+        assert_int_equal(nodes[0]->engine->send(1, kTag, &v, 1, &msg), RTTCC_OK);
+    }
+    assert_true(run_until(nodes, [&] { return nodes[0]->completed.size() == 1; }, 3));
+    assert_true(nodes[1]->received.back().bytes == msg);
+}
 
 // A message that would be copied (above inline_max, up to send_copy_max)
 // goes zero-copy when no memory is left for its copy: the send is taken,
@@ -213,6 +278,7 @@ int main() {
         cmocka_unit_test(test_a_reply_without_memory_declares_its_asker_dead),
         cmocka_unit_test(test_a_message_without_memory_to_reassemble_declares_its_sender_dead),
         cmocka_unit_test(test_revoking_without_memory_for_a_reply_copy_declares_its_asker_dead),
+        cmocka_unit_test(test_fault_injection_sends_without_memory),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

@@ -157,7 +157,7 @@ public:
         return inner_->resolve(ch, a, l, o, e);
     }
     size_t path_datagram(const void *a, size_t l) const override { return inner_->path_datagram(a, l); }
-    int tx_burst(Channel ch, TxDatagram *d, int n) override { return inner_->tx_burst(ch, d, n); }
+    int tx_burst(Channel ch, TxDatagram *d, int n) noexcept override { return inner_->tx_burst(ch, d, n); }
     int rx_burst(Channel ch, RxDatagram *d, int n) override {
         if (ch != kCmd) return inner_->rx_burst(ch, d, n);
         RxDatagram in[16];

@@ -325,7 +325,7 @@ public:
         return inner_->resolve(ch, bad.data(), bad.size(), o, e);
     }
     size_t path_datagram(const void *a, size_t l) const override { return inner_->path_datagram(a, l); }
-    int tx_burst(Channel ch, TxDatagram *d, int n) override { return inner_->tx_burst(ch, d, n); }
+    int tx_burst(Channel ch, TxDatagram *d, int n) noexcept override { return inner_->tx_burst(ch, d, n); }
     int rx_burst(Channel ch, RxDatagram *d, int n) override { return inner_->rx_burst(ch, d, n); }
     int failures(WireFailure *out, int n) override { return inner_->failures(out, n); }
     const char *refuser() const override { return inner_->refuser(); }
