@@ -302,11 +302,14 @@ uint32_t Engine::segments_within(const Peer &p, uint64_t bytes) const {
     return static_cast<uint32_t>(std::clamp<uint64_t>(bytes / p.seg_payload, 1, UINT32_MAX));
 }
 
-// Returns the segment's payload bytes.
+// Returns the segment's payload bytes.  What may throw (no memory: its
+// room in the send ring, its descriptor) comes before anything changes,
+// so a pump that throws leaves the message as it was (send_queued).
 uint32_t Engine::cut_segment(Peer &p, TxMessage &m, nanos now) {
+    p.tx.make_room();
+    TxSegment &seg = *segments_.get();
     now = tx_time(now);
     const Channel ch = channel_for(m);
-    TxSegment &seg = *segments_.get();
     seg.peer = &p;
     seg.msg = &m;
     seg.cmd_channel = ch == kCmd;

@@ -35,11 +35,16 @@ public:
     // must not be full.
     seq_t push(TxSegment *seg) {
         assert(!full());
-        if (in_flight() == capacity_) grow();
+        make_room();
         const seq_t s = next_++;
         slots_[s & (capacity_ - 1)] = seg;
         seg->seq = s;
         return s;
+    }
+
+    // Room for one more push (grows the ring; may throw std::bad_alloc).
+    void make_room() {
+        if (in_flight() == capacity_) grow();
     }
 
     // The segment with sequence number s, or nullptr if s is not in flight.
