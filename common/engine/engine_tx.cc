@@ -22,7 +22,8 @@ int Engine::submit(uint32_t index, TxMessage &proto, bool only_if_open, const Me
     if (only_if_open) {
         List<TxMessage, &TxMessage::link> &queue = p->pending[channel_for(proto)];
         // Messages that wait for company go first, in the same send call.
-        if (!queue.empty() && has_room(*p, *queue.front())) pump(*p, now, segments_within(*p, kPassBytes));
+        // Out of memory for them, this one is BUSY (the queue stays).
+        if (!queue.empty() && has_room(*p, *queue.front())) pump_or_defer(*p, now);
         if (!queue.empty() || !has_room(*p, proto)) {
             flush_all();  // what the pump staged
             count(*p, &rttcc_stats_t::window_stalls);
@@ -52,11 +53,19 @@ int Engine::submit(uint32_t index, TxMessage &proto, bool only_if_open, const Me
 
 // Sends what is queued to p now, as far as it goes.  A message queued is
 // taken: out of memory here, a later pass sends it (its caller must not
-// hear a refusal).
+// hear a refusal).  What was cut before goes now (flush cannot throw:
+// Wire::tx_burst is noexcept).
 void Engine::send_queued(Peer &p, nanos now) {
+    pump_or_defer(p, now);
+    flush_all();
+}
+
+// Pumps p (staging, not flushing); out of memory for a segment (cut_segment
+// takes it before anything changes), p stays in the sends queue for a
+// later pass.
+void Engine::pump_or_defer(Peer &p, nanos now) {
     try {
         pump(p, now, segments_within(p, kPassBytes));
-        flush_all();
     } catch (const std::bad_alloc &) {
         if (!p.sends_link.linked()) sends_.push_back(p);
     }

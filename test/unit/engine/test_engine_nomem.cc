@@ -137,6 +137,41 @@ static void test_a_message_cut_without_memory_goes_on_later(void **) {
     assert_true(nodes[1]->received.back().bytes == msg);
 }
 
+// A send_now (only if the peer can take it now) sends what is queued
+// first; out of memory there, the caller hears RTTCC_ERR_BUSY for its own
+// message, what was cut before goes now, and the rest in a later pass.
+// The bad_alloc escaped before: RTTCC_ERR, and the datagram cut before it
+// stayed in the engine's batch until some later send.
+static void test_send_now_without_memory_for_what_is_queued_is_busy(void **) {
+    MemNetwork net(4000);
+    auto nodes = make_nodes(net, 2, {}, nullptr, nullptr, false, node0_allocates_freely);
+    const size_t payload = 4000 - kHeaderSize;
+    std::vector<uint8_t> dst(18 * payload), put1 = make_message(1, 15 * payload), put2 = make_message(2, 3 * payload);
+    const uint32_t key = nodes[1]->engine->grant(0, dst.data(), dst.size());
+    iovec p1{put1.data(), put1.size()}, p2{put2.data(), put2.size()};
+    assert_int_equal(nodes[0]->engine->put(1, key, 0, 1, &p1, 1, &put1), RTTCC_OK);
+    assert_int_equal(segments_sent(*nodes[0]), 15);  // in flight, unACKed: the send ring (16) has room for one
+    assert_int_equal(nodes[0]->engine->put(1, key, put1.size(), 2, &p2, 1, &put2), RTTCC_OK);
+    assert_int_equal(segments_sent(*nodes[0]), 15);  // put2 waits for company
+    const size_t queued = net.queue(1, kData).size();
+    rttcc_engine o0{nodes[0]->engine, ""};
+    std::vector<uint8_t> now = make_message(3, 2000);  // on the data channel, behind put2
+    auto fill = [](void *ctx, void *dst_, size_t n) { std::memcpy(dst_, static_cast<uint8_t *>(ctx), n); };
+    int rc;
+    {
+        NoNew none;
+        rc = rttcc_engine_send_now(&o0, 1, kTag, now.size(), fill, now.data());
+    }
+    assert_int_equal(rc, RTTCC_ERR_BUSY);
+    assert_int_equal(segments_sent(*nodes[0]), 16);                // put2's first segment was cut
+    assert_int_equal(net.queue(1, kData).size(), queued + 1);     // and went
+    assert_true(run_until(nodes, [&] { return nodes[0]->completed.size() == 2; }, 3));  // the rest later
+    assert_true(std::equal(put2.begin(), put2.end(), dst.begin() + static_cast<std::ptrdiff_t>(put1.size())));
+    assert_int_equal(rttcc_engine_send_now(&o0, 1, kTag, now.size(), fill, now.data()), RTTCC_DONE);
+    assert_true(run_until(nodes, [&] { return nodes[1]->received.size() == 1; }));
+    assert_true(nodes[1]->received[0].bytes == now);
+}
+
 // Fault injection (every datagram duplicated, some held back) sends
 // without memory: its bursts find their room made when it was.  It grew
 // vectors in tx_burst before, and a send that threw there, after the
@@ -306,6 +341,7 @@ int main() {
         cmocka_unit_test(test_revoking_without_memory_for_a_reply_copy_declares_its_asker_dead),
         cmocka_unit_test(test_fault_injection_sends_without_memory),
         cmocka_unit_test(test_a_message_cut_without_memory_goes_on_later),
+        cmocka_unit_test(test_send_now_without_memory_for_what_is_queued_is_busy),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);
 }
