@@ -206,10 +206,7 @@ int Engine::flush(uint32_t index, uint8_t tag, void *cookie) {
 // RTTCC_DONE if nothing is outstanding.
 int Engine::begin_flush(Peer &p, uint8_t tag, void *cookie, nanos now, bool queue_only, bool *asked) {
     const bool batched = p.batch && !p.batch->empty() && !p.batch->held;  // a held one stays
-    if (!queue_only && !batched && p.has_pending()) {  // puts that wait for company go now, the last asking
-        pump(p, now, segments_within(p, kPassBytes));
-        flush_all();
-    }
+    if (!queue_only && !batched && p.has_pending()) send_queued(p, now);  // puts that wait for company go now, the last asking
     const int rc = close_batch(p, true, now, queue_only);
     if (rc != RTTCC_OK) return rc;
     *asked = true;

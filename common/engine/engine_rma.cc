@@ -59,10 +59,7 @@ int Engine::request(uint32_t index, RmaRequest r, const iovec *iov, int iovcnt, 
     const int rc = close_batch(*p, false, now, /*queue_only=*/true);  // what was posted goes first, in one send call
     if (rc != RTTCC_OK) return rc;
     const int sent = send_request(*p, r, iov, iovcnt, cookie, false, now);
-    if (sent != RTTCC_OK && sent != RTTCC_DONE) {  // the batch still goes
-        pump(*p, now, segments_within(*p, kPassBytes));
-        flush_all();
-    }
+    if (sent != RTTCC_OK && sent != RTTCC_DONE) send_queued(*p, now);  // the batch still goes
     return sent;
 }
 

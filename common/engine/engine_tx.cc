@@ -294,7 +294,8 @@ uint64_t Engine::pump(Peer &p, nanos now, uint32_t budget) {
 // Round robin over peers with sends, a burst each, so no peer starves the
 // others.  A burst of 32 lets one peer fill the default window (256) in one
 // pass: replies queued by the target (gets) went at 128 a pass before, 15%
-// slower than the same bytes put.  At most kPassBytes in all.
+// slower than the same bytes put.  At most kPassBytes in all.  Out of
+// memory for a segment, the peer stays queued for the next pass.
 void Engine::serve_sends(nanos now) {
     constexpr uint32_t kBurst = 32;
     uint64_t left = kPassBytes;
@@ -302,7 +303,12 @@ void Engine::serve_sends(nanos now) {
     for (size_t i = 0; i < rounds && !wire_full_ && left; ++i) {
         Peer *p = sends_.pop_front();
         if (!p) break;
-        left -= std::min(left, pump(*p, now, std::min(kBurst, segments_within(*p, left))));
+        try {
+            left -= std::min(left, pump(*p, now, std::min(kBurst, segments_within(*p, left))));
+        } catch (const std::bad_alloc &) {
+            if (!p->sends_link.linked()) sends_.push_back(*p);
+            return;
+        }
     }
 }
 

@@ -172,6 +172,32 @@ static void test_send_now_without_memory_for_what_is_queued_is_busy(void **) {
     assert_true(nodes[1]->received[0].bytes == now);
 }
 
+// A progress pass out of memory for a segment of what waits in the sends
+// queue returns as any other, and a later pass sends the rest.  The
+// bad_alloc escaped before (RTTCC_ERR), skipping the pass's flush and
+// ACKs, and the peer it was serving was out of the sends queue.
+static void test_progress_without_memory_for_a_segment_goes_on_later(void **) {
+    MemNetwork net(4000);
+    auto nodes = make_nodes(net, 2, {}, nullptr, nullptr, false, node0_allocates_freely);
+    const size_t payload = 4000 - kHeaderSize;
+    std::vector<uint8_t> dst(18 * payload), put1 = make_message(1, 15 * payload), put2 = make_message(2, 3 * payload);
+    const uint32_t key = nodes[1]->engine->grant(0, dst.data(), dst.size());
+    iovec p1{put1.data(), put1.size()}, p2{put2.data(), put2.size()};
+    assert_int_equal(nodes[0]->engine->put(1, key, 0, 1, &p1, 1, &put1), RTTCC_OK);
+    assert_int_equal(nodes[0]->engine->put(1, key, put1.size(), 2, &p2, 1, &put2), RTTCC_OK);  // waits for company
+    assert_int_equal(segments_sent(*nodes[0]), 15);  // the send ring (16) has room for one more
+    rttcc_engine o0{nodes[0]->engine, ""};
+    int rc;
+    {
+        NoNew none;
+        rc = rttcc_engine_progress(&o0);
+    }
+    assert_true(rc >= 0);
+    assert_int_equal(segments_sent(*nodes[0]), 16);
+    assert_true(run_until(nodes, [&] { return nodes[0]->completed.size() == 2; }, 3));
+    assert_true(std::equal(put2.begin(), put2.end(), dst.begin() + static_cast<std::ptrdiff_t>(put1.size())));
+}
+
 // Fault injection (every datagram duplicated, some held back) sends
 // without memory: its bursts find their room made when it was.  It grew
 // vectors in tx_burst before, and a send that threw there, after the
@@ -342,6 +368,7 @@ int main() {
         cmocka_unit_test(test_fault_injection_sends_without_memory),
         cmocka_unit_test(test_a_message_cut_without_memory_goes_on_later),
         cmocka_unit_test(test_send_now_without_memory_for_what_is_queued_is_busy),
+        cmocka_unit_test(test_progress_without_memory_for_a_segment_goes_on_later),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);
 }
