@@ -10,7 +10,12 @@
  * that came would show.  Other ranks only join in.
  * -forged (with REFUSE_SEND_FORGE=1 for the shim): rank 1's first SKIP is
  * followed by forged ones, of which rank 0 must drop FORGED_DROPPED
- * (mtl_rttcc_bad_messages) and which must change nothing else. */
+ * (mtl_rttcc_bad_messages) and which must change nothing else.
+ * -owe N: rank 1 only sends N refused messages, then all finalize; for the
+ * abort paths of mtl_rttcc_skip.c, with the shim's REFUSE_SEND_SKIPS=all
+ * (the SKIPs stay owed: finalize must end the job) and REFUSE_SEND_NOMEM=1
+ * (past 64 owed the table cannot grow: the 65th refusal ends the job).
+ * run.sh checks the message and the exit status. */
 #include <pthread.h>
 
 #include "mpitest.h"
@@ -99,6 +104,18 @@ static void receiver(int t, unsigned char *buf)
 
 static int rank, nthreads = 1;
 
+/* -owe N: N refused messages from rank 1, and nothing else. */
+static void owe(int n)
+{
+    unsigned char byte = 0;
+    for (int i = 0; i < n && 1 == rank; ++i) {
+        if (MPI_SUCCESS == MPI_Send(&byte, 1, MPI_BYTE, 0, REFUSED, MPI_COMM_WORLD)) {
+            mt_fail("refused_send", "refused message %zu of %zu went: is refuse_send.so preloaded?", (size_t) i,
+                    (size_t) n);
+        }
+    }
+}
+
 /* MPI_T: mtl_rttcc_bad_messages, counted from the handle's start. */
 typedef struct {
     MPI_T_pvar_session session;
@@ -149,7 +166,7 @@ static void *run(void *arg)
 
 int main(int argc, char **argv)
 {
-    int provided, forged = 0;
+    int provided, forged = 0, owed = 0;
     pthread_t th[MAX_THREADS];
     counter_t bad;
     for (int i = 1; i < argc; ++i) {
@@ -157,6 +174,8 @@ int main(int argc, char **argv)
             nthreads = atoi(argv[i + 1]);
         } else if (0 == strcmp(argv[i], "-forged")) {
             forged = 1;
+        } else if (0 == strcmp(argv[i], "-owe") && i + 1 < argc) {
+            owed = atoi(argv[i + 1]);
         }
     }
     if (nthreads < 1 || nthreads > MAX_THREADS) {
@@ -174,6 +193,12 @@ int main(int argc, char **argv)
         bad_messages_open(&bad);
     }
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN); /* the dups take it */
+    if (owed > 0) { /* no PASS, and no barrier: rank 0 waits for nothing of rank 1's */
+        owe(owed);
+        MPI_T_finalize();
+        MPI_Finalize();
+        return 0;
+    }
     for (int t = 0; t < nthreads; ++t) {
         MPI_Comm_dup(MPI_COMM_WORLD, &comms[t]);
     }

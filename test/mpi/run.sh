@@ -12,7 +12,8 @@ source "$here/lib.sh"
 btl=${BTL:-rttcc,self}
 scratch_dir mpi
 
-# name:np values[:program arguments[:extra mpirun arguments]]
+# name:np values[:program arguments[:extra mpirun arguments[:exit status:text]]]
+# (with an exit status, the job must end with it, and its output hold the text: an abort path)
 ofi="-x RTTCC_OFI_PROVIDER=udp --mca btl_rttcc_wire ofi"
 plan=(
     "pingpong:2"
@@ -113,6 +114,10 @@ cm_plan=(
     "pingpong:2:-max 1048576:-x LD_PRELOAD=$build/forge_fin.so"
     # messages of several gets (the engine's largest message is 4 MiB): 8 MiB - 1, 8 MiB, 8 MiB + 1
     "pingpong:2:-max 9437184"
+    # mtl_rttcc_skip.c's abort paths (OMPI_ERR_OUT_OF_RESOURCE: status 254): every SKIP refused, one owed at
+    # finalize; and the 65th SKIP owed with no memory to note it
+    "refused_send:2:-owe 1:-x LD_PRELOAD=$build/refuse_send.so -x REFUSE_SEND_SKIPS=all:254:finalizes with 1 SKIPs unsent"
+    "refused_send:2:-owe 65:-x LD_PRELOAD=$build/refuse_send.so -x REFUSE_SEND_SKIPS=all -x REFUSE_SEND_NOMEM=1:254:could not allocate memory to note that process"
     "storm:4::--mca mtl_rttcc_eager_limit 1048576"
     "pingpong:2:-max 4194304:--mca mtl_rttcc_cc timely"
     "alltoall:3 5:-max 262144 -expect-rttcc"
@@ -135,8 +140,8 @@ done
 ob1_stack="--mca pml ob1 --mca btl $btl --mca btl_rttcc_if_include lo --mca btl_tcp_if_include lo --mca btl_rttcc_stats 1"
 cm_stack="--mca pml cm --mca mtl rttcc --mca btl self --mca mtl_rttcc_if_include lo --mca mtl_rttcc_stats 1"
 
-run_one() {  # run_one NAME NP ARGS EXTRA STACK
-    local name=$1 np=$2 args=$3 extra=$4 stack=$5 out="$build/out" start rc secs why="" label=""
+run_one() {  # run_one NAME NP ARGS EXTRA STACK [STATUS TEXT]
+    local name=$1 np=$2 args=$3 extra=$4 stack=$5 status=${6:-} text=${7:-} out="$build/out" start rc secs why="" label=""
     [ "$stack" = "$cm_stack" ] && label="pml cm: "
     start=$(date +%s.%N)
     # shellcheck disable=SC2086
@@ -152,9 +157,15 @@ run_one() {  # run_one NAME NP ARGS EXTRA STACK
         fi
         return
     fi
-    [ $rc -eq 0 ] || why="exit code $rc"
-    [ -z "$why" ] && ! grep -q "^PASS $name" "$out" && why="no PASS line"
-    if [ -z "$why" ] && { [[ $btl == *rttcc* ]] || [ -n "$label" ]; }; then
+    if [ -n "$status" ]; then  # an abort path
+        [ $rc -eq "$status" ] || why="exit code $rc, not $status"
+        [ -z "$why" ] && ! grep -qF "$text" "$out" && why="no \"$text\" in the output"
+    elif [ $rc -ne 0 ]; then
+        why="exit code $rc"
+    elif ! grep -q "^PASS $name" "$out"; then
+        why="no PASS line"
+    fi
+    if [ -z "$why" ] && [ -z "$status" ] && { [[ $btl == *rttcc* ]] || [ -n "$label" ]; }; then
         why=$(rttcc_stats_ok "$out" "$np") || true
     fi
     if [ -z "$why" ]; then
@@ -175,16 +186,17 @@ without_rttcc_args() {
 }
 
 run_plan() {  # run_plan STACK ENTRY...
-    local stack=$1 entry name nps args extra np
+    local stack=$1 entry name nps args extra status text np
     shift
     for entry in "$@"; do
-        IFS=: read -r name nps args extra <<<"$entry"
+        IFS=: read -r name nps args extra status text <<<"$entry"
+        [ -n "${SELFTEST:-}" ] && [ -n "$status" ] && continue  # it corrupts no data
         [[ $btl == *rttcc* ]] || args=$(without_rttcc_args "${args:-}")
         if ((${#selected[@]})) && [[ " ${selected[*]} " != *" $name "* ]]; then
             continue
         fi
         for np in $nps; do
-            run_one "$name" "$np" "${args:-}" "${extra:-}" "$stack"
+            run_one "$name" "$np" "${args:-}" "${extra:-}" "$stack" "${status:-}" "${text:-}"
             [ -n "${SELFTEST:-}" ] && break
         done
     done

@@ -7,7 +7,11 @@
  * is followed by three the MTL never sends: a duplicate, one 3 * 2^30
  * numbers on (behind, modulo 2^32) and one 2^30 on (ahead, held for ever):
  * its receiver must drop the first two (refused_send.c's FORGED_DROPPED)
- * and match the rest as if none had come. */
+ * and match the rest as if none had come.
+ * For mtl_rttcc's abort paths (refused_send.c -owe): REFUSE_SEND_SKIPS=all
+ * refuses every try of every SKIP, so they stay owed (finalize gives up on
+ * them); REFUSE_SEND_NOMEM=1 makes mtl_rttcc's reallocs fail once a
+ * message was refused, so the table of SKIPs owed cannot grow. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <pthread.h>
@@ -15,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/types.h>
 
 #include "rttcc/engine.h"
 #include "rttcc/tags.h"
@@ -41,8 +46,42 @@ struct skip_hdr {
 };
 
 typedef int (*send_fn)(rttcc_engine_t *, uint32_t, uint8_t, const struct iovec *, int, void *);
+typedef void *(*realloc_fn)(void *, size_t);
 
-static send_fn next; /* the engine's */
+static send_fn next;            /* the engine's */
+static realloc_fn next_realloc; /* the C library's */
+static int every_skip;          /* REFUSE_SEND_SKIPS=all */
+static int no_memory;           /* REFUSE_SEND_NOMEM=1 */
+static int refused_one;         /* a message was refused */
+
+static int env_is(const char *name, const char *value)
+{
+    const char *env = getenv(name);
+    return NULL != env && 0 == strcmp(env, value);
+}
+
+__attribute__((constructor)) static void setup(void)
+{
+    next_realloc = (realloc_fn) dlsym(RTLD_NEXT, "realloc");
+    every_skip = env_is("REFUSE_SEND_SKIPS", "all");
+    no_memory = env_is("REFUSE_SEND_NOMEM", "1");
+}
+
+/* True if `code` is in mtl_rttcc. */
+static int in_mtl(const void *code)
+{
+    Dl_info info;
+    return 0 != dladdr(code, &info) && NULL != info.dli_fname && NULL != strstr(info.dli_fname, "mca_mtl_rttcc");
+}
+
+/* REFUSE_SEND_NOMEM: mtl_rttcc's reallocs fail once a message was refused. */
+void *realloc(void *p, size_t n)
+{
+    if (no_memory && __atomic_load_n(&refused_one, __ATOMIC_RELAXED) && in_mtl(__builtin_return_address(0))) {
+        return NULL;
+    }
+    return next_realloc(p, n);
+}
 
 static void find_next(void)
 {
@@ -81,8 +120,7 @@ static void forge(rttcc_engine_t *engine, uint32_t peer, const struct skip_hdr *
 {
     static int forged;
     const uint32_t offsets[] = {0, 0xc0000000u, 0x40000000u};
-    const char *env = getenv("REFUSE_SEND_FORGE");
-    if (NULL == env || 0 != strcmp(env, "1") || __atomic_exchange_n(&forged, 1, __ATOMIC_RELAXED)) {
+    if (!env_is("REFUSE_SEND_FORGE", "1") || __atomic_exchange_n(&forged, 1, __ATOMIC_RELAXED)) {
         return;
     }
     for (size_t i = 0; i < sizeof offsets / sizeof offsets[0]; ++i) {
@@ -106,11 +144,15 @@ static int refused(uint32_t peer, uint8_t type, const struct iovec *iov)
 {
     if ((MATCH_EAGER == type || MATCH_RTS == type) && iov[0].iov_len >= sizeof(struct match_hdr)) {
         const struct match_hdr *h = iov[0].iov_base;
-        return REFUSE_TAG == h->tag;
+        if (REFUSE_TAG != h->tag) {
+            return 0;
+        }
+        __atomic_store_n(&refused_one, 1, __ATOMIC_RELAXED);
+        return 1;
     }
     if (SKIP == type && iov[0].iov_len == sizeof(struct skip_hdr)) {
         const struct skip_hdr *s = iov[0].iov_base;
-        return first_try(peer, s->seq);
+        return every_skip || first_try(peer, s->seq);
     }
     return 0;
 }
