@@ -159,6 +159,7 @@ typedef struct mca_mtl_rttcc_module_t {
     mtl_rttcc_owed_t *owed;      /* SKIPs owed, with room kept for those being sent */
     size_t num_owed;             /* (also read without the lock: nothing owed is the rule) */
     size_t sending_skips, max_owed;
+    double skips_refused_since;  /* ms (CLOCK_MONOTONIC) of the first of the SKIP refusals in a row, 0: none */
 } mca_mtl_rttcc_module_t;
 
 typedef struct mca_mtl_rttcc_component_t {
@@ -264,9 +265,10 @@ int mca_mtl_rttcc_skips_init(mca_mtl_rttcc_module_t *m);
 void mca_mtl_rttcc_skips_fini(mca_mtl_rttcc_module_t *m);
 /* The engine refused message `seq` to `peer`: a SKIP is owed for it. */
 void mca_mtl_rttcc_owe_skip(mca_mtl_rttcc_module_t *m, uint32_t peer, uint32_t seq);
-/* Progress: the SKIPs owed go, until the engine refuses one. */
+/* Progress: the SKIPs owed go, until the engine refuses one; refused too
+ * long, the job ends. */
 void mca_mtl_rttcc_send_skips(mca_mtl_rttcc_module_t *m);
-/* Finalize: the SKIPs still owed go (bounded wait), or the job ends. */
+/* Finalize: the SKIPs still owed go, or (refused for a while) the job ends. */
 void mca_mtl_rttcc_flush_skips(mca_mtl_rttcc_module_t *m);
 void mca_mtl_rttcc_on_skip(mca_mtl_rttcc_module_t *m, uint32_t peer, const mtl_rttcc_skip_hdr_t *skip);
 

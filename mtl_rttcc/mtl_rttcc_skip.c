@@ -14,7 +14,10 @@
  *   seq 8: EAGER ------------------------> held behind 7
  *   progress: SKIP{7} -------------------> 7 passed over; 8 matched
  *
- * A peer declared dead is owed nothing (MPI cannot go on without it). */
+ * A peer declared dead is owed nothing (MPI cannot go on without it).
+ * SKIPs refused for MTL_RTTCC_SKIP_WAIT_MS in a row end the job: their
+ * receivers wait, and may hold up this process (a reply it waits for,
+ * the fence in MPI_Finalize before the MTL's finalize) for ever. */
 #include <time.h>
 
 #include "mtl_rttcc.h"
@@ -26,13 +29,14 @@
 /* Room for this many SKIPs from the start: the first refusals need no
  * memory (the engine refuses for want of it). */
 #define MTL_RTTCC_OWED_START 64
-/* How long finalize tries to send the SKIPs still owed. */
-#define MTL_RTTCC_SKIP_FLUSH_MS 500
+/* How long SKIPs may be refused in a row (at finalize too). */
+#define MTL_RTTCC_SKIP_WAIT_MS 500
 
 int mca_mtl_rttcc_skips_init(mca_mtl_rttcc_module_t *m)
 {
     m->owed = malloc(MTL_RTTCC_OWED_START * sizeof *m->owed);
     m->num_owed = m->sending_skips = 0;
+    m->skips_refused_since = 0;
     m->max_owed = NULL != m->owed ? MTL_RTTCC_OWED_START : 0;
     return NULL != m->owed ? OMPI_SUCCESS : OMPI_ERR_OUT_OF_RESOURCE;
 }
@@ -119,16 +123,34 @@ static bool take_owed(mca_mtl_rttcc_module_t *m, mtl_rttcc_owed_t *out)
     return taken;
 }
 
-/* A SKIP taken out was sent (`again` false) or is owed again. */
-static void sent_or_again(mca_mtl_rttcc_module_t *m, const mtl_rttcc_owed_t *s, bool again)
+static double now_ms(void)
 {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+/* A SKIP taken out was sent (`again` false) or is owed again; true once
+ * SKIPs have been refused in a row for MTL_RTTCC_SKIP_WAIT_MS. */
+static bool sent_or_again(mca_mtl_rttcc_module_t *m, const mtl_rttcc_owed_t *s, bool again)
+{
+    const double now = again ? now_ms() : 0;
+    bool overdue = false;
+
     OPAL_THREAD_LOCK(&m->lock);
     --m->sending_skips;
     if (again) { /* into the room it kept */
         m->owed[m->num_owed] = *s;
         set_owed(m, m->num_owed + 1);
+        if (0 == m->skips_refused_since) {
+            m->skips_refused_since = now;
+        }
+        overdue = now - m->skips_refused_since >= MTL_RTTCC_SKIP_WAIT_MS;
+    } else {
+        m->skips_refused_since = 0;
     }
     OPAL_THREAD_UNLOCK(&m->lock);
+    return overdue;
 }
 
 /* Copied: SKIP is shorter than an RTS, which inline_max holds (checked at
@@ -147,7 +169,11 @@ void mca_mtl_rttcc_send_skips(mca_mtl_rttcc_module_t *m)
     while (take_owed(m, &s)) {
         int rc = send_skip(m, &s);
         bool again = rc < 0 && RTTCC_ERR_UNREACH != rc; /* a dead peer waits for nothing */
-        sent_or_again(m, &s, again);
+        if (sent_or_again(m, &s, again)) {
+            rttcc_mca_show_help(false, "mtl skips refused", opal_process_info.nodename, m->num_owed,
+                                MTL_RTTCC_SKIP_WAIT_MS);
+            ompi_rte_abort(OMPI_ERR_OUT_OF_RESOURCE, NULL);
+        }
         if (again) { /* (refused: the others would be too) */
             return;
         }
@@ -159,26 +185,14 @@ void mca_mtl_rttcc_send_skips(mca_mtl_rttcc_module_t *m)
     }
 }
 
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
+/* At finalize, the SKIPs still owed go before the engine closes: tried
+ * until sent, or refused for MTL_RTTCC_SKIP_WAIT_MS (send_skips ends the job). */
 void mca_mtl_rttcc_flush_skips(mca_mtl_rttcc_module_t *m)
 {
-    const double end = now_ms() + MTL_RTTCC_SKIP_FLUSH_MS;
-
     mca_mtl_rttcc_send_skips(m);
-    while (any_owed(m) && now_ms() < end) {
+    while (any_owed(m)) {
         (void) rttcc_engine_progress(m->engine);
         mca_mtl_rttcc_send_skips(m);
-    }
-    if (any_owed(m)) {
-        rttcc_mca_show_help(false, "mtl skips unsent", opal_process_info.nodename, m->num_owed,
-                            MTL_RTTCC_SKIP_FLUSH_MS);
-        ompi_rte_abort(OMPI_ERR_OUT_OF_RESOURCE, NULL);
     }
 }
 

@@ -15,7 +15,9 @@
  * abort paths of mtl_rttcc_skip.c, with the shim's REFUSE_SEND_SKIPS=all
  * (the SKIPs stay owed: finalize must end the job) and REFUSE_SEND_NOMEM=1
  * (past 64 owed the table cannot grow: the 65th refusal ends the job).
- * run.sh checks the message and the exit status. */
+ * -then-send: rank 1 then sends rank 0 a message that rank 0 waits for,
+ * held behind the SKIPs, while rank 1 waits in MPI_Finalize (the job must
+ * end all the same).  run.sh checks the message and the exit status. */
 #include <pthread.h>
 
 #include "mpitest.h"
@@ -104,8 +106,8 @@ static void receiver(int t, unsigned char *buf)
 
 static int rank, nthreads = 1;
 
-/* -owe N: N refused messages from rank 1, and nothing else. */
-static void owe(int n)
+/* -owe N: N refused messages from rank 1; -then-send: and one rank 0 waits for. */
+static void owe(int n, int then_send)
 {
     unsigned char byte = 0;
     for (int i = 0; i < n && 1 == rank; ++i) {
@@ -113,6 +115,11 @@ static void owe(int n)
             mt_fail("refused_send", "refused message %zu of %zu went: is refuse_send.so preloaded?", (size_t) i,
                     (size_t) n);
         }
+    }
+    if (then_send && 1 == rank) {
+        MPI_Send(&byte, 1, MPI_BYTE, 0, 0, MPI_COMM_WORLD);
+    } else if (then_send && 0 == rank) {
+        MPI_Recv(&byte, 1, MPI_BYTE, 1, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     }
 }
 
@@ -166,7 +173,7 @@ static void *run(void *arg)
 
 int main(int argc, char **argv)
 {
-    int provided, forged = 0, owed = 0;
+    int provided, forged = 0, owed = 0, then_send = 0;
     pthread_t th[MAX_THREADS];
     counter_t bad;
     for (int i = 1; i < argc; ++i) {
@@ -176,6 +183,8 @@ int main(int argc, char **argv)
             forged = 1;
         } else if (0 == strcmp(argv[i], "-owe") && i + 1 < argc) {
             owed = atoi(argv[i + 1]);
+        } else if (0 == strcmp(argv[i], "-then-send")) {
+            then_send = 1;
         }
     }
     if (nthreads < 1 || nthreads > MAX_THREADS) {
@@ -194,7 +203,7 @@ int main(int argc, char **argv)
     }
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN); /* the dups take it */
     if (owed > 0) { /* no PASS, and no barrier: rank 0 waits for nothing of rank 1's */
-        owe(owed);
+        owe(owed, then_send);
         MPI_T_finalize();
         MPI_Finalize();
         return 0;

@@ -115,8 +115,10 @@ cm_plan=(
     # messages of several gets (the engine's largest message is 4 MiB): 8 MiB - 1, 8 MiB, 8 MiB + 1
     "pingpong:2:-max 9437184"
     # mtl_rttcc_skip.c's abort paths (OMPI_ERR_OUT_OF_RESOURCE: status 254): every SKIP refused, one owed at
-    # finalize; and the 65th SKIP owed with no memory to note it
-    "refused_send:2:-owe 1:-x LD_PRELOAD=$build/refuse_send.so -x REFUSE_SEND_SKIPS=all:254:finalizes with 1 SKIPs unsent"
+    # finalize, and one whose receiver waits for a message behind it while its sender waits in MPI_Finalize;
+    # and the 65th SKIP owed with no memory to note it
+    "refused_send:2:-owe 1:-x LD_PRELOAD=$build/refuse_send.so -x REFUSE_SEND_SKIPS=all:254:that rttcc's engine has refused"
+    "refused_send:2:-owe 1 -then-send:-x LD_PRELOAD=$build/refuse_send.so -x REFUSE_SEND_SKIPS=all:254:that rttcc's engine has refused"
     "refused_send:2:-owe 65:-x LD_PRELOAD=$build/refuse_send.so -x REFUSE_SEND_SKIPS=all -x REFUSE_SEND_NOMEM=1:254:could not allocate memory to note that process"
     "storm:4::--mca mtl_rttcc_eager_limit 1048576"
     "pingpong:2:-max 4194304:--mca mtl_rttcc_cc timely"
