@@ -1,14 +1,15 @@
 // A process out of memory for a copy: the engine's copies above inline_max
 // come from aligned_alloc (BufferPool), which this program wraps
 // (-Wl,--wrap=aligned_alloc, and malloc alike) to fail on demand.  A message then goes zero-copy.
-// It replaces operator new too, to fail on demand (g_fail_new): a wire's
-// send never allocates.
+// It replaces operator new too (every form: plain, array, nothrow,
+// aligned), to fail on demand (g_fail_new): a wire's send never allocates.
 // A target without memory for an RMA reply declares the asker dead with
 // the reason: nothing crashes, no freed byte travels, and the target's
 // other peers are served as before.
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <new>
 
 #include "api/engine_handle.h"
 #include "cmocka_cxx.h"
@@ -39,6 +40,27 @@ void *operator new(size_t n) {
     void *p = g_fail_new ? nullptr : __real_malloc(n ? n : 1);
     if (!p) throw std::bad_alloc();
     return p;
+}
+// Every other form fails with it: libstdc++'s own forward to the one above,
+// but under ThreadSanitizer libtsan replaces each one separately (its
+// operator new[] would not fail: the send ring's growth succeeded there).
+void *operator new[](size_t n) { return ::operator new(n); }
+void *operator new(size_t n, const std::nothrow_t &) noexcept {
+    return g_fail_new ? nullptr : __real_malloc(n ? n : 1);
+}
+void *operator new[](size_t n, const std::nothrow_t &) noexcept { return ::operator new(n, std::nothrow); }
+void *operator new(size_t n, std::align_val_t a, const std::nothrow_t &) noexcept {
+    const size_t al = static_cast<size_t>(a);
+    return g_fail_new ? nullptr : __real_aligned_alloc(al, n ? (n + al - 1) / al * al : al);
+}
+void *operator new(size_t n, std::align_val_t a) {
+    void *p = ::operator new(n, a, std::nothrow);
+    if (!p) throw std::bad_alloc();
+    return p;
+}
+void *operator new[](size_t n, std::align_val_t a) { return ::operator new(n, a); }
+void *operator new[](size_t n, std::align_val_t a, const std::nothrow_t &) noexcept {
+    return ::operator new(n, a, std::nothrow);
 }
 
 namespace {
