@@ -92,6 +92,8 @@ bool said(const Node &n, uint32_t peer, const char *what) {
     return false;
 }
 
+// (No assert_* inside these scopes: a failure longjmps past the
+// destructor, and allocation would fail for every later test.)
 void settle(std::vector<std::unique_ptr<Node>> &nodes) { (void)run_until(nodes, [] { return false; }, 0.05); }
 
 struct Target {
@@ -151,10 +153,12 @@ static void test_a_message_cut_without_memory_goes_on_later(void **) {
     iovec f{first.data(), first.size()}, v{msg.data(), msg.size()};
     assert_int_equal(nodes[0]->engine->send(1, kTag, &f, 1, &first), RTTCC_DONE);  // the pools fill
     assert_true(run_until(nodes, [&] { return nodes[1]->received.size() == 1; }));
+    int rc;
     {
         NoNew none;
-        assert_int_equal(nodes[0]->engine->send(1, kTag, &v, 1, &msg), RTTCC_OK);
+        rc = nodes[0]->engine->send(1, kTag, &v, 1, &msg);
     }
+    assert_int_equal(rc, RTTCC_OK);
     assert_true(run_until(nodes, [&] { return nodes[0]->completed.size() == 1; }, 3));
     assert_true(nodes[1]->received.back().bytes == msg);
 }
@@ -240,10 +244,12 @@ static void test_fault_injection_sends_without_memory(void **) {
     iovec f{first.data(), first.size()}, v{msg.data(), msg.size()};
     assert_int_equal(nodes[0]->engine->send(1, kTag, &f, 1, &first), RTTCC_DONE);  // the engine's pools fill
     assert_true(run_until(nodes, [&] { return nodes[1]->received.size() == 1; }));
+    int rc;
     {
         NoNew none;
-        assert_int_equal(nodes[0]->engine->send(1, kTag, &v, 1, &msg), RTTCC_OK);
+        rc = nodes[0]->engine->send(1, kTag, &v, 1, &msg);
     }
+    assert_int_equal(rc, RTTCC_OK);
     assert_true(run_until(nodes, [&] { return nodes[0]->completed.size() == 1; }, 3));
     assert_true(nodes[1]->received.back().bytes == msg);
 }
@@ -256,10 +262,12 @@ static void test_a_message_without_memory_for_its_copy_goes_zero_copy(void **) {
     auto nodes = make_nodes(net, 2, {}, [](rttcc_config_t &c) { c.send_copy_max = 32768 + 64; });
     std::vector<uint8_t> msg = make_message(4, 20000);
     iovec v{msg.data(), msg.size()};
+    int rc;
     {
         NoMemory none;
-        assert_int_equal(nodes[0]->engine->send(1, 1, &v, 1, &msg), RTTCC_OK);
+        rc = nodes[0]->engine->send(1, 1, &v, 1, &msg);
     }
+    assert_int_equal(rc, RTTCC_OK);
     assert_true(run_until(nodes, [&] { return nodes[0]->completed.size() == 1 && nodes[1]->received.size() == 1; }));
     assert_ptr_equal(nodes[0]->completed[0], &msg);
     assert_true(nodes[1]->received[0].bytes == msg);
@@ -308,10 +316,12 @@ static void test_a_reply_without_memory_declares_its_asker_dead(void **) {
     rttcc_engine o0{nodes[0]->engine, ""}, o2{nodes[2]->engine, ""};
     const uint32_t r0 = nodes[0]->engine->grant(1, got0.data(), kLen);
     assert_int_equal(rttcc_rma_get_atomic(&o0, 1, k0, 0, kLen, r0, kTag), RTTCC_DONE);
+    bool died;
     {
         NoMemory none;
-        assert_true(run_until(nodes, [&] { return !nodes[1]->dead.empty(); }));
+        died = run_until(nodes, [&] { return !nodes[1]->dead.empty(); });
     }
+    assert_true(died);
     assert_true(said(*nodes[1], 0, "out of memory for a reply of 150000 bytes"));
     settle(nodes);
     assert_int_equal(replies(*nodes[0], r0), 0);
@@ -332,11 +342,15 @@ static void test_a_message_without_memory_to_reassemble_declares_its_sender_dead
     auto nodes = make_nodes(net, 3, {}, [](rttcc_config_t &c) { c.agent = false; });
     std::vector<uint8_t> msg = make_message(7, kLen);
     iovec v{msg.data(), msg.size()};
+    int rc;
+    bool died;
     {
         NoMemory none;
-        assert_int_equal(nodes[0]->engine->send(1, kTag, &v, 1, &msg), RTTCC_OK);  // no copy: zero-copy
-        assert_true(run_until(nodes, [&] { return !nodes[1]->dead.empty(); }));
+        rc = nodes[0]->engine->send(1, kTag, &v, 1, &msg);  // no copy: zero-copy
+        died = rc == RTTCC_OK && run_until(nodes, [&] { return !nodes[1]->dead.empty(); });
     }
+    assert_int_equal(rc, RTTCC_OK);
+    assert_true(died);
     assert_true(said(*nodes[1], 0, "out of memory to reassemble a message of 150000 bytes"));
     assert_true(nodes[1]->received.empty());
     std::vector<uint8_t> other = make_message(8, kLen);
@@ -368,10 +382,12 @@ static void test_revoking_without_memory_for_a_reply_copy_declares_its_asker_dea
     nodes[0]->engine->progress();  // the request goes
     nodes[1]->engine->progress();  // served: the reply's first two segments go
     assert_int_equal(nodes[1]->engine->stats().msgs_rx, 1);
+    bool revoked;
     {
         NoMemory none;
-        assert_true(nodes[1]->engine->revoke(key));
+        revoked = nodes[1]->engine->revoke(key);
     }
+    assert_true(revoked);
     std::fill(window.begin(), window.end(), 0xdd);  // freed
     settle(nodes);
     assert_true(said(*nodes[1], 0, "out of memory for a copy of an RMA reply"));
