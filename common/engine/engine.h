@@ -233,7 +233,7 @@ private:
     TxMessage &new_message(Peer &p, const TxMessage &proto, TxMessage *slot = nullptr);
     void enqueue(Peer &p, TxMessage &m);
     void send_queued(Peer &p, nanos now);
-    void pump_or_defer(Peer &p, nanos now);
+    bool pump_or_defer(Peer &p, nanos now, uint32_t segments, uint64_t *cut = nullptr);
     uint8_t *take_copy(size_t len);
     void release_copy(TxMessage &m);
     bool has_room(const Peer &p, const TxMessage &m) const;

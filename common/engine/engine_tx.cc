@@ -22,11 +22,14 @@ int Engine::submit(uint32_t index, TxMessage &proto, bool only_if_open, const Me
     if (only_if_open) {
         List<TxMessage, &TxMessage::link> &queue = p->pending[channel_for(proto)];
         // Messages that wait for company go first, in the same send call.
-        // Out of memory for them, this one is BUSY (the queue stays).
-        if (!queue.empty() && has_room(*p, *queue.front())) pump_or_defer(*p, now);
+        // Out of memory for them, this one is BUSY (the queue stays), and
+        // no window stall is counted: the window had room.
+        bool had_memory = true;
+        if (!queue.empty() && has_room(*p, *queue.front()))
+            had_memory = pump_or_defer(*p, now, segments_within(*p, kPassBytes));
         if (!queue.empty() || !has_room(*p, proto)) {
             flush_all();  // what the pump staged
-            count(*p, &rttcc_stats_t::window_stalls);
+            if (had_memory) count(*p, &rttcc_stats_t::window_stalls);
             return RTTCC_ERR_BUSY;
         }
     }
@@ -56,18 +59,22 @@ int Engine::submit(uint32_t index, TxMessage &proto, bool only_if_open, const Me
 // hear a refusal).  What was cut before goes now (flush cannot throw:
 // Wire::tx_burst is noexcept).
 void Engine::send_queued(Peer &p, nanos now) {
-    pump_or_defer(p, now);
+    (void)pump_or_defer(p, now, segments_within(p, kPassBytes));
     flush_all();
 }
 
-// Pumps p (staging, not flushing); out of memory for a segment (cut_segment
-// takes it before anything changes), p stays in the sends queue for a
-// later pass.
-void Engine::pump_or_defer(Peer &p, nanos now) {
+// Pumps up to `segments` of p's (staging, not flushing), adding the payload
+// bytes cut to *cut.  Out of memory for a segment (cut_segment takes it
+// before anything changes), p stays in the sends queue for a later pass,
+// and the answer is false.
+bool Engine::pump_or_defer(Peer &p, nanos now, uint32_t segments, uint64_t *cut) {
     try {
-        pump(p, now, segments_within(p, kPassBytes));
+        const uint64_t bytes = pump(p, now, segments);
+        if (cut) *cut += bytes;
+        return true;
     } catch (const std::bad_alloc &) {
         if (!p.sends_link.linked()) sends_.push_back(p);
+        return false;
     }
 }
 
@@ -303,12 +310,10 @@ void Engine::serve_sends(nanos now) {
     for (size_t i = 0; i < rounds && !wire_full_ && left; ++i) {
         Peer *p = sends_.pop_front();
         if (!p) break;
-        try {
-            left -= std::min(left, pump(*p, now, std::min(kBurst, segments_within(*p, left))));
-        } catch (const std::bad_alloc &) {
-            if (!p->sends_link.linked()) sends_.push_back(*p);
-            return;
-        }
+        uint64_t cut = 0;
+        const bool had_memory = pump_or_defer(*p, now, std::min(kBurst, segments_within(*p, left)), &cut);
+        left -= std::min(left, cut);
+        if (!had_memory) return;
     }
 }
 

@@ -165,8 +165,8 @@ static void test_a_message_cut_without_memory_goes_on_later(void **) {
 
 // A send_now (only if the peer can take it now) sends what is queued
 // first; out of memory there, the caller hears RTTCC_ERR_BUSY for its own
-// message, what was cut before goes now, and the rest in a later pass.
-// The bad_alloc escaped before: RTTCC_ERR, and the datagram cut before it
+// message, what was cut before goes now, and the rest in a later pass
+// (not a window stall: the window had room).  The bad_alloc escaped before: RTTCC_ERR, and the datagram cut before it
 // stayed in the engine's batch until some later send.
 static void test_send_now_without_memory_for_what_is_queued_is_busy(void **) {
     MemNetwork net(4000);
@@ -183,12 +183,14 @@ static void test_send_now_without_memory_for_what_is_queued_is_busy(void **) {
     rttcc_engine o0{nodes[0]->engine, ""};
     std::vector<uint8_t> now = make_message(3, 2000);  // on the data channel, behind put2
     auto fill = [](void *ctx, void *dst_, size_t n) { std::memcpy(dst_, static_cast<uint8_t *>(ctx), n); };
+    const uint64_t stalls = nodes[0]->engine->stats().window_stalls;
     int rc;
     {
         NoNew none;
         rc = rttcc_engine_send_now(&o0, 1, kTag, now.size(), fill, now.data());
     }
     assert_int_equal(rc, RTTCC_ERR_BUSY);
+    assert_int_equal(nodes[0]->engine->stats().window_stalls, stalls);  // the window had room: no stall
     assert_int_equal(segments_sent(*nodes[0]), 16);                // put2's first segment was cut
     assert_int_equal(net.queue(1, kData).size(), queued + 1);     // and went
     assert_true(run_until(nodes, [&] { return nodes[0]->completed.size() == 2; }, 3));  // the rest later
