@@ -121,10 +121,15 @@ uint32_t socket_flags(StampMode mode, bool with_key) {
     return f;
 }
 
-// setsockopt(SO_TIMESTAMPING); false with *err.
-bool set_flags(int fd, uint32_t flags, std::string *err) {
+// setsockopt(SO_TIMESTAMPING); false with errno.  Allocates nothing.
+bool set_flags(int fd, uint32_t flags) noexcept {
     const int v = static_cast<int>(flags);
-    if (setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPING, &v, sizeof v) == 0) return true;
+    return setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPING, &v, sizeof v) == 0;
+}
+
+// The same; false with *err.
+bool set_flags(int fd, uint32_t flags, std::string *err) {
+    if (set_flags(fd, flags)) return true;
     *err = errno_text("setsockopt(SO_TIMESTAMPING)", errno);
     return false;
 }
@@ -248,8 +253,8 @@ bool enable_socket_stamping(int fd, StampMode mode, std::string *err) {
     return set_flags(fd, socket_flags(mode, true), err);
 }
 
-bool restart_stamp_keys(int fd, StampMode mode, std::string *err) {
-    return set_flags(fd, socket_flags(mode, false), err) && set_flags(fd, socket_flags(mode, true), err);
+bool restart_stamp_keys(int fd, StampMode mode) noexcept {
+    return set_flags(fd, socket_flags(mode, false)) && set_flags(fd, socket_flags(mode, true));
 }
 
 // Software mode stamps a datagram as it enters the device's queue discipline
@@ -306,6 +311,7 @@ bool is_port_unreachable(const msghdr &m) {
 ErrQueueReader::ErrQueueReader(unsigned batch)
     : msgs_(batch ? batch : 1), control_(msgs_.size() * kErrCmsgSpace), names_(msgs_.size()),
       reports_(msgs_.size()), space_(kErrCmsgSpace), filled_(msgs_.size()) {
+    refused_.reserve(kMaxRefused);
     for (size_t i = 0; i < msgs_.size(); ++i) {
         msgs_[i].msg_hdr.msg_control = &control_[i * space_];
         msgs_[i].msg_hdr.msg_name = &names_[i];
@@ -329,9 +335,19 @@ int ErrQueueReader::read(int fd, int *entries) {
         if (parse_tx_report(msgs_[i].msg_hdr, &reports_[found]))
             ++found;
         else if (is_port_unreachable(msgs_[i].msg_hdr))
-            refused_.push_back(names_[i]);
+            note_refused(names_[i]);
     }
     return found;
+}
+
+// Into the room made at construction: each destination once, at most
+// kMaxRefused (more are dropped until the caller takes these; a closed
+// port keeps refusing, and is reported by a later read).
+void ErrQueueReader::note_refused(const sockaddr_in &to) noexcept {
+    if (refused_.size() >= kMaxRefused) return;
+    for (const sockaddr_in &r : refused_)
+        if (r.sin_addr.s_addr == to.sin_addr.s_addr && r.sin_port == to.sin_port) return;
+    refused_.push_back(to);
 }
 
 bool kernel_takes_stamp_key() {

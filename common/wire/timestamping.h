@@ -71,8 +71,9 @@ bool enable_nic_stamping(const std::string &ifname, TsInfo *out, std::string *er
 // Turns on RX stamps of every datagram, TX stamps on request, OPT_ID keys and
 // small error-queue entries (OPT_TSONLY); false with *err on failure.
 bool enable_socket_stamping(int fd, StampMode mode, std::string *err);
-// Restarts the socket's counted OPT_ID keys at 0 (turns OPT_ID off and on).
-bool restart_stamp_keys(int fd, StampMode mode, std::string *err);
+// Restarts the socket's counted OPT_ID keys at 0 (turns OPT_ID off and on);
+// false with errno.  Allocates nothing (UdpWire's tx_burst calls it).
+bool restart_stamp_keys(int fd, StampMode mode) noexcept;
 // True when this kernel takes a send's key explicitly (SCM_TS_OPT_ID, Linux
 // 6.13+): probed once on a throwaway loopback socket, the reported key checked.
 bool kernel_takes_stamp_key();
@@ -94,23 +95,27 @@ bool parse_tx_report(const msghdr &m, TxReport *out);
 // Reads transmit stamps from a socket's error queue, a batch per call.
 class ErrQueueReader {
 public:
+    static constexpr size_t kMaxRefused = 64;  // refused() holds at most this many, room made at construction
     explicit ErrQueueReader(unsigned batch = 32);
     // Reads up to a batch without waiting; returns how many stamps it found
     // (see reports()); *entries = queue entries consumed (< batch: now empty).
-    // ICMP port-unreachable errors it meets (IP_RECVERR) go to refused().
+    // ICMP port-unreachable errors it meets (IP_RECVERR) go to refused():
+    // each destination once, at most kMaxRefused.  Allocates nothing.
     int read(int fd, int *entries);
     const TxReport *reports() const { return reports_.data(); }
     unsigned batch() const { return static_cast<unsigned>(msgs_.size()); }
     // Destinations of our datagrams whose port was closed, gathered by the
-    // reads since the last take; the caller empties it.
+    // reads since the last take; the caller empties it (and adds nothing).
     std::vector<sockaddr_in> &refused() { return refused_; }
 
 private:
+    void note_refused(const sockaddr_in &to) noexcept;
+
     std::vector<mmsghdr> msgs_;     // one per entry
     std::vector<uint8_t> control_;  // cmsg space per entry
     std::vector<sockaddr_in> names_;  // per entry: the destination of the datagram it reports on
     std::vector<TxReport> reports_; // stamps of the last read
-    std::vector<sockaddr_in> refused_;  // port-unreachable destinations not yet taken
+    std::vector<sockaddr_in> refused_;  // port-unreachable destinations not yet taken (room: kMaxRefused)
     size_t space_;                  // cmsg bytes per entry
     size_t filled_;                 // entries the last read wrote into (all, at first)
 };

@@ -609,8 +609,7 @@ void UdpWire::restart_keys(Channel ch) {
     restart_due_ = false;
     ++stamp_restarts_;
     rings_[ch].reset();
-    std::string err;
-    if (!restart_stamp_keys(fd_[ch], stamp_mode_, &err)) {
+    if (!restart_stamp_keys(fd_[ch], stamp_mode_)) {  // (allocates nothing: tx_burst is noexcept)
         tx_stamps_off_[ch] = true;  // the keys can never be trusted again
         return;
     }

@@ -340,6 +340,39 @@ void drain(int fd) {
     }
 }
 
+// Port-unreachable errors for many closed ports: the reader keeps at most
+// kMaxRefused of them, in the room it made when it was made (UdpWire's
+// tx_burst reads the queue and must not allocate), each port once.
+void test_reader_keeps_refused_ports_in_its_room(void **) {
+    sockaddr_in a;
+    const int fa = loopback_socket(&a);
+    const int on = 1;
+    assert_int_equal(setsockopt(fa, SOL_IP, IP_RECVERR, &on, sizeof on), 0);
+    constexpr int kPorts = 3 * static_cast<int>(ErrQueueReader::kMaxRefused);
+    for (int i = 0; i < kPorts; ++i) {
+        sockaddr_in closed;
+        const int fc = loopback_socket(&closed);
+        close(fc);  // its port is closed now
+        assert_true(send_one(fa, closed, 10, false) || errno == ECONNREFUSED);
+        if (i % 2 == 0) (void)send_one(fa, closed, 10, false);  // the same port again
+    }
+    ErrQueueReader reader(4);
+    const size_t room = reader.refused().capacity();
+    assert_true(room >= ErrQueueReader::kMaxRefused);
+    int entries, all = 0;
+    do {
+        reader.read(fa, &entries);
+        all += entries;
+    } while (entries == 4);
+    assert_true(all > static_cast<int>(ErrQueueReader::kMaxRefused));  // more errors than it keeps
+    const std::vector<sockaddr_in> &got = reader.refused();
+    assert_int_equal(got.size(), ErrQueueReader::kMaxRefused);
+    assert_int_equal(got.capacity(), room);
+    for (size_t i = 0; i < got.size(); ++i)
+        for (size_t j = i + 1; j < got.size(); ++j) assert_false(got[i].sin_port == got[j].sin_port);
+    close(fa);
+}
+
 void test_socket_rx_stamps_are_realtime(void **) {
     sockaddr_in a, b;
     const int fa = loopback_socket(&a), fb = loopback_socket(&b);
@@ -622,6 +655,7 @@ int main() {
         cmocka_unit_test(test_ring_matches_exact_keys),
         cmocka_unit_test(test_ring_drops_rather_than_misattributes),
         cmocka_unit_test(test_ring_expires_and_resets),
+        cmocka_unit_test(test_reader_keeps_refused_ports_in_its_room),
         cmocka_unit_test(test_socket_rx_stamps_are_realtime),
         cmocka_unit_test(test_socket_tx_stamps_only_when_asked),
         cmocka_unit_test(test_nic_stamping_on_loopback_is_refused),
