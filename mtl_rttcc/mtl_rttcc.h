@@ -160,6 +160,7 @@ typedef struct mca_mtl_rttcc_module_t {
     size_t num_owed;             /* (also read without the lock: nothing owed is the rule) */
     size_t sending_skips, max_owed;
     double skips_refused_since;  /* ms (CLOCK_MONOTONIC) of the first of the SKIP refusals in a row, 0: none */
+    double skips_refused_last;   /* ms of the latest of them (a longer pause than MTL_RTTCC_SKIP_GAP_MS restarts the row) */
 } mca_mtl_rttcc_module_t;
 
 typedef struct mca_mtl_rttcc_component_t {

@@ -15,7 +15,7 @@
  *   progress: SKIP{7} -------------------> 7 passed over; 8 matched
  *
  * A peer declared dead is owed nothing (MPI cannot go on without it).
- * SKIPs refused for MTL_RTTCC_SKIP_WAIT_MS in a row end the job: their
+ * SKIPs refused for MTL_RTTCC_SKIP_WAIT_MS of trying in a row end the job: their
  * receivers wait, and may hold up this process (a reply it waits for,
  * the fence in MPI_Finalize before the MTL's finalize) for ever. */
 #include <time.h>
@@ -29,14 +29,17 @@
 /* Room for this many SKIPs from the start: the first refusals need no
  * memory (the engine refuses for want of it). */
 #define MTL_RTTCC_OWED_START 64
-/* How long SKIPs may be refused in a row (at finalize too). */
+/* How long SKIPs may be refused in a row (at finalize too), counting only
+ * time spent trying: tries further apart than MTL_RTTCC_SKIP_GAP_MS (the
+ * process computed outside MPI in between) start the count again. */
 #define MTL_RTTCC_SKIP_WAIT_MS 500
+#define MTL_RTTCC_SKIP_GAP_MS 100
 
 int mca_mtl_rttcc_skips_init(mca_mtl_rttcc_module_t *m)
 {
     m->owed = malloc(MTL_RTTCC_OWED_START * sizeof *m->owed);
     m->num_owed = m->sending_skips = 0;
-    m->skips_refused_since = 0;
+    m->skips_refused_since = m->skips_refused_last = 0;
     m->max_owed = NULL != m->owed ? MTL_RTTCC_OWED_START : 0;
     return NULL != m->owed ? OMPI_SUCCESS : OMPI_ERR_OUT_OF_RESOURCE;
 }
@@ -131,8 +134,9 @@ static double now_ms(void)
 }
 
 /* A SKIP taken out was sent (`again` false) or is owed again; true once
- * SKIPs have been refused in a row for MTL_RTTCC_SKIP_WAIT_MS. */
-static bool sent_or_again(mca_mtl_rttcc_module_t *m, const mtl_rttcc_owed_t *s, bool again)
+ * SKIPs have been refused in a row for MTL_RTTCC_SKIP_WAIT_MS of trying
+ * (*owed: how many are owed then). */
+static bool sent_or_again(mca_mtl_rttcc_module_t *m, const mtl_rttcc_owed_t *s, bool again, size_t *owed)
 {
     const double now = again ? now_ms() : 0;
     bool overdue = false;
@@ -142,13 +146,15 @@ static bool sent_or_again(mca_mtl_rttcc_module_t *m, const mtl_rttcc_owed_t *s, 
     if (again) { /* into the room it kept */
         m->owed[m->num_owed] = *s;
         set_owed(m, m->num_owed + 1);
-        if (0 == m->skips_refused_since) {
-            m->skips_refused_since = now;
+        if (0 == m->skips_refused_since || now - m->skips_refused_last > MTL_RTTCC_SKIP_GAP_MS) {
+            m->skips_refused_since = now; /* the first, or the first try after a pause */
         }
+        m->skips_refused_last = now;
         overdue = now - m->skips_refused_since >= MTL_RTTCC_SKIP_WAIT_MS;
     } else {
-        m->skips_refused_since = 0;
+        m->skips_refused_since = m->skips_refused_last = 0;
     }
+    *owed = m->num_owed;
     OPAL_THREAD_UNLOCK(&m->lock);
     return overdue;
 }
@@ -165,12 +171,13 @@ static int send_skip(mca_mtl_rttcc_module_t *m, const mtl_rttcc_owed_t *s)
 void mca_mtl_rttcc_send_skips(mca_mtl_rttcc_module_t *m)
 {
     mtl_rttcc_owed_t s;
+    size_t owed;
 
     while (take_owed(m, &s)) {
         int rc = send_skip(m, &s);
         bool again = rc < 0 && RTTCC_ERR_UNREACH != rc; /* a dead peer waits for nothing */
-        if (sent_or_again(m, &s, again)) {
-            rttcc_mca_show_help(false, "mtl skips refused", opal_process_info.nodename, m->num_owed,
+        if (sent_or_again(m, &s, again, &owed)) {
+            rttcc_mca_show_help(false, "mtl skips refused", opal_process_info.nodename, owed,
                                 MTL_RTTCC_SKIP_WAIT_MS);
             ompi_rte_abort(OMPI_ERR_OUT_OF_RESOURCE, NULL);
         }

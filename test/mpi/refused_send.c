@@ -17,7 +17,11 @@
  * (past 64 owed the table cannot grow: the 65th refusal ends the job).
  * -then-send: rank 1 then sends rank 0 a message that rank 0 waits for,
  * held behind the SKIPs, while rank 1 waits in MPI_Finalize (the job must
- * end all the same).  run.sh checks the message and the exit status. */
+ * end all the same).  run.sh checks the message and the exit status.
+ * -pause MS: rank 1 then, PAUSES times, lets MPI try the SKIP (MPI_Iprobe)
+ * and computes MS ms outside MPI; with REFUSE_SEND_SKIPS=<n> (each SKIP's
+ * first n tries refused) the refusals span more than 500 ms, but little of
+ * it trying: the job must go on (PAUSED is printed) and end with 0. */
 #include <pthread.h>
 
 #include "mpitest.h"
@@ -28,6 +32,8 @@
 #define WITHIN 20.0
 #define MAX_THREADS 8
 #define FORGED_DROPPED 2 /* shim/refuse_send.c's duplicate and far-behind SKIPs */
+#define PAUSES 4
+#define PAUSED "rank 1 computed between refused SKIPs"
 
 enum { EAGER, EMPTY, SYNC, RNDV, CASES };
 static const size_t case_size[CASES] = {100, 0, 100, BIG};
@@ -106,8 +112,9 @@ static void receiver(int t, unsigned char *buf)
 
 static int rank, nthreads = 1;
 
-/* -owe N: N refused messages from rank 1; -then-send: and one rank 0 waits for. */
-static void owe(int n, int then_send)
+/* -owe N: N refused messages from rank 1; -then-send: and one rank 0 waits
+ * for; -pause MS: then pauses of MS ms outside MPI between tries. */
+static void owe(int n, int then_send, int pause_ms)
 {
     unsigned char byte = 0;
     for (int i = 0; i < n && 1 == rank; ++i) {
@@ -115,6 +122,16 @@ static void owe(int n, int then_send)
             mt_fail("refused_send", "refused message %zu of %zu went: is refuse_send.so preloaded?", (size_t) i,
                     (size_t) n);
         }
+    }
+    for (int i = 0; i < PAUSES && pause_ms > 0 && 1 == rank; ++i) {
+        int flag;
+        struct timespec ts = {pause_ms / 1000, (long) (pause_ms % 1000) * 1000000};
+        MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE); /* a try */
+        nanosleep(&ts, NULL);                                                              /* computing */
+    }
+    if (pause_ms > 0 && 1 == rank) {
+        printf("%s\n", PAUSED);
+        fflush(stdout);
     }
     if (then_send && 1 == rank) {
         MPI_Send(&byte, 1, MPI_BYTE, 0, 0, MPI_COMM_WORLD);
@@ -173,7 +190,7 @@ static void *run(void *arg)
 
 int main(int argc, char **argv)
 {
-    int provided, forged = 0, owed = 0, then_send = 0;
+    int provided, forged = 0, owed = 0, then_send = 0, pause_ms = 0;
     pthread_t th[MAX_THREADS];
     counter_t bad;
     for (int i = 1; i < argc; ++i) {
@@ -183,6 +200,8 @@ int main(int argc, char **argv)
             forged = 1;
         } else if (0 == strcmp(argv[i], "-owe") && i + 1 < argc) {
             owed = atoi(argv[i + 1]);
+        } else if (0 == strcmp(argv[i], "-pause") && i + 1 < argc) {
+            pause_ms = atoi(argv[i + 1]);
         } else if (0 == strcmp(argv[i], "-then-send")) {
             then_send = 1;
         }
@@ -203,7 +222,7 @@ int main(int argc, char **argv)
     }
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN); /* the dups take it */
     if (owed > 0) { /* no PASS, and no barrier: rank 0 waits for nothing of rank 1's */
-        owe(owed, then_send);
+        owe(owed, then_send, pause_ms);
         MPI_T_finalize();
         MPI_Finalize();
         return 0;

@@ -120,6 +120,8 @@ cm_plan=(
     "refused_send:2:-owe 1:-x LD_PRELOAD=$build/refuse_send.so -x REFUSE_SEND_SKIPS=all:254:that rttcc's engine has refused"
     "refused_send:2:-owe 1 -then-send:-x LD_PRELOAD=$build/refuse_send.so -x REFUSE_SEND_SKIPS=all:254:that rttcc's engine has refused"
     "refused_send:2:-owe 65:-x LD_PRELOAD=$build/refuse_send.so -x REFUSE_SEND_SKIPS=all -x REFUSE_SEND_NOMEM=1:254:could not allocate memory to note that process"
+    # but not SKIPs refused over more than 500 ms with the process computing outside MPI in between (status 0)
+    "refused_send:2:-owe 1 -pause 300:-x LD_PRELOAD=$build/refuse_send.so -x REFUSE_SEND_SKIPS=5:0:rank 1 computed between refused SKIPs"
     "storm:4::--mca mtl_rttcc_eager_limit 1048576"
     "pingpong:2:-max 4194304:--mca mtl_rttcc_cc timely"
     "alltoall:3 5:-max 262144 -expect-rttcc"

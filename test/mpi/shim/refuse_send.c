@@ -10,7 +10,7 @@
  * and match the rest as if none had come.
  * For mtl_rttcc's abort paths (refused_send.c -owe): REFUSE_SEND_SKIPS=all
  * refuses every try of every SKIP, so they stay owed (finalize gives up on
- * them); REFUSE_SEND_NOMEM=1 makes mtl_rttcc's reallocs fail once a
+ * them), REFUSE_SEND_SKIPS=<n> its first n tries (refused_send.c -pause); REFUSE_SEND_NOMEM=1 makes mtl_rttcc's reallocs fail once a
  * message was refused, so the table of SKIPs owed cannot grow. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -51,6 +51,7 @@ typedef void *(*realloc_fn)(void *, size_t);
 static send_fn next;            /* the engine's */
 static realloc_fn next_realloc; /* the C library's */
 static int every_skip;          /* REFUSE_SEND_SKIPS=all */
+static int skip_tries = 1;      /* REFUSE_SEND_SKIPS=<n>: tries of each SKIP refused */
 static int no_memory;           /* REFUSE_SEND_NOMEM=1 */
 static int refused_one;         /* a message was refused */
 
@@ -64,6 +65,9 @@ __attribute__((constructor)) static void setup(void)
 {
     next_realloc = (realloc_fn) dlsym(RTLD_NEXT, "realloc");
     every_skip = env_is("REFUSE_SEND_SKIPS", "all");
+    if (!every_skip && NULL != getenv("REFUSE_SEND_SKIPS")) {
+        skip_tries = atoi(getenv("REFUSE_SEND_SKIPS"));
+    }
     no_memory = env_is("REFUSE_SEND_NOMEM", "1");
 }
 
@@ -95,24 +99,28 @@ static void find_next(void)
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static uint64_t tried[REMEMBERED];
+static int tries[REMEMBERED];
 static size_t num_tried;
 
-/* True the first time a skip is seen (then refused), while there is room
- * to remember it. */
-static int first_try(uint32_t peer, uint32_t seq)
+/* True for the first skip_tries tries of a skip (then refused), while there
+ * is room to remember it. */
+static int early_try(uint32_t peer, uint32_t seq)
 {
     uint64_t key = (uint64_t) peer << 32 | seq;
-    int first = 1;
+    size_t i;
+    int early = 0;
     pthread_mutex_lock(&lock);
-    for (size_t i = 0; i < num_tried && first; ++i) {
-        first = tried[i] != key;
+    for (i = 0; i < num_tried && tried[i] != key; ++i) {
     }
-    first = first && num_tried < REMEMBERED;
-    if (first) {
-        tried[num_tried++] = key;
+    if (i == num_tried && num_tried < REMEMBERED) {
+        tried[num_tried] = key;
+        tries[num_tried++] = 0;
+    }
+    if (i < num_tried) {
+        early = ++tries[i] <= skip_tries;
     }
     pthread_mutex_unlock(&lock);
-    return first;
+    return early;
 }
 
 /* REFUSE_SEND_FORGE: after the first SKIP that goes, the forged ones. */
@@ -152,7 +160,7 @@ static int refused(uint32_t peer, uint8_t type, const struct iovec *iov)
     }
     if (SKIP == type && iov[0].iov_len == sizeof(struct skip_hdr)) {
         const struct skip_hdr *s = iov[0].iov_base;
-        return every_skip || first_try(peer, s->seq);
+        return every_skip || early_try(peer, s->seq);
     }
     return 0;
 }
