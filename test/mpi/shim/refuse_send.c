@@ -49,7 +49,7 @@ typedef int (*send_fn)(rttcc_engine_t *, uint32_t, uint8_t, const struct iovec *
 typedef void *(*realloc_fn)(void *, size_t);
 
 static send_fn next;            /* the engine's */
-static realloc_fn next_realloc; /* the C library's */
+static realloc_fn next_realloc; /* the C library's, found at the first realloc */
 static int every_skip;          /* REFUSE_SEND_SKIPS=all */
 static int skip_tries = 1;      /* REFUSE_SEND_SKIPS=<n>: tries of each SKIP refused */
 static int no_memory;           /* REFUSE_SEND_NOMEM=1 */
@@ -63,7 +63,6 @@ static int env_is(const char *name, const char *value)
 
 __attribute__((constructor)) static void setup(void)
 {
-    next_realloc = (realloc_fn) dlsym(RTLD_NEXT, "realloc");
     every_skip = env_is("REFUSE_SEND_SKIPS", "all");
     if (!every_skip && NULL != getenv("REFUSE_SEND_SKIPS")) {
         skip_tries = atoi(getenv("REFUSE_SEND_SKIPS"));
@@ -78,13 +77,20 @@ static int in_mtl(const void *code)
     return 0 != dladdr(code, &info) && NULL != info.dli_fname && NULL != strstr(info.dli_fname, "mca_mtl_rttcc");
 }
 
-/* REFUSE_SEND_NOMEM: mtl_rttcc's reallocs fail once a message was refused. */
+/* REFUSE_SEND_NOMEM: mtl_rttcc's reallocs fail once a message was refused.
+ * The C library's is looked up here, not in setup: a library initialized
+ * before this one (one it depends on) may realloc first. */
 void *realloc(void *p, size_t n)
 {
+    realloc_fn real = __atomic_load_n(&next_realloc, __ATOMIC_ACQUIRE);
+    if (NULL == real) {
+        real = (realloc_fn) dlsym(RTLD_NEXT, "realloc");
+        __atomic_store_n(&next_realloc, real, __ATOMIC_RELEASE);
+    }
     if (no_memory && __atomic_load_n(&refused_one, __ATOMIC_RELAXED) && in_mtl(__builtin_return_address(0))) {
         return NULL;
     }
-    return next_realloc(p, n);
+    return real(p, n);
 }
 
 static void find_next(void)
