@@ -12,8 +12,9 @@ source "$here/lib.sh"
 btl=${BTL:-rttcc,self}
 scratch_dir mpi
 
-# name:np values[:program arguments[:extra mpirun arguments[:exit status:text]]]
-# (with an exit status, the job must end with it, and its output hold the text: an abort path)
+# name:np values[:program arguments[:extra mpirun arguments[:exit N:text]]]
+# (with `exit N`, the job must end with status N, and its output hold the text: an abort path; the
+# extra mpirun arguments may hold ':', as in --map-by ppr:1:node: all before the last ":exit N:" is theirs)
 ofi="-x RTTCC_OFI_PROVIDER=udp --mca btl_rttcc_wire ofi"
 plan=(
     "pingpong:2"
@@ -117,11 +118,11 @@ cm_plan=(
     # mtl_rttcc_skip.c's abort paths (OMPI_ERR_OUT_OF_RESOURCE: status 254): every SKIP refused, one owed at
     # finalize, and one whose receiver waits for a message behind it while its sender waits in MPI_Finalize;
     # and the 65th SKIP owed with no memory to note it
-    "refused_send:2:-owe 1:-x LD_PRELOAD=$build/refuse_send.so -x REFUSE_SEND_SKIPS=all:254:that rttcc's engine has refused"
-    "refused_send:2:-owe 1 -then-send:-x LD_PRELOAD=$build/refuse_send.so -x REFUSE_SEND_SKIPS=all:254:that rttcc's engine has refused"
-    "refused_send:2:-owe 65:-x LD_PRELOAD=$build/refuse_send.so -x REFUSE_SEND_SKIPS=all -x REFUSE_SEND_NOMEM=1:254:could not allocate memory to note that process"
+    "refused_send:2:-owe 1:-x LD_PRELOAD=$build/refuse_send.so -x REFUSE_SEND_SKIPS=all:exit 254:that rttcc's engine has refused"
+    "refused_send:2:-owe 1 -then-send:-x LD_PRELOAD=$build/refuse_send.so -x REFUSE_SEND_SKIPS=all:exit 254:that rttcc's engine has refused"
+    "refused_send:2:-owe 65:-x LD_PRELOAD=$build/refuse_send.so -x REFUSE_SEND_SKIPS=all -x REFUSE_SEND_NOMEM=1:exit 254:could not allocate memory to note that process"
     # but not SKIPs refused over more than 500 ms with the process computing outside MPI in between (status 0)
-    "refused_send:2:-owe 1 -pause 300:-x LD_PRELOAD=$build/refuse_send.so -x REFUSE_SEND_SKIPS=5:0:rank 1 computed between refused SKIPs"
+    "refused_send:2:-owe 1 -pause 300:-x LD_PRELOAD=$build/refuse_send.so -x REFUSE_SEND_SKIPS=5:exit 0:rank 1 computed between refused SKIPs"
     "storm:4::--mca mtl_rttcc_eager_limit 1048576"
     "pingpong:2:-max 4194304:--mca mtl_rttcc_cc timely"
     "alltoall:3 5:-max 262144 -expect-rttcc"
@@ -190,10 +191,14 @@ without_rttcc_args() {
 }
 
 run_plan() {  # run_plan STACK ENTRY...
-    local stack=$1 entry name nps args extra status text np
+    local stack=$1 entry name nps args rest extra status text np
     shift
     for entry in "$@"; do
-        IFS=: read -r name nps args extra status text <<<"$entry"
+        IFS=: read -r name nps args rest <<<"$entry"
+        extra=$rest status="" text=""
+        if [[ $rest =~ ^(.*):exit\ ([0-9]+):(.*)$ ]]; then
+            extra=${BASH_REMATCH[1]} status=${BASH_REMATCH[2]} text=${BASH_REMATCH[3]}
+        fi
         [ -n "${SELFTEST:-}" ] && [ -n "$status" ] && continue  # it corrupts no data
         [[ $btl == *rttcc* ]] || args=$(without_rttcc_args "${args:-}")
         if ((${#selected[@]})) && [[ " ${selected[*]} " != *" $name "* ]]; then
