@@ -22,6 +22,18 @@ void with_agent(rttcc_config_t &c) {
 
 bool has(const std::string &text, const char *part) { return text.find(part) != std::string::npos; }
 
+// Node 0 sends node 1 a small (copied) and a big (zero-copy) message, then
+// progresses alone for 600 ms (three of with_agent's peer timeouts): node 1
+// is away, and must not be declared dead.
+void send_to_node1_away(std::vector<std::unique_ptr<Node>> &nodes, std::vector<uint8_t> &small,
+                        std::vector<uint8_t> &big) {
+    iovec a{small.data(), small.size()}, b{big.data(), big.size()};
+    assert_int_equal(nodes[0]->engine->send(1, 1, &a, 1, nullptr), RTTCC_DONE);
+    assert_int_equal(nodes[0]->engine->send(1, 2, &b, 1, &big), RTTCC_OK);
+    only_node0(nodes, 600);
+    assert_int_equal(nodes[0]->dead.size(), 0);
+}
+
 }  // namespace
 
 // Node 1 computes for three peer timeouts with a small and a zero-copy
@@ -34,11 +46,7 @@ static void test_a_busy_peer_is_not_declared_dead(void **) {
     net.real_time = true;
     auto nodes = make_nodes(net, 2, {}, with_agent);
     std::vector<uint8_t> small = make_message(1, 64), big = make_message(2, 100000);
-    iovec a{small.data(), small.size()}, b{big.data(), big.size()};
-    assert_int_equal(nodes[0]->engine->send(1, 1, &a, 1, nullptr), RTTCC_DONE);
-    assert_int_equal(nodes[0]->engine->send(1, 2, &b, 1, &big), RTTCC_OK);
-    only_node0(nodes, 600);
-    assert_int_equal(nodes[0]->dead.size(), 0);
+    send_to_node1_away(nodes, small, big);
     assert_int_equal(nodes[0]->failed.size(), 0);
     assert_int_equal(nodes[1]->received.size(), 0);  // the quiet agent delivers nothing
     assert_int_equal(nodes[0]->completed.size(), 0);  // nor acknowledges it
@@ -73,11 +81,7 @@ static void test_data_turned_away_is_resent_on_resume(void **) {
         c.agent_keep_mb = 0;
     });
     std::vector<uint8_t> small = make_message(1, 64), big = make_message(2, 100000);
-    iovec a{small.data(), small.size()}, b{big.data(), big.size()};
-    assert_int_equal(nodes[0]->engine->send(1, 1, &a, 1, nullptr), RTTCC_DONE);
-    assert_int_equal(nodes[0]->engine->send(1, 2, &b, 1, &big), RTTCC_OK);
-    only_node0(nodes, 600);
-    assert_int_equal(nodes[0]->dead.size(), 0);
+    send_to_node1_away(nodes, small, big);
     const rttcc_stats_t away = nodes[1]->engine->stats();
     assert_true(away.turned_away > 0);
     assert_int_equal(away.agent_kept, 0);
