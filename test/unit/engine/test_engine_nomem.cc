@@ -140,6 +140,23 @@ std::unique_ptr<Wire> node0_allocates_freely(int i, std::unique_ptr<Wire> w) {
 
 uint64_t segments_sent(const Node &n) { return n.engine->stats().segs_tx; }
 
+// Node 0 puts 15 segments into node 1 (in flight, unACKed: its send ring
+// of 16 has room for one more) and 3 more behind them, which wait for
+// company: nothing of them is sent yet.
+void ring_room_for_one(std::vector<std::unique_ptr<Node>> &nodes, std::vector<uint8_t> &dst,
+                       std::vector<uint8_t> &put1, std::vector<uint8_t> &put2) {
+    const size_t payload = 4000 - kHeaderSize;
+    dst.assign(18 * payload, 0);
+    put1 = make_message(1, 15 * payload);
+    put2 = make_message(2, 3 * payload);
+    const uint32_t key = nodes[1]->engine->grant(0, dst.data(), dst.size());
+    iovec p1{put1.data(), put1.size()}, p2{put2.data(), put2.size()};
+    assert_int_equal(nodes[0]->engine->put(1, key, 0, 1, &p1, 1, &put1), RTTCC_OK);
+    assert_int_equal(segments_sent(*nodes[0]), 15);
+    assert_int_equal(nodes[0]->engine->put(1, key, put1.size(), 2, &p2, 1, &put2), RTTCC_OK);
+    assert_int_equal(segments_sent(*nodes[0]), 15);
+}
+
 // Node 0 sends msg (zero-copy, through iovec v) while no operator new
 // succeeds: the send is taken, and completes with every byte arrived.
 void send_without_new(std::vector<std::unique_ptr<Node>> &nodes, iovec &v, std::vector<uint8_t> &msg) {
@@ -176,14 +193,8 @@ static void test_a_message_cut_without_memory_goes_on_later(void **) {
 static void test_send_now_without_memory_for_what_is_queued_is_busy(void **) {
     MemNetwork net(4000);
     auto nodes = make_nodes(net, 2, {}, nullptr, nullptr, false, node0_allocates_freely);
-    const size_t payload = 4000 - kHeaderSize;
-    std::vector<uint8_t> dst(18 * payload), put1 = make_message(1, 15 * payload), put2 = make_message(2, 3 * payload);
-    const uint32_t key = nodes[1]->engine->grant(0, dst.data(), dst.size());
-    iovec p1{put1.data(), put1.size()}, p2{put2.data(), put2.size()};
-    assert_int_equal(nodes[0]->engine->put(1, key, 0, 1, &p1, 1, &put1), RTTCC_OK);
-    assert_int_equal(segments_sent(*nodes[0]), 15);  // in flight, unACKed: the send ring (16) has room for one
-    assert_int_equal(nodes[0]->engine->put(1, key, put1.size(), 2, &p2, 1, &put2), RTTCC_OK);
-    assert_int_equal(segments_sent(*nodes[0]), 15);  // put2 waits for company
+    std::vector<uint8_t> dst, put1, put2;
+    ring_room_for_one(nodes, dst, put1, put2);
     const size_t queued = net.queue(1, kData).size();
     rttcc_engine o0{nodes[0]->engine, ""};
     std::vector<uint8_t> now = make_message(3, 2000);  // on the data channel, behind put2
@@ -212,13 +223,8 @@ static void test_send_now_without_memory_for_what_is_queued_is_busy(void **) {
 static void test_progress_without_memory_for_a_segment_goes_on_later(void **) {
     MemNetwork net(4000);
     auto nodes = make_nodes(net, 2, {}, nullptr, nullptr, false, node0_allocates_freely);
-    const size_t payload = 4000 - kHeaderSize;
-    std::vector<uint8_t> dst(18 * payload), put1 = make_message(1, 15 * payload), put2 = make_message(2, 3 * payload);
-    const uint32_t key = nodes[1]->engine->grant(0, dst.data(), dst.size());
-    iovec p1{put1.data(), put1.size()}, p2{put2.data(), put2.size()};
-    assert_int_equal(nodes[0]->engine->put(1, key, 0, 1, &p1, 1, &put1), RTTCC_OK);
-    assert_int_equal(nodes[0]->engine->put(1, key, put1.size(), 2, &p2, 1, &put2), RTTCC_OK);  // waits for company
-    assert_int_equal(segments_sent(*nodes[0]), 15);  // the send ring (16) has room for one more
+    std::vector<uint8_t> dst, put1, put2;
+    ring_room_for_one(nodes, dst, put1, put2);
     rttcc_engine o0{nodes[0]->engine, ""};
     int rc;
     {
