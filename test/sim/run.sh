@@ -368,7 +368,7 @@ for policy in greedy balanced adaptive; do
         bad "scheduler ($policy): rc=$rc heap ops per pick $small -> $(col heap_ops_per_pick), picks $small_picks, $(col picks)"
     fi
 done
-if [ "$(col idle_peer_bytes)" -lt 2176 ] && awk -v m="$(col heap_bytes_per_peer)" 'BEGIN { exit !(m > 0 && m < 4096) }'; then
+if [ "$(col idle_peer_bytes)" -lt 2184 ] && awk -v m="$(col heap_bytes_per_peer)" 'BEGIN { exit !(m > 0 && m < 4096) }'; then
     ok "an engine knowing $(col peers_known) peers: $(col heap_bytes_per_peer) heap bytes per peer (idle peer $(col idle_peer_bytes))"
 else
     bad "peer memory: idle peer $(col idle_peer_bytes) bytes, $(col heap_bytes_per_peer) heap bytes per peer"
